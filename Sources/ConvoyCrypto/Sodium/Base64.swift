@@ -1,0 +1,18 @@
+import Foundation
+
+/// Standard Base64 (RFC 4648 §4, with padding), as Green Box payloads use.
+enum Base64 {
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+    }
+
+    static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        Data(bytes).base64EncodedString()
+    }
+
+    /// Strict: whitespace, URL-safe characters and missing padding are rejected.
+    static func decode(_ text: String) throws(CryptoError) -> [UInt8] {
+        guard let data = Data(base64Encoded: text) else { throw .badBase64 }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads GPX 1.0 and 1.1 (tracks, segments, routes, waypoints) with Foundation's
+/// XMLParser (libxml2). Unknown elements and `<extensions>` are skipped; a value
+/// that cannot be read is an error naming file:line:column and the element.
+public enum GPXReader {
+    public static func read(contentsOf path: String) throws(GeoError) -> GPXDocument {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadable("cannot read the file (missing or not readable)", file: path)
+        }
+        return try read(data: data, file: path)
+    }
+
+    public static func read(data: Data, file: String = "<memory>") throws(GeoError) -> GPXDocument {
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        let delegate = GPXParserDelegate(file: file, parser: parser)
+        parser.delegate = delegate
+        let ok = parser.parse()
+        if let error = delegate.failure { throw error }
+        guard ok else {
+            let message = parser.parserError.map { "not well-formed XML: \(($0 as NSError).localizedDescription)" }
+                ?? "not well-formed XML"
+            throw .malformedXML(message, file: file, line: parser.lineNumber, column: parser.columnNumber)
+        }
+        guard delegate.sawRoot else {
+            throw .malformedXML("no <gpx> root element", file: file, line: parser.lineNumber, column: parser.columnNumber)
+        }
+        return delegate.document
+    }
+}
+
+/// The SAX state for one parse. Not shared across threads.
+private final class GPXParserDelegate: NSObject, XMLParserDelegate {
+    let file: String
+    unowned let parser: XMLParser
+    var document = GPXDocument(version: .v1_1, creator: "")
+    var failure: GeoError?
+    var sawRoot = false
+
+    private let times = GPXTime()
+    private var text = ""
+    private var extensionDepth = 0
+    private var point: GPXPoint?
+    private var pointKind = ""
+    private var segment: [GPXPoint]?
+    private var track: GPXTrack?
+    private var route: GPXRoute?
+    private var assumedUTCCount = 0
+
+    init(file: String, parser: XMLParser) {
+        self.file = file
+        self.parser = parser
+    }
+
+    private func fail(_ error: GeoError) {
+        guard failure == nil else { return }
+        failure = error
+        parser.abortParsing()
+    }
+
+    private func badValue(_ key: String, _ message: String) -> GeoError {
+        .badValue(message, file: file, line: parser.lineNumber, column: parser.columnNumber, key: key)
+    }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:]) {
+        text = ""
+        if extensionDepth > 0 || name == "extensions" {
+            extensionDepth += 1
+            return
+        }
+        switch name {
+        case "gpx":
+            sawRoot = true
+            document.version = attributes["version"] == "1.0" ? .v1_0 : .v1_1
+            document.creator = attributes["creator"] ?? ""
+        case "trk": track = GPXTrack(segments: [])
+        case "trkseg": segment = []
+        case "rte": route = GPXRoute(points: [])
+        case "trkpt", "rtept", "wpt":
+            pointKind = name
+            point = readPosition(name, attributes)
+        default: break
+        }
+    }
+
+    private func readPosition(_ element: String, _ attributes: [String: String]) -> GPXPoint? {
+        func coordinate(_ key: String, limit: Double) -> Double? {
+            guard let raw = attributes[key] else {
+                fail(.missingValue("<\(element)> has no \(key) attribute", file: file, line: parser.lineNumber,
+                                   column: parser.columnNumber, key: "\(element)@\(key)"))
+                return nil
+            }
+            guard let value = Double(raw.trimmingCharacters(in: .whitespaces)), value.isFinite, abs(value) <= limit else {
+                fail(badValue("\(element)@\(key)", "<\(element)> \(key)=\"\(raw)\" is not a number in ±\(Int(limit))"))
+                return nil
+            }
+            return value
+        }
+        guard let lat = coordinate("lat", limit: 90), let lon = coordinate("lon", limit: 180) else { return nil }
+        return GPXPoint(position: GeoPoint(lat: lat, lon: lon), line: parser.lineNumber)
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if extensionDepth == 0 { text += string }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if extensionDepth > 0 {
+            extensionDepth -= 1
+            return
+        }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = ""
+        if point != nil, let field = readPointField(name, value) {
+            field(&point!)
+            return
+        }
+        switch name {
+        case "trkpt": if let p = point { segment?.append(p) }; point = nil
+        case "rtept": if let p = point { route?.points.append(p) }; point = nil
+        case "wpt": if let p = point { document.waypoints.append(p) }; point = nil
+        case "trkseg": if let s = segment { track?.segments.append(s) }; segment = nil
+        case "trk": if let t = track { document.tracks.append(t) }; track = nil
+        case "rte": if let r = route { document.routes.append(r) }; route = nil
+        case "name" where point == nil:
+            if track != nil, segment == nil { track?.name = value }
+            if route != nil { route?.name = value }
+        case "gpx":
+            if assumedUTCCount > 0 {
+                document.warnings.append("\(assumedUTCCount) time value(s) had no time zone and were read as UTC")
+            }
+        default: break
+        }
+    }
+
+    /// How a child element of a point sets its field; nil if not a point field.
+    private func readPointField(_ name: String, _ value: String) -> ((inout GPXPoint) -> Void)? {
+        func number(_ key: String) -> Double? {
+            guard let d = Double(value), d.isFinite else {
+                fail(badValue("\(pointKind)/\(key)", "<\(key)>\(value)</\(key)> is not a number"))
+                return nil
+            }
+            return d
+        }
+        switch name {
+        case "ele": guard let d = number(name) else { return { _ in } }; return { $0.elevation = d }
+        case "hdop": guard let d = number(name) else { return { _ in } }; return { $0.hdop = d }
+        case "vdop": guard let d = number(name) else { return { _ in } }; return { $0.vdop = d }
+        case "pdop": guard let d = number(name) else { return { _ in } }; return { $0.pdop = d }
+        case "sat":
+            guard let n = Int(value), n >= 0 else {
+                fail(badValue("\(pointKind)/sat", "<sat>\(value)</sat> is not a whole number ≥ 0"))
+                return { _ in }
+            }
+            return { $0.satellites = n }
+        case "fix":
+            guard let fix = FixType(rawValue: value) else {
+                document.warnings.append("line \(parser.lineNumber): unknown <fix>\(value)</fix> ignored")
+                return { _ in }
+            }
+            return { $0.fix = fix }
+        case "time":
+            guard let (date, assumed) = times.parse(value) else {
+                fail(badValue("\(pointKind)/time", "<time>\(value)</time> is not an ISO 8601 time"))
+                return { _ in }
+            }
+            if assumed { assumedUTCCount += 1 }
+            return { $0.time = date }
+        case "name": return { $0.name = value }
+        default: return nil
+        }
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        guard failure == nil else { return }
+        failure = .malformedXML("not well-formed XML: \((parseError as NSError).localizedDescription)",
+                                file: file, line: parser.lineNumber, column: parser.columnNumber)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Options for `convoy gpx synth`.
+public struct SynthesisOptions: Hashable, Sendable {
+    public var profile: MobilityProfile
+    /// Seconds of movement; one point per second.
+    public var duration: Double
+    public var seed: UInt64
+    public var origin: GeoPoint
+    /// Time of the first point. Fixed by default so that the same seed gives a
+    /// byte-identical file.
+    public var start: Date
+    /// A stretch (seconds from the start) through an urban canyon: high HDOP and
+    /// few satellites in the file, which the noise model turns into wide errors.
+    public var urbanCanyon: ClosedRange<Double>?
+
+    public static let defaultStart = Date(timeIntervalSince1970: 1_767_600_000)  // 2026-01-05T08:00:00Z
+
+    public init(profile: MobilityProfile, duration: Double, seed: UInt64, origin: GeoPoint,
+                start: Date = defaultStart, urbanCanyon: ClosedRange<Double>? = nil) {
+        self.profile = profile
+        self.duration = duration
+        self.seed = seed
+        self.origin = origin
+        self.start = start
+        self.urbanCanyon = urbanCanyon
+    }
+}
+
+/// Plausible movement on a street grid: cruise at a drawn speed, accelerate and
+/// brake at the profile's rates, stop at some lights, crossings or stations,
+/// turn at some of them, drift a little in between.
+public enum SyntheticTrack {
+    public static func generate(_ o: SynthesisOptions) throws(GeoError) -> GPXDocument {
+        guard o.duration >= 1, o.duration <= 7 * 86_400 else {
+            throw .badParameter("duration must be between 1 s and 7 days, got \(o.duration) s", key: "duration")
+        }
+        guard abs(o.origin.lat) <= 85, abs(o.origin.lon) <= 180 else {
+            throw .badParameter("origin must be a latitude in ±85 and a longitude in ±180", key: "origin")
+        }
+        let k = o.profile.kinematics
+        var rng = SeededGenerator(seed: o.seed, stream: UInt64(MobilityProfile.allCases.firstIndex(of: o.profile)!))
+        var position = o.origin
+        var heading = rng.uniform(0, 4).rounded(.down) * 90 + rng.normal(mean: 0, sd: 8)
+        var speed = 0.0
+        var cruise = drawCruise(k, &rng)
+        var toNode = rng.uniform(k.blockLength.lowerBound, k.blockLength.upperBound)
+        var stopAtNode = rng.chance(k.stopProbability)
+        var stoppedFor = 0.0
+        var elevation = 280 + rng.uniform(0, 40)
+        var points: [GPXPoint] = []
+        let steps = Int(o.duration.rounded())
+
+        for second in 0...steps {
+            let t = Double(second)
+            let inCanyon = o.urbanCanyon?.contains(t) ?? false
+            let hdop = inCanyon ? rng.uniform(4, 8) : rng.uniform(0.7, 1.2)
+            let sats = inCanyon ? 4 + Int(rng.uniform(0, 3)) : 9 + Int(rng.uniform(0, 4))
+            points.append(GPXPoint(position: position, elevation: elevation, time: o.start.addingTimeInterval(t),
+                                   hdop: (hdop * 10).rounded() / 10, satellites: sats, fix: .threeD))
+            guard second < steps else { break }
+
+            if stoppedFor > 0 {
+                stoppedFor -= 1
+                speed = 0
+                continue
+            }
+            // Speed control: brake for a stop ahead, otherwise approach cruise.
+            let brakingDistance = speed * speed / (2 * k.deceleration)
+            if stopAtNode && toNode <= brakingDistance + speed {
+                speed = max(0, speed - k.deceleration)
+            } else if speed < cruise {
+                speed = min(cruise, speed + k.acceleration)
+            } else {
+                speed = max(cruise, speed - k.deceleration)
+            }
+            var step = speed
+            if step >= toNode || (stopAtNode && speed == 0) {
+                // Reached the decision point.
+                step = min(step, toNode)
+                position = position.moved(distance: step, bearing: heading)
+                if stopAtNode {
+                    stoppedFor = rng.uniform(k.stopDuration.lowerBound, k.stopDuration.upperBound).rounded()
+                    speed = 0
+                }
+                if rng.chance(k.turnProbability) {
+                    heading += rng.chance(0.5) ? 90 : -90
+                } else {
+                    heading += rng.normal(mean: 0, sd: 5)
+                }
+                toNode = rng.uniform(k.blockLength.lowerBound, k.blockLength.upperBound)
+                stopAtNode = rng.chance(k.stopProbability)
+                cruise = drawCruise(k, &rng)
+            } else {
+                position = position.moved(distance: step, bearing: heading)
+                toNode -= step
+                heading += rng.normal(mean: 0, sd: k.headingJitter)
+            }
+            heading = heading.truncatingRemainder(dividingBy: 360)
+            if heading < 0 { heading += 360 }
+            elevation += rng.normal(mean: 0, sd: 0.05 * max(step, 0.2))
+        }
+        let name = "\(o.profile.rawValue) seed \(o.seed)"
+        return GPXDocument(version: .v1_1, creator: "Convoy gpx synth (\(o.profile.rawValue), seed \(o.seed))",
+                           tracks: [GPXTrack(name: name, segments: [points])])
+    }
+
+    private static func drawCruise(_ k: Kinematics, _ rng: inout SeededGenerator) -> Double {
+        min(max(rng.normal(mean: k.cruiseMean, sd: k.cruiseSD), k.cruiseRange.lowerBound), k.cruiseRange.upperBound)
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import ConvoyGeo
+import Foundation
+
+/// Durations as people write them: `90`, `90s`, `1500ms`, `30m`, `1h30m`, `2d`.
+struct DurationArgument: ExpressibleByArgument, Hashable {
+    let seconds: Double
+
+    init?(argument: String) {
+        guard let s = Self.parse(argument) else { return nil }
+        seconds = s
+    }
+
+    static func parse(_ text: String) -> Double? {
+        let units: [Substring: Double] = ["ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        if let plain = Double(rest) { return plain >= 0 && plain.isFinite ? plain : nil }
+        var total = 0.0
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix { $0.isLetter }
+            rest = rest.dropFirst(unit.count)
+            guard let value = Double(number), let scale = units[unit] else { return nil }
+            total += value * scale
+        }
+        return total
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
+/// `lat,lon` in degrees.
+extension GeoPoint: ExpressibleByArgument {
+    public init?(argument: String) {
+        let parts = argument.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, let lat = parts[0], let lon = parts[1], abs(lat) <= 90, abs(lon) <= 180 else { return nil }
+        self.init(lat: lat, lon: lon)
+    }
+}
+
+extension MobilityProfile: ExpressibleByArgument {}
+
+/// `START..END` in durations from the track's start, e.g. `5m..8m`.
+struct WindowArgument: ExpressibleByArgument, Hashable {
+    let range: ClosedRange<Double>
+
+    init?(argument: String) {
+        let parts = argument.components(separatedBy: "..")
+        guard parts.count == 2, let a = DurationArgument.parse(parts[0]), let b = DurationArgument.parse(parts[1]), a <= b
+        else { return nil }
+        range = a...b
+    }
+}
+
+/// ISO 8601 times (`2026-01-05T08:00:00Z`).
+struct TimeArgument: ExpressibleByArgument, Hashable {
+    let date: Date
+
+    init?(argument: String) {
+        let f = ISO8601DateFormatter()
+        guard let d = f.date(from: argument) else { return nil }
+        date = d
+    }
+}

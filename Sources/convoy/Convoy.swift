@@ -1,0 +1,61 @@
+import ArgumentParser
+import ConvoyCrypto
+import ConvoyGeo
+import ConvoyWire
+import Foundation
+
+@main
+struct Convoy: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "convoy",
+        abstract: "Load-test end-to-end-encrypted location-sharing backends with fleets of virtual phones.",
+        discussion: """
+            Exit codes: 0 ok, 1 runtime failure, 2 bad input, 99 thresholds failed.
+            Docs: README.md and docs/ in the repository.
+            """,
+        version: "convoy \(version) (libsodium \(CryptoLibrary.sodiumVersion), \(Curl.versionDescription), libgps API \(GPSDLibrary.apiVersion))",
+        subcommands: [Gpx.self])
+
+    /// Parses, runs, and maps every outcome onto `ExitStatus`.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let (status, message, toStdout) = outcome(of: error)
+            if !message.isEmpty {
+                if toStdout {
+                    print(message)
+                } else {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                }
+            }
+            Foundation.exit(status.rawValue)
+        }
+        Foundation.exit(ExitStatus.ok.rawValue)
+    }
+
+    private static func outcome(of error: any Error) -> (ExitStatus, String, Bool) {
+        switch error {
+        case let failure as CommandFailure:
+            return (failure.status, "convoy: error: \(failure.message)", false)
+        case let geo as GeoError:
+            return (.badInput, "convoy: error: \(geo)", false)
+        case let crypto as CryptoError:
+            return (.badInput, "convoy: error: \(crypto)", false)
+        default:
+            // ArgumentParser: help and --version succeed; usage errors are bad input.
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success { return (.ok, message, true) }
+            if error is ExitCode { return (code.rawValue == 0 ? .ok : .runtimeFailure, message, false) }
+            return (.badInput, message, false)
+        }
+    }
+}
