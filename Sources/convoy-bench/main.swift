@@ -1,1 +1,86 @@
-print("placeholder")
+import ConvoyCrypto
+import ConvoyGeo
+import Foundation
+
+// `make bench`: micro-benchmarks of Convoy's per-update hot path. Figures and
+// the machine they came from are in docs/performance.md.
+
+func row(_ r: Bench.Result) -> String {
+    func us(_ ns: Double) -> String { String(format: "%8.2f", ns / 1000) }
+    return "\(r.name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(us(r.medianNanos)) µs  (min \(us(r.minNanos)), max \(us(r.maxNanos)), n=\(r.operations))"
+}
+
+print("convoy-bench: median µs per operation (\(ProcessInfo.processInfo.activeProcessorCount) cores, libsodium \(CryptoLibrary.sodiumVersion))")
+var results: [Bench.Result] = []
+
+// Crypto: the floor for harness CPU per delivered update.
+let alice = try BoxKeyPair()
+let payload = LocationPayload(lat: 46.051_123, lon: 14.505_987, ts: 1_767_600_000, acc: 4.5, seq: 12, sentNanos: 1_767_600_000_123_456_789)
+let plain = try payload.jsonBytes()
+let sealedRaw = try SealedBox.seal(plain, to: alice.publicKey)
+let envelope = try GreenBoxEnvelope.seal(payload, to: alice.publicKey)
+let n = 2000
+results.append(try Bench.measure("crypto_box_seal (\(plain.count) B JSON)", batch: n) {
+    for _ in 0..<n { blackHole(try SealedBox.seal(plain, to: alice.publicKey)) }
+})
+results.append(try Bench.measure("crypto_box_seal_open", batch: n) {
+    for _ in 0..<n { blackHole(try SealedBox.open(sealedRaw, with: alice)) }
+})
+results.append(try Bench.measure("Green Box seal (JSON + seal + Base64)", batch: n) {
+    for _ in 0..<n { blackHole(try GreenBoxEnvelope.seal(payload, to: alice.publicKey)) }
+})
+results.append(try Bench.measure("Green Box open (Base64 + open + JSON check)", batch: n) {
+    for _ in 0..<n { blackHole(try GreenBoxEnvelope.open(envelope, with: alice)) }
+})
+let bob = try SigningKeyPair()
+let photo = [UInt8](repeating: 7, count: 64 * 1024)
+let blob = try QuickPicEnvelope.seal(photo, to: alice.publicKey, signedBy: bob)
+results.append(try Bench.measure("QuickPic seal, 64 KiB", batch: 200) {
+    for _ in 0..<200 { blackHole(try QuickPicEnvelope.seal(photo, to: alice.publicKey, signedBy: bob)) }
+})
+results.append(try Bench.measure("QuickPic open, 64 KiB (verify + decrypt)", batch: 200) {
+    for _ in 0..<200 { blackHole(try QuickPicEnvelope.open(blob, with: alice, from: bob.publicKey)) }
+})
+
+// Geo: what each device does per tick before sealing.
+let track = try GPXImport.tracks(from: try SyntheticTrack.generate(
+    SynthesisOptions(profile: .drive, duration: 3600, seed: 1, origin: GeoPoint(lat: 40.4, lon: -3.7))))[0].track
+var replayer = try Replayer(track: track, mode: .pingPong, offset: 17, speedFactor: 1.1)
+var noise = try NoiseGenerator(model: AccuracyModel(), seed: 1)
+var rng = SeededGenerator(seed: 1)
+let m = 100_000
+var clockT = 0.0
+results.append(Bench.measure("replay fix (sequential, 1 s steps)", batch: m) {
+    for _ in 0..<m {
+        clockT += 1
+        blackHole(replayer.fix(at: clockT))
+    }
+})
+var noiseT = 0.0
+results.append(Bench.measure("accuracy noise (Gauss-Markov) per fix", batch: m) {
+    for _ in 0..<m {
+        noiseT += 1
+        blackHole(noise.apply(to: GeoPoint(lat: 40.4, lon: -3.7), at: noiseT, hdop: 1))
+    }
+})
+results.append(Bench.measure("privacy fuzz: general (2 decimals)", batch: m) {
+    for _ in 0..<m { blackHole(PrivacyFuzz.general.apply(to: GeoPoint(lat: 40.4, lon: -3.7), accuracy: 5, using: &rng)) }
+})
+results.append(Bench.measure("privacy fuzz: planar Laplace", batch: m) {
+    for _ in 0..<m {
+        blackHole(PrivacyFuzz.geoIndistinguishable(epsilon: 0.01).apply(to: GeoPoint(lat: 40.4, lon: -3.7), accuracy: 5, using: &rng))
+    }
+})
+
+// Files.
+let gpxText = Data(GPXWriter.string(try SyntheticTrack.generate(
+    SynthesisOptions(profile: .walk, duration: 3600, seed: 2, origin: GeoPoint(lat: 46, lon: 14)))).utf8)
+let parse = try Bench.measure("GPX read, 3,601 points (\(gpxText.count / 1024) KiB)", batch: 1, rounds: 5) {
+    blackHole(try GPXReader.read(data: gpxText))
+}
+results.append(parse)
+
+for r in results { print(row(r)) }
+let sealOpen = (results[0].medianNanos + results[1].medianNanos) / 1000
+print(String(format: "\nlibsodium floor per delivered update (seal + open): %.1f µs", sealOpen))
+print(String(format: "GPX read throughput: %.0f points/s", 3601 / (parse.medianNanos / 1e9)))

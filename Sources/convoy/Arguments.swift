@@ -58,8 +58,7 @@ struct TimeArgument: ExpressibleByArgument, Hashable {
     let date: Date
 
     init?(argument: String) {
-        let f = ISO8601DateFormatter()
-        guard let d = f.date(from: argument) else { return nil }
+        guard let d = try? Date.ISO8601FormatStyle().parse(argument) else { return nil }
         date = d
     }
 }

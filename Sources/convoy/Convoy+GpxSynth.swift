@@ -21,7 +21,7 @@ extension Convoy.Gpx {
         @Option(help: "Random seed.")
         var seed: UInt64 = 1
 
-        @Option(help: "Start position as lat,lon in degrees.")
+        @Option(parsing: .unconditional, help: "Start position as lat,lon in degrees (negative values are fine: -33.87,151.21).")
         var origin: GeoPoint = GeoPoint(lat: 46.0511, lon: 14.5051)
 
         @Option(help: "Time of the first point (ISO 8601, UTC).")

@@ -85,19 +85,21 @@ public enum GPXImport {
     }
 
     /// Keeps the times on the longest strictly increasing subsequence; the rest
-    /// become nil (counted as out of order).
+    /// become nil (counted as out of order). Among equally long runs it keeps
+    /// the earlier points' times: a glitch is usually a later time jumping back.
     private static func keepIncreasing(_ times: [Double?], report: inout ImportReport) -> [Double?] {
-        let timed = times.indices.filter { times[$0] != nil }
+        // Scan backwards for the longest strictly decreasing run; patience sorting
+        // keeps the largest tail per length, which favours earlier points on ties.
+        let timed = Array(times.indices.filter { times[$0] != nil }.reversed())
         guard timed.count > 1 else { return times }
-        // Patience sorting: tails[k] = index (into `timed`) ending the best run of length k+1.
-        var tails: [Int] = []
+        var tails: [Int] = []  // tails[k]: position in `timed` ending the best run of length k+1
         var previous = [Int](repeating: -1, count: timed.count)
         for (j, i) in timed.enumerated() {
             let t = times[i]!
             var lo = 0, hi = tails.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if times[timed[tails[mid]]]! < t { lo = mid + 1 } else { hi = mid }
+                if times[timed[tails[mid]]]! > t { lo = mid + 1 } else { hi = mid }
             }
             if lo > 0 { previous[j] = tails[lo - 1] }
             if lo == tails.count { tails.append(j) } else { tails[lo] = j }

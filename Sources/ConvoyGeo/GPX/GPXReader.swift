@@ -96,7 +96,7 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
                                    column: parser.columnNumber, key: "\(element)@\(key)"))
                 return nil
             }
-            guard let value = Double(raw.trimmingCharacters(in: .whitespaces)), value.isFinite, abs(value) <= limit else {
+            guard let value = Double(raw.trimmedASCII), value.isFinite, abs(value) <= limit else {
                 fail(badValue("\(element)@\(key)", "<\(element)> \(key)=\"\(raw)\" is not a number in ±\(Int(limit))"))
                 return nil
             }
@@ -115,7 +115,7 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
             extensionDepth -= 1
             return
         }
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = String(text.trimmedASCII)
         text = ""
         if point != nil, let field = readPointField(name, value) {
             field(&point!)

@@ -12,7 +12,7 @@ struct NMEASentence: Hashable, Sendable {
 
     /// Parses one line; the checksum must be present and right.
     init(line raw: Substring) throws(ParseFailure) {
-        let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = raw.trimmedASCII
         guard let first = line.first, first == "$" || first == "!" else { throw .notASentence }
         guard let star = line.lastIndex(of: "*") else { throw .missingChecksum }
         let body = line[line.index(after: line.startIndex)..<star]

@@ -43,11 +43,10 @@ public enum SyntheticTrack {
         var position = o.origin
         var heading = rng.uniform(0, 4).rounded(.down) * 90 + rng.normal(mean: 0, sd: 8)
         var speed = 0.0
-        var cruise = drawCruise(k, &rng)
-        var toNode = rng.uniform(k.blockLength.lowerBound, k.blockLength.upperBound)
-        var stopAtNode = rng.chance(k.stopProbability)
+        var block = Block.draw(k, &rng)
+        var toNode = block.length
         var stoppedFor = 0.0
-        var elevation = 280 + rng.uniform(0, 40)
+        var elevation = 20 + rng.uniform(0, 40)
         var points: [GPXPoint] = []
         let steps = Int(o.duration.rounded())
 
@@ -62,50 +61,61 @@ public enum SyntheticTrack {
 
             if stoppedFor > 0 {
                 stoppedFor -= 1
-                speed = 0
                 continue
             }
-            // Speed control: brake for a stop ahead, otherwise approach cruise.
-            let brakingDistance = speed * speed / (2 * k.deceleration)
-            if stopAtNode && toNode <= brakingDistance + speed {
-                speed = max(0, speed - k.deceleration)
-            } else if speed < cruise {
-                speed = min(cruise, speed + k.acceleration)
+            // Speed control: never faster than lets us brake to the node's target speed.
+            let target = block.stop ? 0 : block.turn ? min(block.cruise, k.turnSpeed) : block.cruise
+            let allowed = (target * target + 2 * k.deceleration * max(0, toNode - speed)).squareRoot()
+            if speed > allowed {
+                speed = max(target, speed - k.deceleration)
+            } else if speed < block.cruise {
+                speed = min(block.cruise, speed + k.acceleration, max(allowed, target))
             } else {
-                speed = max(cruise, speed - k.deceleration)
+                speed = max(block.cruise, speed - k.deceleration)
             }
             var step = speed
-            if step >= toNode || (stopAtNode && speed == 0) {
-                // Reached the decision point.
-                step = min(step, toNode)
-                position = position.moved(distance: step, bearing: heading)
-                if stopAtNode {
-                    stoppedFor = rng.uniform(k.stopDuration.lowerBound, k.stopDuration.upperBound).rounded()
-                    speed = 0
-                }
-                if rng.chance(k.turnProbability) {
+            if step >= toNode || (block.stop && toNode < 0.5) {
+                // Through the decision point: turn, maybe stop, carry the rest of the step on.
+                position = position.moved(distance: toNode, bearing: heading)
+                step -= toNode
+                if block.turn {
                     heading += rng.chance(0.5) ? 90 : -90
                 } else {
                     heading += rng.normal(mean: 0, sd: 5)
                 }
-                toNode = rng.uniform(k.blockLength.lowerBound, k.blockLength.upperBound)
-                stopAtNode = rng.chance(k.stopProbability)
-                cruise = drawCruise(k, &rng)
-            } else {
-                position = position.moved(distance: step, bearing: heading)
-                toNode -= step
-                heading += rng.normal(mean: 0, sd: k.headingJitter)
+                if block.stop {
+                    stoppedFor = rng.uniform(k.stopDuration.lowerBound, k.stopDuration.upperBound).rounded()
+                    speed = 0
+                    step = 0
+                }
+                block = Block.draw(k, &rng)
+                toNode = block.length
             }
+            position = position.moved(distance: step, bearing: heading)
+            toNode -= step
+            heading += rng.normal(mean: 0, sd: k.headingJitter)
             heading = heading.truncatingRemainder(dividingBy: 360)
             if heading < 0 { heading += 360 }
-            elevation += rng.normal(mean: 0, sd: 0.05 * max(step, 0.2))
+            elevation += rng.normal(mean: 0, sd: 0.05 * max(speed, 0.2))
         }
         let name = "\(o.profile.rawValue) seed \(o.seed)"
         return GPXDocument(version: .v1_1, creator: "Convoy gpx synth (\(o.profile.rawValue), seed \(o.seed))",
                            tracks: [GPXTrack(name: name, segments: [points])])
     }
 
-    private static func drawCruise(_ k: Kinematics, _ rng: inout SeededGenerator) -> Double {
-        min(max(rng.normal(mean: k.cruiseMean, sd: k.cruiseSD), k.cruiseRange.lowerBound), k.cruiseRange.upperBound)
+    /// The street between two decision points, and what happens at its end.
+    private struct Block {
+        var length: Double
+        var cruise: Double
+        var stop: Bool
+        var turn: Bool
+
+        static func draw(_ k: Kinematics, _ rng: inout SeededGenerator) -> Block {
+            Block(length: rng.uniform(k.blockLength.lowerBound, k.blockLength.upperBound),
+                  cruise: min(max(rng.normal(mean: k.cruiseMean, sd: k.cruiseSD), k.cruiseRange.lowerBound),
+                              k.cruiseRange.upperBound),
+                  stop: rng.chance(k.stopProbability),
+                  turn: rng.chance(k.turnProbability))
+        }
     }
 }

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+/// Runs the built `convoy` binary as a user would and checks what it prints
+/// and how it exits (0 ok, 1 runtime failure, 2 bad input, 99 thresholds).
+struct CLI {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// `convoy` sits beside the test bundle in the build products folder.
+    static let binary: URL = {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return exe.deletingLastPathComponent().appendingPathComponent("convoy")
+    }()
+
+    static func run(_ arguments: String...) throws -> Result { try run(arguments) }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+func temporaryDirectory() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+let sharedData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
+let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendingPathComponent("gpx/cerknicko-jezero.gpx").path)
+
+@Suite struct CLITests {
+    @Test func versionNamesTheLibraries() throws {
+        let r = try CLI.run("--version")
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("convoy 0.1.0"))
+        #expect(r.stdout.contains("libsodium 1."))
+        #expect(r.stdout.contains("libcurl"))
+        #expect(r.stdout.contains("libgps API"))
+    }
+
+    @Test func helpSucceedsAndUsageErrorsAreBadInput() throws {
+        let help = try CLI.run("gpx", "--help")
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("synth") && help.stdout.contains("inspect") && help.stdout.contains("nmea"))
+        let unknown = try CLI.run("gpx", "synth", "--profile", "teleport", "--duration", "1m")
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("teleport"))
+        let badDuration = try CLI.run("gpx", "synth", "--profile", "walk", "--duration", "soon")
+        #expect(badDuration.status == 2)
+        #expect(try CLI.run("no-such-command").status == 2)
+    }
+
+    @Test func synthIsByteIdenticalForASeedAndInspectReadsIt() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.gpx").path, b = dir.appendingPathComponent("b.gpx").path
+        for path in [a, b] {
+            let r = try CLI.run("gpx", "synth", "--profile", "cycle", "--duration", "10m", "--seed", "42", "--out", path)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("601 points"))
+        }
+        #expect(FileManager.default.contents(atPath: a) == FileManager.default.contents(atPath: b))
+
+        let inspect = try CLI.run("gpx", "inspect", a, "--json")
+        #expect(inspect.status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])
+        let files = try #require(json["files"] as? [[String: Any]])
+        let track = try #require((files.first?["tracks"] as? [[String: Any]])?.first)
+        #expect(track["points"] as? Int == 601)
+        #expect(track["duration"] as? Double == 600)
+    }
+
+    @Test func badInputNamesFileLineAndColumnAndExitsTwo() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bad = dir.appendingPathComponent("bad.gpx")
+        try Data("""
+        <?xml version="1.0"?>
+        <gpx version="1.1" creator="x">
+          <trk><trkseg>
+            <trkpt lat="46.1" lon="east"/>
+          </trkseg></trk>
+        </gpx>
+        """.utf8).write(to: bad)
+        let r = try CLI.run("gpx", "inspect", bad.path)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("bad.gpx:4:"))
+        #expect(r.stderr.contains("lon"))
+        #expect(r.stdout.isEmpty)
+
+        let missing = try CLI.run("gpx", "inspect", dir.appendingPathComponent("nope.gpx").path)
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("nope.gpx"))
+
+        let text = dir.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: text)
+        let neither = try CLI.run("gpx", "inspect", text.path)
+        #expect(neither.status == 2)
+        #expect(neither.stderr.contains("neither GPX"))
+    }
+
+    @Test func nmeaConversionBothWays() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let track = dir.appendingPathComponent("walk.gpx").path
+        let nmea = dir.appendingPathComponent("walk.nmea").path
+        let back = dir.appendingPathComponent("back.gpx").path
+        #expect(try CLI.run("gpx", "synth", "--profile", "walk", "--duration", "2m", "--out", track).status == 0)
+        let toNMEA = try CLI.run("gpx", "nmea", track, "--out", nmea)
+        #expect(toNMEA.status == 0, "\(toNMEA.stderr)")
+        let text = try String(contentsOfFile: nmea, encoding: .utf8)
+        #expect(text.components(separatedBy: "\r\n").filter { $0.hasPrefix("$GPRMC") }.count == 121)
+        let toGPX = try CLI.run("gpx", "nmea", nmea, "--out", back)
+        #expect(toGPX.status == 0, "\(toGPX.stderr)")
+        let inspect = try CLI.run("gpx", "inspect", back)
+        #expect(inspect.stdout.contains("points     121"))
+    }
+
+    @Test(.enabled(if: sharedAvailable, "../shared/data is absent"))
+    func inspectsTheRealTrackAndCaptures() throws {
+        let r = try CLI.run("gpx", "inspect", sharedData.appendingPathComponent("gpx/cerknicko-jezero.gpx").path,
+                            sharedData.appendingPathComponent("nmea/haicom-305N.log").path)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("track 7 of 7"))
+        #expect(r.stdout.contains("waypoints  7"))
+        #expect(r.stdout.contains("epoch(s) without fix"))
+    }
+}
+
+/// The tracks in gpx/ are exactly what `convoy gpx synth` makes from gpx/tracks.tsv.
+@Suite struct ShippedTracksTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let manifest: [[String]] = {
+        let text = (try? String(contentsOf: root.appendingPathComponent("gpx/tracks.tsv"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.components(separatedBy: "\t") }
+    }()
+
+    @Test func manifestListsAtLeastSixTracksAcrossAllProfilesWithACanyon() {
+        #expect(Self.manifest.count >= 6)
+        #expect(Set(Self.manifest.map { $0[1] }) == ["walk", "cycle", "drive", "transit"])
+        #expect(Self.manifest.contains { $0[5] != "-" })
+    }
+
+    @Test(arguments: manifest.map { $0[0] })
+    func shippedTrackRegeneratesByteForByte(file: String) throws {
+        let row = try #require(Self.manifest.first { $0[0] == file })
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent(file).path
+        var args = ["gpx", "synth", "--profile", row[1], "--duration", row[2], "--seed", row[3], "--origin", row[4], "--out", out]
+        if row[5] != "-" { args += ["--urban-canyon", row[5]] }
+        let r = try CLI.run(args)
+        #expect(r.status == 0, "\(r.stderr)")
+        let shipped = FileManager.default.contents(atPath: Self.root.appendingPathComponent("gpx/\(file)").path)
+        #expect(shipped != nil && FileManager.default.contents(atPath: out) == shipped, "gpx/\(file) differs: run scripts/make-tracks")
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import ConvoyGeo
+
+@Suite struct ImportPolicyTests {
+    func importOne(_ body: String, policy: ImportPolicy = .default) throws -> ImportedTrack {
+        let doc = try GPXReader.read(data: gpx(body))
+        return try GPXImport.tracks(from: doc, file: "t.gpx", policy: policy)[0]
+    }
+
+    @Test func untimedPointsAreInterpolatedByDistance() throws {
+        // 0 m @ 0 s, 10 m (no time), 30 m @ 30 s: the middle point gets 10 s.
+        let o = GeoPoint(lat: 46, lon: 14)
+        let p = [o, o.offset(north: 10, east: 0), o.offset(north: 30, east: 0)]
+        let t = try importOne("""
+          <trk><trkseg>
+          <trkpt lat="\(p[0].lat)" lon="\(p[0].lon)"><time>2020-01-01T00:00:00Z</time></trkpt>
+          <trkpt lat="\(p[1].lat)" lon="\(p[1].lon)"/>
+          <trkpt lat="\(p[2].lat)" lon="\(p[2].lon)"><time>2020-01-01T00:00:30Z</time></trkpt>
+          </trkseg></trk>
+        """)
+        #expect(t.report.pointsWithoutTime == 1)
+        #expect(t.report.retimedPoints == 1)
+        #expect(abs(t.track.times[1] - 10) < 0.01)
+        #expect(t.track.times[2] == 30)
+    }
+
+    @Test func trackWithoutTimesIsTimedAtTheFallbackSpeed() throws {
+        let o = GeoPoint(lat: 46, lon: 14)
+        let body = (0..<4).map { i -> String in
+            let p = o.offset(north: Double(i) * 14, east: 0)
+            return #"<trkpt lat="\#(p.lat)" lon="\#(p.lon)"/>"#
+        }.joined()
+        let t = try importOne("<trk><trkseg>\(body)</trkseg></trk>", policy: ImportPolicy(fallbackSpeed: 1.4))
+        #expect(t.report.retimedByDistance)
+        #expect(t.report.sourceStart == nil)
+        #expect(abs(t.track.duration - 30) < 0.05, "42 m at 1.4 m/s")
+    }
+
+    @Test func outOfOrderTimesAreSetAsideNotTheTrack() throws {
+        let o = GeoPoint(lat: 46, lon: 14)
+        let times = ["00:00:00", "00:00:10", "00:00:05", "00:00:20", "00:00:30"]
+        let body = times.enumerated().map { i, t -> String in
+            let p = o.offset(north: Double(i) * 10, east: 0)
+            return #"<trkpt lat="\#(p.lat)" lon="\#(p.lon)"><time>2020-01-01T\#(t)Z</time></trkpt>"#
+        }.joined()
+        let t = try importOne("<trk><trkseg>\(body)</trkseg></trk>")
+        #expect(t.track.count == 5)
+        #expect(t.report.outOfOrderTimes == 1)
+        #expect(abs(t.track.times[2] - 15) < 0.01, "re-timed between 10 s and 20 s")
+    }
+
+    @Test func duplicatesAndEmptySegmentsAreDroppedAndCounted() throws {
+        let t = try importOne("""
+          <trk><trkseg></trkseg><trkseg>
+          <trkpt lat="1" lon="1"><time>2020-01-01T00:00:00Z</time></trkpt>
+          <trkpt lat="1" lon="1"><time>2020-01-01T00:00:00Z</time></trkpt>
+          <trkpt lat="1.0001" lon="1"><time>2020-01-01T00:00:05Z</time></trkpt>
+          </trkseg><trkseg>
+          <trkpt lat="1.0002" lon="1"><time>2020-01-01T00:01:05Z</time></trkpt>
+          </trkseg></trk>
+        """)
+        #expect(t.report.emptySegmentsDropped == 1)
+        #expect(t.report.duplicatePointsRemoved == 1)
+        #expect(t.track.count == 3)
+        #expect(t.report.segmentGaps == [60])
+    }
+
+    @Test func distantPastIsRebasedToRelativeTime() throws {
+        let t = try importOne("""
+          <trk><trkseg>
+          <trkpt lat="1" lon="1"><time>1999-12-31T23:59:50Z</time></trkpt>
+          <trkpt lat="1.0001" lon="1"><time>2000-01-01T00:00:00Z</time></trkpt>
+          </trkseg></trk>
+        """)
+        #expect(t.track.times == [0, 10])
+        #expect(t.track.start == Date(timeIntervalSince1970: 946_684_790))
+    }
+
+    @Test func routesBecomeTracksAndWaypointsAloneAreAnError() throws {
+        let doc = try GPXReader.read(data: gpx(#"<rte><rtept lat="1" lon="1"/><rtept lat="1.001" lon="1"/></rte>"#))
+        let tracks = try GPXImport.tracks(from: doc)
+        #expect(tracks.map(\.kind) == ["route"])
+        #expect(tracks[0].track.duration > 0)
+
+        let onlyWaypoints = try GPXReader.read(data: gpx(#"<wpt lat="1" lon="1"/>"#))
+        do {
+            _ = try GPXImport.tracks(from: onlyWaypoints, file: "w.gpx")
+            Issue.record("a waypoint-only file gave a track")
+        } catch {
+            #expect(error == .noTrack)
+            #expect(error.description.contains("w.gpx"))
+            #expect(error.description.contains("1 waypoint"))
+        }
+    }
+
+    @Test func singlePointTrackIsKeptStationary() throws {
+        let t = try importOne(#"<trk><trkseg><trkpt lat="1" lon="1"/></trkseg></trk>"#)
+        #expect(t.track.count == 1)
+        var r = try Replayer(track: t.track)
+        #expect(r.fix(at: 100).position == GeoPoint(lat: 1, lon: 1))
+    }
+}
