@@ -21,6 +21,7 @@ release: setup
 # The whole test suite. CONVOY_REQUIRE_PYNACL makes the PyNaCl interop test
 # fail, not skip, if scripts/setup could not install PyNaCl.
 test: setup
+	scripts/check-imports
 	CONVOY_REQUIRE_PYNACL=1 $(SWIFT) test
 
 # The main job. Until `convoy run` lands (issue 4) it shows what ships today:
