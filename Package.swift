@@ -3,9 +3,9 @@
 // location-sharing backends. Module map and import rules: docs/architecture.md.
 import PackageDescription
 
-/// One list of settings for every target (Swift 6 language mode comes with
-/// tools version 6.0).
+/// One list of settings for every target.
 let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
