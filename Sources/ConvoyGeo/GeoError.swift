@@ -4,7 +4,7 @@
 /// which editors and CI logs turn into links.
 public struct GeoError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable {
-        case malformedXML, badValue, missingValue, unreadable, noTrack, badParameter, badNMEA
+        case malformedXML, badValue, missingValue, unreadable, cannotWrite, noTrack, badParameter, badNMEA
     }
 
     private let kind: Kind
@@ -39,6 +39,7 @@ public struct GeoError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let badValue = GeoError(.badValue, "bad value")
     public static let missingValue = GeoError(.missingValue, "missing value")
     public static let unreadable = GeoError(.unreadable, "cannot read file")
+    public static let cannotWrite = GeoError(.cannotWrite, "cannot write file")
     public static let noTrack = GeoError(.noTrack, "no replayable track")
     public static let badParameter = GeoError(.badParameter, "bad parameter")
     public static let badNMEA = GeoError(.badNMEA, "bad NMEA")
@@ -53,6 +54,16 @@ public struct GeoError: Error, Hashable, Sendable, CustomStringConvertible {
         GeoError(.missingValue, m, file: file, line: line, column: column, key: key)
     }
     static func unreadable(_ m: String, file: String) -> GeoError { GeoError(.unreadable, m, file: file) }
+    static func cannotWrite(_ m: String, file: String) -> GeoError { GeoError(.cannotWrite, m, file: file) }
+
+    /// True when the fault is the environment (a file that cannot be written),
+    /// not the input: the CLI exits 1 for these, 2 for the rest.
+    public var isRuntimeFailure: Bool { kind == .cannotWrite }
+
+    /// The same error, placed in `file` at `line` where it had no place yet.
+    func located(file: String?, line: Int?) -> GeoError {
+        GeoError(kind, message, file: self.file ?? file, line: self.line ?? line, column: column, key: key)
+    }
     static func noTrack(_ m: String, file: String?) -> GeoError { GeoError(.noTrack, m, file: file) }
     public static func badParameter(_ m: String, key: String) -> GeoError { GeoError(.badParameter, m, key: key) }
     static func badNMEA(_ m: String, file: String?) -> GeoError { GeoError(.badNMEA, m, file: file) }

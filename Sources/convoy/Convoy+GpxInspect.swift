@@ -18,8 +18,12 @@ extension Convoy.Gpx {
         var fallbackSpeed: Double = ImportPolicy.default.fallbackSpeed
 
         func run() async throws {
-            guard fallbackSpeed > 0 else { throw CommandFailure.badInput("--fallback-speed must be > 0 m/s") }
             let policy = ImportPolicy(fallbackSpeed: fallbackSpeed)
+            do {
+                try policy.validate()
+            } catch {
+                throw CommandFailure.badInput("--fallback-speed: \(error.message)")
+            }
             var reports: [FileReport] = []
             for path in files {
                 let file = try TrackFile.load(path, policy: policy)

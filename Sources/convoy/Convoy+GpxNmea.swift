@@ -19,7 +19,7 @@ extension Convoy.Gpx {
         @Option(help: "Output file (default: standard output).")
         var out: String?
 
-        @Option(help: "NMEA output: seconds between epochs; 0 writes one epoch per track point.")
+        @Option(help: "NMEA output: seconds between epochs (at least 0.04); 0 writes one epoch per track point. No epochs are invented inside gaps over 10 s.")
         var interval: Double = 1
 
         @Option(help: "NMEA output: time of the first epoch (ISO 8601); default the track's own start.")
@@ -33,7 +33,9 @@ extension Convoy.Gpx {
             guard (1...file.tracks.count).contains(track) else {
                 throw CommandFailure.badInput("\(input) has \(file.tracks.count) track(s); --track \(track) is out of range")
             }
-            guard interval >= 0 else { throw CommandFailure.badInput("--interval must be ≥ 0 s") }
+            guard interval == 0 || interval >= NMEAWriter.minimumInterval else {
+                throw CommandFailure.badInput("--interval must be 0 (one epoch per point) or at least \(NMEAWriter.minimumInterval) s")
+            }
             let chosen = file.tracks[track - 1].track
             let text: String
             switch file.format {

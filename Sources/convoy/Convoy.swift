@@ -46,16 +46,17 @@ struct Convoy: AsyncParsableCommand {
         case let failure as CommandFailure:
             return (failure.status, "convoy: error: \(failure.message)", false)
         case let geo as GeoError:
-            return (.badInput, "convoy: error: \(geo)", false)
+            return (geo.isRuntimeFailure ? .runtimeFailure : .badInput, "convoy: error: \(geo)", false)
         case let crypto as CryptoError:
             return (.badInput, "convoy: error: \(crypto)", false)
         default:
-            // ArgumentParser: help and --version succeed; usage errors are bad input.
+            // ArgumentParser: help and --version succeed, usage errors are bad
+            // input; anything else that reaches here failed at run time.
             let code = exitCode(for: error)
             let message = fullMessage(for: error)
             if code == .success { return (.ok, message, true) }
-            if error is ExitCode { return (code.rawValue == 0 ? .ok : .runtimeFailure, message, false) }
-            return (.badInput, message, false)
+            if code == .validationFailure { return (.badInput, message, false) }
+            return (.runtimeFailure, message.isEmpty ? "convoy: error: \(error)" : message, false)
         }
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// Numbers as the CLI shows them to people.
 enum Format {
     static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, abs(seconds) < 1e12 else { return String(format: "%.3g s", seconds) }
+        if seconds < 0 { return "-" + duration(-seconds) }
         let s = Int(seconds.rounded())
         if s < 60 { return "\(s)s" }
         if s < 3600 { return String(format: "%dm%02ds", s / 60, s % 60) }

@@ -115,6 +115,22 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(neither.stderr.contains("neither GPX"))
     }
 
+    @Test func unwritableOutputIsARuntimeFailureAndAbsurdOptionsAreBadInput() throws {
+        let synth = try CLI.run("gpx", "synth", "--profile", "walk", "--duration", "1m", "--out", "/nonexistent/dir/x.gpx")
+        #expect(synth.status == 1, "\(synth.stderr)")
+        #expect(synth.stderr.contains("/nonexistent/dir/x.gpx"))
+
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let two = dir.appendingPathComponent("two.gpx")
+        try Data(#"<gpx version="1.1"><trk><trkseg><trkpt lat="1" lon="1"/><trkpt lat="1.01" lon="1"/></trkseg></trk></gpx>"#.utf8).write(to: two)
+        let slow = try CLI.run("gpx", "inspect", two.path, "--fallback-speed", "1e-20")
+        #expect(slow.status == 2, "\(slow.stderr)")
+        #expect(slow.stderr.contains("fallback"))
+        let tiny = try CLI.run("gpx", "nmea", two.path, "--interval", "1e-9")
+        #expect(tiny.status == 2)
+    }
+
     @Test func nmeaConversionBothWays() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

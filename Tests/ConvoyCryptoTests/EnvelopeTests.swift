@@ -106,6 +106,17 @@ import Testing
         #expect(restored.publicKey == pair.publicKey)
     }
 
+    @Test func secretBase64IsStrictAndRoundTrips() throws {
+        let pair = try BoxKeyPair()
+        let text = pair.secretKey.exportBase64()
+        #expect(text.count == 44 && text.hasSuffix("="))
+        #expect(try BoxKeyPair(secretKeyBase64: text).publicKey == pair.publicKey)
+        #expect(throws: CryptoError.badBase64) { try BoxKeyPair(secretKeyBase64: " " + text) }
+        #expect(throws: CryptoError.badBase64) { try BoxKeyPair(secretKeyBase64: String(text.dropLast())) }
+        #expect(throws: CryptoError.badKey) { try BoxKeyPair(secretKeyBase64: "AAAA") }
+        #expect(throws: CryptoError.badKey) { try BoxKeyPair(secretKey: []) }
+    }
+
     @Test func rejectsBadKeys() {
         #expect(throws: CryptoError.badKey) { try PublicKey(bytes: [1, 2, 3]) }
         #expect(throws: CryptoError.badBase64) { try PublicKey(base64: "***") }

@@ -23,7 +23,7 @@ import Testing
             // 5 decimals of minutes: 1e-5 / 60 degrees ≈ 1.9 cm; half of it by rounding.
             #expect(abs(fix.position.lat - p.lat) <= 0.5e-5 / 60 + 1e-12)
             #expect(abs(fix.position.lon - p.lon) <= 0.5e-5 / 60 + 1e-12)
-            #expect(abs(fix.time!.timeIntervalSince(track.start!) - t) < 0.006)
+            #expect(abs(fix.time.timeIntervalSince(track.start!) - t) < 0.006)
         }
         #expect(text.hasSuffix("\r\n"))
     }
@@ -51,7 +51,7 @@ import Testing
         #expect(log.stats.ignoredLines == 1)
         #expect(log.fixes.count == 2)
         // The GGA-only epoch takes its date from the RMC before it.
-        #expect(log.fixes[1].time == log.fixes[0].time!.addingTimeInterval(3))
+        #expect(log.fixes[1].time == log.fixes[0].time.addingTimeInterval(3))
         #expect(log.fixes[1].satellites == 9)
     }
 

@@ -10,8 +10,9 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
     public init() throws(CryptoError) {
         try Sodium.ensureReady()
         var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
-        let sk = SecretBytes(count: Int(crypto_box_SECRETKEYBYTES)) { sk in
+        let sk = SecretBytes(capacity: Int(crypto_box_SECRETKEYBYTES)) { sk in
             _ = crypto_box_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return sk.count
         }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk
@@ -19,22 +20,24 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
 
     /// Restores a key pair from its 32-byte secret key; the public key is derived.
     public init(secretKey bytes: [UInt8]) throws(CryptoError) {
+        try self.init(secret: SecretBytes(copying: bytes))
+    }
+
+    /// Restores a key pair from a roster's standard-Base64 secret key.
+    public init(secretKeyBase64: String) throws(CryptoError) {
+        try self.init(secret: SecretBytes(base64: secretKeyBase64))
+    }
+
+    private init(secret sk: SecretBytes) throws(CryptoError) {
         try Sodium.ensureReady()
-        guard bytes.count == Int(crypto_box_SECRETKEYBYTES) else {
-            throw .badKey("an X25519 secret key has 32 bytes, this one has \(bytes.count)")
+        guard sk.count == Int(crypto_box_SECRETKEYBYTES) else {
+            throw .badKey("an X25519 secret key has 32 bytes, this one has \(sk.count)")
         }
         var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
-        let sk = SecretBytes(copying: bytes)
         let rc = sk.withUnsafeBytes { crypto_scalarmult_base(&pk, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         guard rc == 0 else { throw .badKey("the secret key is not a usable X25519 scalar") }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk
-    }
-
-    public init(secretKeyBase64: String) throws(CryptoError) {
-        var bytes = try Base64.decode(secretKeyBase64)
-        defer { bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
-        try self.init(secretKey: bytes)
     }
 
     public var description: String { "BoxKeyPair(public: \(publicKey.base64), secret: redacted)" }

@@ -9,8 +9,9 @@ public struct SigningKeyPair: Sendable, CustomStringConvertible {
     public init() throws(CryptoError) {
         try Sodium.ensureReady()
         var pk = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
-        let sk = SecretBytes(count: Int(crypto_sign_SECRETKEYBYTES)) { sk in
+        let sk = SecretBytes(capacity: Int(crypto_sign_SECRETKEYBYTES)) { sk in
             _ = crypto_sign_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return sk.count
         }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk
@@ -23,8 +24,9 @@ public struct SigningKeyPair: Sendable, CustomStringConvertible {
             throw .badKey("an Ed25519 seed has 32 bytes, this one has \(seed.count)")
         }
         var pk = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
-        let sk = SecretBytes(count: Int(crypto_sign_SECRETKEYBYTES)) { sk in
+        let sk = SecretBytes(capacity: Int(crypto_sign_SECRETKEYBYTES)) { sk in
             _ = crypto_sign_seed_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self), seed)
+            return sk.count
         }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk

@@ -1,12 +1,10 @@
 import Foundation
 
 /// Standard Base64 (RFC 4648 §4, with padding), as Green Box payloads use.
+/// For public data only: secrets go through `SecretBytes(base64:)` and
+/// `SecretBytes.exportBase64()`, which leave no copies behind.
 enum Base64 {
     static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-    }
-
-    static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         Data(bytes).base64EncodedString()
     }
 

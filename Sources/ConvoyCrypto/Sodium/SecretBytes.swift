@@ -1,26 +1,52 @@
+internal import CSodium
+
 /// Secret key material: heap memory that is zeroed with `sodium_memzero` when the
 /// last reference goes away, and never printed.
 ///
 /// Immutable after creation, so it is safe to share between tasks.
 public final class SecretBytes: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     private let storage: UnsafeMutableRawBufferPointer
+    /// Bytes of secret in `storage` (its capacity may be larger).
+    public let count: Int
 
     /// Takes a copy of `bytes`; the caller should zero its own copy if it can.
     init(copying bytes: some Collection<UInt8>) {
         storage = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
         _ = storage.initializeMemory(as: UInt8.self, from: bytes)
+        count = bytes.count
     }
 
-    /// Allocates `count` bytes and lets `fill` write them (e.g. a keypair function).
-    init(count: Int, fill: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
-        storage = .allocate(byteCount: count, alignment: 16)
+    /// Allocates `capacity` zeroed bytes and lets `fill` write them; `fill`
+    /// returns how many bytes of secret it wrote.
+    init<E: Error>(capacity: Int, fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
+        storage = .allocate(byteCount: max(capacity, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         do {
-            try fill(storage)
+            count = try fill(storage)
         } catch {
             Sodium.zero(storage)
             storage.deallocate()
             throw error
+        }
+    }
+
+    /// Secret from standard Base64, decoded by libsodium straight into zeroed
+    /// memory: no intermediate copy of the secret is left behind.
+    convenience init(base64 text: String) throws(CryptoError) {
+        try Sodium.ensureReady()
+        let chars = Array(text.utf8)
+        try self.init(capacity: chars.count / 4 * 3 + 3) { (buffer) throws(CryptoError) -> Int in
+            var length = 0
+            let rc = chars.withUnsafeBufferPointer { b64 in
+                b64.withMemoryRebound(to: CChar.self) { b64 in
+                    sodium_base642bin(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count,
+                                      b64.baseAddress, b64.count, nil, &length, nil,
+                                      sodium_base64_VARIANT_ORIGINAL)
+                }
+            }
+            guard rc == 0 else { throw .badBase64 }
+            return length
         }
     }
 
@@ -29,15 +55,20 @@ public final class SecretBytes: @unchecked Sendable, CustomStringConvertible, Cu
         storage.deallocate()
     }
 
-    public var count: Int { storage.count }
-
     func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(storage))
+        try body(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
     }
 
-    /// Standard Base64 of the secret. Only for a roster file the user asked for.
+    /// Standard Base64 of the secret. Only for a roster file the user asked for;
+    /// libsodium encodes it, and its working buffer is zeroed.
     public func exportBase64() -> String {
-        withUnsafeBytes { Base64.encode($0) }
+        var out = [CChar](repeating: 0, count: count / 3 * 4 + 5)
+        defer { out.withUnsafeMutableBytes { Sodium.zero($0) } }
+        _ = withUnsafeBytes { bin in
+            sodium_bin2base64(&out, out.count, bin.baseAddress?.assumingMemoryBound(to: UInt8.self), bin.count,
+                              sodium_base64_VARIANT_ORIGINAL)
+        }
+        return String(cString: out)
     }
 
     public var description: String { "SecretBytes(\(count) bytes, redacted)" }

@@ -14,17 +14,18 @@ public enum GPXImport {
     /// `.noTrack` (naming the file) when there is none.
     public static func tracks(from doc: GPXDocument, file: String? = nil,
                               policy: ImportPolicy = .default) throws(GeoError) -> [ImportedTrack] {
+        try policy.validate()
         var out: [ImportedTrack] = []
         let base = file.map { ($0 as NSString).lastPathComponent } ?? "track"
         for (i, trk) in doc.tracks.enumerated() {
             let name = trk.name.flatMap { $0.isEmpty ? nil : $0 } ?? (doc.tracks.count > 1 ? "\(base)#\(i + 1)" : base)
-            if let imported = try importTrack(name: name, segments: trk.segments, policy: policy) {
+            if let imported = try importTrack(name: name, segments: trk.segments, policy: policy, file: file) {
                 out.append(ImportedTrack(track: imported.0, report: imported.1, kind: "track"))
             }
         }
         for (i, rte) in doc.routes.enumerated() {
             let name = rte.name.flatMap { $0.isEmpty ? nil : $0 } ?? "\(base) route \(i + 1)"
-            if var imported = try importTrack(name: name, segments: [rte.points], policy: policy) {
+            if var imported = try importTrack(name: name, segments: [rte.points], policy: policy, file: file) {
                 imported.1.notes.insert("route: timed along its points at \(policy.fallbackSpeed) m/s where it had no times", at: 0)
                 out.append(ImportedTrack(track: imported.0, report: imported.1, kind: "route"))
             }
@@ -38,8 +39,9 @@ public enum GPXImport {
     }
 
     /// One track from segments of points; nil if it has no point at all.
-    static func importTrack(name: String, segments: [[GPXPoint]],
-                            policy: ImportPolicy) throws(GeoError) -> (TimedTrack, ImportReport)? {
+    static func importTrack(name: String, segments: [[GPXPoint]], policy: ImportPolicy,
+                            file: String? = nil) throws(GeoError) -> (TimedTrack, ImportReport)? {
+        try policy.validate()
         var report = ImportReport()
         report.segmentsRead = segments.count
         report.pointsRead = segments.reduce(0) { $0 + $1.count }
@@ -68,20 +70,27 @@ public enum GPXImport {
         }
         report.pointsWithoutTime = points.count { $0.time == nil }
 
-        let absolute = points.map { $0.time?.timeIntervalSince1970 }
-        var partial = keepIncreasing(absolute, report: &report)
+        // Work in seconds from the first timed point: absolute Unix times leave
+        // only ~0.2 µs of resolution, too coarse for re-timing close points.
+        let epoch = points.lazy.compactMap(\.time).first?.timeIntervalSince1970 ?? 0
+        let relative = points.map { $0.time.map { $0.timeIntervalSince1970 - epoch } }
+        var partial = keepIncreasing(relative, report: &report)
         let times = try fillTimes(&partial, points: points.map(\.position), policy: policy, report: &report)
-        report.sourceStart = report.retimedByDistance ? nil : times.first.map { Date(timeIntervalSince1970: $0) }
+        report.sourceStart = report.retimedByDistance ? nil : times.first.map { Date(timeIntervalSince1970: epoch + $0) }
         if let start = report.sourceStart {
             report.notes.append("recorded from \(GPXTime().format(start)): replayed relative to its first point")
         }
         for s in segmentStarts.dropFirst() where s > 0 && s < times.count {
             report.segmentGaps.append(times[s] - times[s - 1])
         }
-        let track = try TimedTrack(name: name, times: times, points: points.map(\.position),
-                                   elevations: points.map(\.elevation), hdops: points.map(\.hdop),
-                                   satellites: points.map(\.satellites), start: report.sourceStart)
-        return (track, report)
+        do {
+            let track = try TimedTrack(name: name, times: times, points: points.map(\.position),
+                                       elevations: points.map(\.elevation), hdops: points.map(\.hdop),
+                                       satellites: points.map(\.satellites), start: report.sourceStart)
+            return (track, report)
+        } catch {
+            throw error.located(file: file, line: points.first?.line)
+        }
     }
 
     /// Keeps the times on the longest strictly increasing subsequence; the rest
@@ -158,7 +167,11 @@ public enum GPXImport {
             let t0 = times[a]!, t1 = times[b]!
             for i in (a + 1)..<b { times[i] = t0 + (t1 - t0) * cumulative[i - a] / total }
         }
-        let out = times.map { $0! }
+        // Guarantee strictly increasing times: nudge any tie forward by 1 ms.
+        var out = times.map { $0! }
+        for i in out.indices.dropFirst() where !(out[i] > out[i - 1]) {
+            out[i] = out[i - 1] + 0.001
+        }
         report.retimedPoints = missing
         if missing > 0 {
             report.notes.append("\(missing) point(s) given a time by distance between timed neighbours")

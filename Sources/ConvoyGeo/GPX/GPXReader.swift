@@ -67,10 +67,16 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
         .badValue(message, file: file, line: parser.lineNumber, column: parser.columnNumber, key: key)
     }
 
+    /// GPX's own namespaces, plus whatever the root `<gpx>` declares (some
+    /// writers get it wrong); elements of any other namespace are skipped whole,
+    /// as GPX 1.0 allows them anywhere.
+    private var gpxNamespaces: Set<String> = ["", "http://www.topografix.com/GPX/1/0", "http://www.topografix.com/GPX/1/1"]
+
     func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
                 qualifiedName: String?, attributes: [String: String] = [:]) {
         text = ""
-        if extensionDepth > 0 || name == "extensions" {
+        if name == "gpx", !sawRoot, extensionDepth == 0 { gpxNamespaces.insert(namespaceURI ?? "") }
+        if extensionDepth > 0 || name == "extensions" || !gpxNamespaces.contains(namespaceURI ?? "") {
             extensionDepth += 1
             return
         }
@@ -139,23 +145,28 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
         }
     }
 
+    /// Deepest trench to the edge of the stratosphere, metres.
+    static let elevations: ClosedRange<Double> = -12_000...100_000
+    /// Dilution of precision: receivers write up to 99.9 (no fix).
+    static let dops: ClosedRange<Double> = 0...999
+
     /// How a child element of a point sets its field; nil if not a point field.
     private func readPointField(_ name: String, _ value: String) -> ((inout GPXPoint) -> Void)? {
-        func number(_ key: String) -> Double? {
-            guard let d = Double(value), d.isFinite else {
-                fail(badValue("\(pointKind)/\(key)", "<\(key)>\(value)</\(key)> is not a number"))
+        func number(_ key: String, in range: ClosedRange<Double>) -> Double? {
+            guard let d = Double(value), range.contains(d) else {
+                fail(badValue("\(pointKind)/\(key)", "<\(key)>\(value)</\(key)> is not a number in \(range.lowerBound)…\(range.upperBound)"))
                 return nil
             }
             return d
         }
         switch name {
-        case "ele": guard let d = number(name) else { return { _ in } }; return { $0.elevation = d }
-        case "hdop": guard let d = number(name) else { return { _ in } }; return { $0.hdop = d }
-        case "vdop": guard let d = number(name) else { return { _ in } }; return { $0.vdop = d }
-        case "pdop": guard let d = number(name) else { return { _ in } }; return { $0.pdop = d }
+        case "ele": guard let d = number(name, in: Self.elevations) else { return { _ in } }; return { $0.elevation = d }
+        case "hdop": guard let d = number(name, in: Self.dops) else { return { _ in } }; return { $0.hdop = d }
+        case "vdop": guard let d = number(name, in: Self.dops) else { return { _ in } }; return { $0.vdop = d }
+        case "pdop": guard let d = number(name, in: Self.dops) else { return { _ in } }; return { $0.pdop = d }
         case "sat":
-            guard let n = Int(value), n >= 0 else {
-                fail(badValue("\(pointKind)/sat", "<sat>\(value)</sat> is not a whole number ≥ 0"))
+            guard let n = Int(value), (0...999).contains(n) else {
+                fail(badValue("\(pointKind)/sat", "<sat>\(value)</sat> is not a whole number in 0…999"))
                 return { _ in }
             }
             return { $0.satellites = n }

@@ -38,7 +38,7 @@ public enum GPXWriter {
         do {
             try string(doc).write(toFile: path, atomically: true, encoding: .utf8)
         } catch {
-            throw .unreadable("cannot write: \(error.localizedDescription)", file: path)
+            throw .cannotWrite("cannot write: \(error.localizedDescription)", file: path)
         }
     }
 

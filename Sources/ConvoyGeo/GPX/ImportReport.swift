@@ -49,4 +49,16 @@ public struct ImportPolicy: Hashable, Sendable {
     }
 
     public static let `default` = ImportPolicy()
+
+    /// Speeds a person or vehicle can have: 1 cm/s to 1,000 m/s.
+    public static let fallbackSpeeds: ClosedRange<Double> = 0.01...1000
+
+    public func validate() throws(GeoError) {
+        guard Self.fallbackSpeeds.contains(fallbackSpeed) else {
+            throw .badParameter("the fallback speed must be within 0.01…1000 m/s, got \(fallbackSpeed)", key: "fallbackSpeed")
+        }
+        guard minimumStep > 0, minimumStep <= 3600 else {
+            throw .badParameter("the minimum step must be within 0…3600 s, got \(minimumStep)", key: "minimumStep")
+        }
+    }
 }

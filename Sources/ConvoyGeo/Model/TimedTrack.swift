@@ -22,8 +22,19 @@ public struct TimedTrack: Hashable, Sendable {
         guard !points.isEmpty, times.count == points.count else {
             throw .badParameter("a track needs at least one point and one time per point", key: "track")
         }
-        for i in 1..<max(1, times.count) where !(times[i] > times[i - 1]) {
-            throw .badParameter("track times must increase strictly (point \(i))", key: "track")
+        for (key, count) in [("elevations", elevations?.count), ("hdops", hdops?.count), ("satellites", satellites?.count)] {
+            if let count, count != points.count {
+                throw .badParameter("a track needs one of \(key) per point: \(count) for \(points.count) points", key: key)
+            }
+        }
+        for (i, p) in points.enumerated() where !(abs(p.lat) <= 90 && abs(p.lon) <= 180) {
+            throw .badParameter("point \(i + 1) is not a position: \(p.lat), \(p.lon)", key: "track")
+        }
+        for i in times.indices where !times[i].isFinite || (i > 0 && !(times[i] > times[i - 1])) {
+            throw .badParameter("track times must be finite and increase strictly (point \(i + 1))", key: "track")
+        }
+        if let e = elevations?.first(where: { $0.map { !$0.isFinite } ?? false }) {
+            throw .badParameter("elevation \(e!) is not finite", key: "elevations")
         }
         self.name = name
         let t0 = times[0]

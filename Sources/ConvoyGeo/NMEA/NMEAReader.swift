@@ -2,8 +2,9 @@ import Foundation
 
 /// A position fix assembled from the RMC and GGA sentences of one epoch.
 public struct NMEAFix: Hashable, Sendable {
-    /// Absolute time when a date was known (from RMC), else nil.
-    public var time: Date?
+    /// Absolute time: the RMC date (or the assumed day, see
+    /// `NMEAStats.dateAssumed`) plus the time of day.
+    public var time: Date
     /// Seconds since midnight UTC.
     public var secondsOfDay: Double
     public var position: GeoPoint
@@ -37,6 +38,9 @@ public struct NMEAStats: Hashable, Sendable, Codable {
     public var ignoredLines = 0
     /// Epochs where the receiver reported no fix (RMC status V or GGA quality 0).
     public var noFix = 0
+    /// No RMC date in the log (GGA only): times are on an assumed day,
+    /// 2026-01-05, with midnight rollovers followed.
+    public var dateAssumed = false
 
     public var rejected: Int { badChecksum + missingChecksum + malformed }
 }
@@ -58,19 +62,10 @@ public enum NMEAReader {
 
     public static func read(text: String) -> NMEALog {
         var stats = NMEAStats()
-        var fixes: [NMEAFix] = []
-        var pending: (key: Substring, fix: NMEAFix, valid: Bool)?
-        var date: DateComponents?
-
-        func flush() {
-            guard let p = pending else { return }
-            pending = nil
-            if p.valid { fixes.append(p.fix) } else { stats.noFix += 1 }
-        }
+        var epochs: [(fix: NMEAFix, valid: Bool, midnight: Date?)] = []
 
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             stats.lines += 1
-            let lineNumber = index + 1
             let sentence: NMEASentence
             do {
                 sentence = try NMEASentence(line: rawLine)
@@ -93,41 +88,53 @@ public enum NMEAReader {
                 continue
             }
             stats.used += 1
-            if let d = epoch.date { date = d }
-            if pending?.key != epoch.timeKey {
-                flush()
-                pending = (epoch.timeKey, NMEAFix(time: nil, secondsOfDay: epoch.secondsOfDay, position: epoch.position,
-                                                  quality: 1, line: lineNumber), true)
+            // Sentences with the same time of day (however it is written) are one epoch.
+            if var last = epochs.last, abs(last.fix.secondsOfDay - epoch.secondsOfDay) < 1e-6 {
+                epoch.merge(into: &last.fix, valid: &last.valid)
+                if let m = epoch.midnight { last.midnight = m }
+                epochs[epochs.count - 1] = last
+            } else {
+                var fix = NMEAFix(time: Date(timeIntervalSince1970: 0), secondsOfDay: epoch.secondsOfDay,
+                                  position: epoch.position, quality: 1, line: index + 1)
+                var valid = true
+                epoch.merge(into: &fix, valid: &valid)
+                epochs.append((fix, valid, epoch.midnight))
             }
-            var current = pending!
-            epoch.merge(into: &current.fix, valid: &current.valid)
-            if let d = date { current.fix.time = Self.absolute(d, epoch.secondsOfDay) }
-            pending = current
         }
-        flush()
-        // Epochs before the first RMC have no date; give them the first known one.
-        if let firstDated = fixes.first(where: { $0.time != nil }), let day = firstDated.time {
-            let midnight = day.addingTimeInterval(-firstDated.secondsOfDay)
-            for i in fixes.indices where fixes[i].time == nil {
-                fixes[i].time = midnight.addingTimeInterval(fixes[i].secondsOfDay)
+
+        // Days: the time of day falling back by more than 12 h is a midnight.
+        var day = 0
+        var days: [Int] = []
+        for (i, e) in epochs.enumerated() {
+            if i > 0, e.fix.secondsOfDay < epochs[i - 1].fix.secondsOfDay - 43_200 { day += 1 }
+            days.append(day)
+        }
+        // Anchor day 0 on the first RMC date; without one, on an assumed day.
+        var dayZero = SynthesisOptions.defaultStart.addingTimeInterval(-8 * 3600)  // 2026-01-05T00:00:00Z
+        if let i = epochs.firstIndex(where: { $0.midnight != nil }) {
+            dayZero = epochs[i].midnight!.addingTimeInterval(-Double(days[i]) * 86_400)
+        } else if !epochs.isEmpty {
+            stats.dateAssumed = true
+        }
+        var fixes: [NMEAFix] = []
+        for (i, e) in epochs.enumerated() {
+            guard e.valid else {
+                stats.noFix += 1
+                continue
             }
+            var fix = e.fix
+            fix.time = dayZero.addingTimeInterval(Double(days[i]) * 86_400 + fix.secondsOfDay)
+            fixes.append(fix)
         }
         return NMEALog(fixes: fixes, stats: stats)
     }
-
-    private static func absolute(_ date: DateComponents, _ secondsOfDay: Double) -> Date? {
-        var utc = Calendar(identifier: .gregorian)
-        utc.timeZone = TimeZone(identifier: "UTC")!
-        return utc.date(from: date)?.addingTimeInterval(secondsOfDay)
-    }
 }
 
-/// The fields of one RMC or GGA sentence.
+/// The fields of one RMC or GGA sentence, read strictly.
 private struct Epoch {
-    let timeKey: Substring
     let secondsOfDay: Double
     let position: GeoPoint
-    var date: DateComponents?
+    var midnight: Date?
     var valid = true
     var speed: Double?, course: Double?, altitude: Double?, hdop: Double?
     var quality: Int?, satellites: Int?
@@ -136,30 +143,36 @@ private struct Epoch {
         let f = s.fields
         let isRMC = s.type == "RMC"
         // RMC: time,status,lat,N,lon,E,speed,course,date…  GGA: time,lat,N,lon,E,quality,sats,hdop,alt,M…
-        let (latAt, minCount) = isRMC ? (2, 9) : (1, 9)
-        guard f.count >= minCount, let tod = Epoch.secondsOfDay(f[0]) else { return nil }
-        timeKey = f[0]
+        let latAt = isRMC ? 2 : 1
+        guard f.count >= 9, let tod = NMEAFields.secondsOfDay(f[0]) else { return nil }
         secondsOfDay = tod
+        func optional<T>(_ field: Substring, _ read: (Substring) -> T?) -> T?? {
+            field.isEmpty ? .some(nil) : read(field).map { .some($0) }
+        }
         if isRMC {
+            guard f[1] == "A" || f[1] == "V", let speed = optional(f[6], NMEAFields.unsigned),
+                  let course = optional(f[7], NMEAFields.unsigned), let date = optional(f[8], NMEAFields.date)
+            else { return nil }
             valid = f[1] == "A"
-            speed = Double(f[6]).map { $0 * 1852 / 3600 }
-            course = Double(f[7])
-            date = Epoch.date(f[8])
-            if date == nil, !f[8].isEmpty { return nil }
+            self.speed = speed.map { $0 * 1852 / 3600 }
+            self.course = course.flatMap { $0 < 360 ? $0 : nil }
+            midnight = date
         } else {
-            guard let q = Int(f[5]) else { return nil }
+            guard let q = NMEAFields.whole(f[5]), q <= 9, let sats = optional(f[6], NMEAFields.whole),
+                  let hdop = optional(f[7], NMEAFields.unsigned), let alt = optional(f[8], NMEAFields.signed)
+            else { return nil }
             quality = q
             valid = q > 0
-            satellites = Int(f[6])
-            hdop = Double(f[7])
-            altitude = Double(f[8])
+            satellites = sats.flatMap { $0 <= 99 ? $0 : nil }
+            self.hdop = hdop
+            altitude = alt
         }
         if !valid, f[latAt].isEmpty {
             position = GeoPoint(lat: 0, lon: 0)
             return
         }
-        guard let lat = Epoch.coordinate(f[latAt], f[latAt + 1], degreeDigits: 2, limit: 90),
-              let lon = Epoch.coordinate(f[latAt + 2], f[latAt + 3], degreeDigits: 3, limit: 180)
+        guard let lat = NMEAFields.coordinate(f[latAt], f[latAt + 1], degreeDigits: 2, limit: 90),
+              let lon = NMEAFields.coordinate(f[latAt + 2], f[latAt + 3], degreeDigits: 3, limit: 180)
         else { return nil }
         position = GeoPoint(lat: lat, lon: lon)
     }
@@ -174,33 +187,6 @@ private struct Epoch {
         if let satellites { fix.satellites = satellites }
         if let quality { fix.quality = quality }
     }
-
-    /// hhmmss(.sss)
-    static func secondsOfDay(_ s: Substring) -> Double? {
-        guard s.count >= 6, let h = Int(s.prefix(2)), let m = Int(s.dropFirst(2).prefix(2)),
-              let sec = Double(s.dropFirst(4)), h < 24, m < 60, sec < 61 else { return nil }
-        return Double(h * 3600 + m * 60) + sec
-    }
-
-    /// ddmmyy; years 80–99 are 19xx.
-    static func date(_ s: Substring) -> DateComponents? {
-        guard s.count == 6, let d = Int(s.prefix(2)), let m = Int(s.dropFirst(2).prefix(2)),
-              let y = Int(s.suffix(2)), (1...31).contains(d), (1...12).contains(m) else { return nil }
-        return DateComponents(year: y >= 80 ? 1900 + y : 2000 + y, month: m, day: d)
-    }
-
-    /// (d)ddmm.mmmm plus hemisphere.
-    static func coordinate(_ value: Substring, _ hemisphere: Substring, degreeDigits: Int, limit: Double) -> Double? {
-        guard value.count > degreeDigits + 2, let deg = Double(value.prefix(degreeDigits)),
-              let min = Double(value.dropFirst(degreeDigits)), min < 60 else { return nil }
-        let v = deg + min / 60
-        guard v <= limit else { return nil }
-        switch hemisphere {
-        case "N", "E": return v
-        case "S", "W": return -v
-        default: return nil
-        }
-    }
 }
 
 extension NMEALog {
@@ -210,9 +196,12 @@ extension NMEALog {
             GPXPoint(position: $0.position, elevation: $0.altitude, time: $0.time, hdop: $0.hdop,
                      satellites: $0.satellites, fix: $0.quality >= 2 ? .dgps : .threeD, line: $0.line)
         }
-        guard let imported = try GPXImport.importTrack(name: name, segments: [points], policy: policy) else {
+        guard var imported = try GPXImport.importTrack(name: name, segments: [points], policy: policy, file: name) else {
             throw .noTrack("no valid fix in the log (\(stats.noFix) epoch(s) without a fix, \(stats.rejected) rejected sentence(s))",
                            file: name)
+        }
+        if stats.dateAssumed {
+            imported.1.notes.insert("no RMC date in the log: times are on an assumed day (2026-01-05 UTC)", at: 0)
         }
         return ImportedTrack(track: imported.0, report: imported.1, kind: "nmea")
     }

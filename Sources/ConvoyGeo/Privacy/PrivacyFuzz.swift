@@ -48,9 +48,10 @@ extension PrivacyFuzz {
             let scale = Self.powerOfTen(d)
             let lat = (point.lat * scale).rounded() / scale
             let lon = (point.lon * scale).rounded() / scale
-            // Half a cell of latitude: the farthest the rounding moves a point north-south.
-            let cell = 0.5 / scale * GeoPoint.metresPerDegree
-            return FuzzedPosition(position: GeoPoint(lat: lat, lon: lon), accuracy: max(accuracy, cell))
+            // Half the cell's diagonal: the farthest rounding can move a point here.
+            let half = 0.5 / scale * GeoPoint.metresPerDegree
+            let diagonal = (half * half + pow(half * cos(point.lat * .pi / 180), 2)).squareRoot()
+            return FuzzedPosition(position: GeoPoint(lat: lat, lon: lon), accuracy: max(accuracy, diagonal))
         case .geoIndistinguishable(let ε):
             let θ = rng.uniform(0, 2 * .pi)
             let r = Self.laplaceRadius(p: rng.uniform(), epsilon: ε)

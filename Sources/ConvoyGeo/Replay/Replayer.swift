@@ -61,7 +61,7 @@ public struct Replayer: Sendable {
                           : fixAt(trackTime: 2 * d - m, direction: -1, moving: true)
         case .hold:
             let clamped = min(max(raw, 0), d)
-            return fixAt(trackTime: clamped, direction: 1, moving: raw > 0 && raw < d)
+            return fixAt(trackTime: clamped, direction: 1, moving: raw >= 0 && raw < d)
         }
     }
 
