@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "convoy", targets: ["convoy"]),
+        .library(name: "ConvoySodium", targets: ["ConvoySodium"]),
         .library(name: "ConvoyCrypto", targets: ["ConvoyCrypto"]),
         .library(name: "ConvoyGeo", targets: ["ConvoyGeo"]),
         .library(name: "ConvoyWire", targets: ["ConvoyWire"]),
@@ -34,8 +35,10 @@ let package = Package(
             name: "CGPS", pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]),
 
-        // Leaves.
-        .target(name: "ConvoyCrypto", dependencies: ["CSodium"], swiftSettings: swiftSettings),
+        // Leaves. ConvoySodium is the one wrapper of libsodium (keys, boxes, AEAD,
+        // signatures, Argon2id); ConvoyCrypto holds the app envelopes on top of it.
+        .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
+        .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
         .target(name: "ConvoyWire", dependencies: ["CCurl"], swiftSettings: swiftSettings),
 
@@ -43,17 +46,17 @@ let package = Package(
         .executableTarget(
             name: "convoy",
             dependencies: [
-                "ConvoyCrypto", "ConvoyGeo", "ConvoyWire",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
         // Micro-benchmarks behind `make bench` (figures in docs/performance.md).
         .executableTarget(
-            name: "convoy-bench", dependencies: ["ConvoyCrypto", "ConvoyGeo"],
+            name: "convoy-bench", dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyGeo"],
             swiftSettings: swiftSettings),
 
         .testTarget(
-            name: "ConvoyCryptoTests", dependencies: ["ConvoyCrypto"],
+            name: "ConvoyCryptoTests", dependencies: ["ConvoySodium", "ConvoyCrypto"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyGeoTests", dependencies: ["ConvoyGeo"],

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoySodium
 import ConvoyGeo
 import Foundation
 

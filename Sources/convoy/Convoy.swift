@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConvoyCrypto
+import ConvoySodium
 import ConvoyGeo
 import ConvoyWire
 import Foundation

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoySodium
 import Foundation
 import Testing
 
@@ -132,5 +133,24 @@ import Testing
             #expect(error == .badJSON)
             #expect(error.key == "acc")
         }
+    }
+}
+
+@Suite struct PasswordHashTests {
+    @Test func argon2idHashesVerifyAndAreSalted() throws {
+        let a = try PasswordHash.minimum.hash("correct horse")
+        let b = try PasswordHash.minimum.hash("correct horse")
+        #expect(a.hasPrefix("$argon2id$v=19$"))
+        #expect(a != b, "a fresh salt each time")
+        #expect(PasswordHash.verify("correct horse", against: a))
+        #expect(!PasswordHash.verify("correct horse!", against: a))
+        #expect(!PasswordHash.verify("", against: a))
+        #expect(!PasswordHash.verify("x", against: "not a hash"))
+        #expect(PasswordHash.verify("", against: try PasswordHash.minimum.hash("")))
+    }
+
+    @Test func theCostIsInTheEncodedHash() throws {
+        #expect(try PasswordHash.interactive.hash("pw").contains("m=65536,t=2"))
+        #expect(try PasswordHash.minimum.hash("pw").contains("t=1"))
     }
 }

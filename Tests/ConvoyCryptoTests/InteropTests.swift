@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoySodium
 import Foundation
 import Testing
 

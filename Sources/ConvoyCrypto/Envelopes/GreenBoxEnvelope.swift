@@ -1,3 +1,5 @@
+import ConvoySodium
+
 /// The Green Box envelope (greenbox-prd.md §4.4): the JSON location payload,
 /// sealed with `crypto_box_seal` to one friend's public key, as standard Base64
 /// text for the `encrypted_locations.payload` column.

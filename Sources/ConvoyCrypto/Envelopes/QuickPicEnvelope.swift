@@ -1,4 +1,4 @@
-internal import CSodium
+import ConvoySodium
 
 /// The QuickPic envelope (quickpic-spec.md, "Encryption Flow"): a random
 /// symmetric key encrypts the content with XChaCha20-Poly1305, the key is sealed
@@ -15,9 +15,9 @@ internal import CSodium
 /// ```
 public enum QuickPicEnvelope {
     public static let version: UInt8 = 1
-    static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
-    static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
-    static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+    static let keyBytes = XChaCha20Poly1305.keyBytes
+    static let nonceBytes = XChaCha20Poly1305.nonceBytes
+    static let tagBytes = XChaCha20Poly1305.tagBytes
     static let sealedKeyBytes = keyBytes + SealedBox.overhead
     static let headerBytes = 1 + sealedKeyBytes
     /// Size of an envelope with empty content.
@@ -40,11 +40,7 @@ public enum QuickPicEnvelope {
         blob += try SealedBox.seal(key, to: recipient)
         let ad = blob
         blob += nonce
-        var cipher = [UInt8](repeating: 0, count: plain.count + tagBytes)
-        var cipherLength: UInt64 = 0
-        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-            &cipher, &cipherLength, plain, UInt64(plain.count), ad, UInt64(ad.count), nil, nonce, key)
-        blob += cipher
+        blob += try XChaCha20Poly1305.seal(plain, associatedData: ad, nonce: nonce, key: key)
         blob += sender.sign(blob)
         return blob
     }
@@ -79,11 +75,6 @@ public enum QuickPicEnvelope {
         let ad = Array(bytes[..<headerBytes])
         let nonce = Array(bytes[headerBytes..<(headerBytes + nonceBytes)])
         let cipher = Array(signed[(headerBytes + nonceBytes)...])
-        var plain = [UInt8](repeating: 0, count: cipher.count - tagBytes)
-        var plainLength: UInt64 = 0
-        let rc = crypto_aead_xchacha20poly1305_ietf_decrypt(
-            &plain, &plainLength, nil, cipher, UInt64(cipher.count), ad, UInt64(ad.count), nonce, key)
-        guard rc == 0 else { throw .tampered }
-        return plain
+        return try XChaCha20Poly1305.open(cipher, associatedData: ad, nonce: nonce, key: key)
     }
 }

@@ -1,3 +1,4 @@
+import ConvoySodium
 import Foundation
 
 extension LocationPayload {

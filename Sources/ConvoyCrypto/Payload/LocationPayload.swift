@@ -1,3 +1,5 @@
+import ConvoySodium
+
 /// The plaintext of a Green Box location update (greenbox-prd.md §4.4):
 /// `{"lat":34.052,"lon":-118.243,"ts":1678886400,"acc":5.0}`.
 ///

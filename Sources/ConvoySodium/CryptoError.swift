@@ -50,10 +50,10 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let outOfRange = CryptoError(.outOfRange, "a value is out of range")
     public static let badKey = CryptoError(.badKey, "a key has the wrong length or encoding")
 
-    static func cannotOpen(_ detail: String) -> CryptoError { CryptoError(.cannotOpen, detail) }
-    static func truncated(_ detail: String) -> CryptoError { CryptoError(.truncated, detail) }
-    static func badKey(_ detail: String) -> CryptoError { CryptoError(.badKey, detail) }
-    static func unsupportedVersion(_ detail: String) -> CryptoError { CryptoError(.unsupportedVersion, detail) }
-    static func badJSON(_ detail: String, key: String? = nil) -> CryptoError { CryptoError(.badJSON, detail, key: key) }
-    static func outOfRange(_ detail: String, key: String) -> CryptoError { CryptoError(.outOfRange, detail, key: key) }
+    package static func cannotOpen(_ detail: String) -> CryptoError { CryptoError(.cannotOpen, detail) }
+    package static func truncated(_ detail: String) -> CryptoError { CryptoError(.truncated, detail) }
+    package static func badKey(_ detail: String) -> CryptoError { CryptoError(.badKey, detail) }
+    package static func unsupportedVersion(_ detail: String) -> CryptoError { CryptoError(.unsupportedVersion, detail) }
+    package static func badJSON(_ detail: String, key: String? = nil) -> CryptoError { CryptoError(.badJSON, detail, key: key) }
+    package static func outOfRange(_ detail: String, key: String) -> CryptoError { CryptoError(.outOfRange, detail, key: key) }
 }

@@ -1,0 +1,45 @@
+internal import CSodium
+
+/// Argon2id password hashing (libsodium `crypto_pwhash_str`), in the encoded
+/// PHC form `$argon2id$v=19$m=…,t=…,p=1$salt$hash` that carries its own cost.
+///
+/// The cost is a setting: `interactive` is libsodium's recommendation for
+/// logins; a load test that signs up thousands of devices a second uses
+/// `minimum`, which is still Argon2id but costs microseconds, not 100 ms.
+public struct PasswordHash: Hashable, Sendable {
+    public var operations: Int
+    public var memoryBytes: Int
+
+    public init(operations: Int, memoryBytes: Int) {
+        self.operations = operations
+        self.memoryBytes = memoryBytes
+    }
+
+    /// libsodium's interactive limits: 2 passes, 64 MiB.
+    public static let interactive = PasswordHash(operations: Int(crypto_pwhash_OPSLIMIT_INTERACTIVE),
+                                                 memoryBytes: Int(crypto_pwhash_MEMLIMIT_INTERACTIVE))
+    /// The smallest limits libsodium allows: 1 pass, 8 KiB. For load tests.
+    public static let minimum = PasswordHash(operations: Int(crypto_pwhash_opslimit_min()),
+                                             memoryBytes: Int(crypto_pwhash_memlimit_min()))
+
+    /// The encoded hash of `password`, with a fresh random salt.
+    public func hash(_ password: String) throws(CryptoError) -> String {
+        try Sodium.ensureReady()
+        var out = [CChar](repeating: 0, count: Int(crypto_pwhash_STRBYTES))
+        let length = UInt64(password.utf8.count)
+        let rc = password.withCString { p in
+            crypto_pwhash_str_alg(&out, p, length, UInt64(operations), memoryBytes, crypto_pwhash_ALG_ARGON2ID13)
+        }
+        guard rc == 0 else { throw .badKey("Argon2id refused the limits (out of memory?)") }
+        return String(cString: out)
+    }
+
+    /// True when `password` matches `encoded` (constant time in libsodium).
+    public static func verify(_ password: String, against encoded: String) -> Bool {
+        guard (try? Sodium.ensureReady()) != nil else { return false }
+        let length = UInt64(password.utf8.count)
+        return encoded.withCString { e in
+            password.withCString { p in crypto_pwhash_str_verify(e, p, length) == 0 }
+        }
+    }
+}
