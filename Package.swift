@@ -19,9 +19,15 @@ let package = Package(
         .library(name: "ConvoyCrypto", targets: ["ConvoyCrypto"]),
         .library(name: "ConvoyGeo", targets: ["ConvoyGeo"]),
         .library(name: "ConvoyWire", targets: ["ConvoyWire"]),
+        .library(name: "ConvoyServer", targets: ["ConvoyServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -42,12 +48,28 @@ let package = Package(
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
         .target(name: "ConvoyWire", dependencies: ["CCurl"], swiftSettings: swiftSettings),
 
+        // The reference backend `convoy serve`: stores and forwards opaque blobs.
+        .target(
+            name: "ConvoyServer",
+            dependencies: [
+                "ConvoySodium",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings),
+
         // The CLI: thin, the only place ArgumentParser lives.
         .executableTarget(
             name: "convoy",
             dependencies: [
-                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire", "ConvoyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         // Micro-benchmarks behind `make bench` (figures in docs/performance.md).
@@ -60,6 +82,9 @@ let package = Package(
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyGeoTests", dependencies: ["ConvoyGeo"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConvoyServerTests", dependencies: ["ConvoyServer"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

@@ -1,0 +1,178 @@
+import ConvoySodium
+import Foundation
+import GRDB
+import HTTPTypes
+
+/// GoTrue's subset that Green Box clients use: email and anonymous sign-up
+/// (auto-confirmed), password and refresh-token grants with rotation, logout,
+/// the current user, and admin creation with the service role.
+struct AuthService: Sendable {
+    let store: Store
+    let tokens: TokenService
+    let clock: any ServerClock
+    let passwordHash: PasswordHash
+
+    /// GoTrue's minimum password length.
+    static let minimumPasswordLength = 6
+
+    func signUp(email rawEmail: String?, password: String?) async throws -> [String: Any] {
+        let now = Timestamps.format(clock.now())
+        let userID = UUID().uuidString.lowercased()
+        guard let rawEmail, !rawEmail.isEmpty else {
+            // No email: an anonymous user, as `supabase.auth.signInAnonymously()` makes.
+            try await store.pool.write { db in
+                try db.execute(sql: "INSERT INTO auth_users (id, email, password_hash, is_anonymous, created_at, updated_at) VALUES (?, NULL, NULL, 1, ?, ?)",
+                               arguments: [userID, now, now])
+            }
+            return try await newSession(userID: userID)
+        }
+        let email = rawEmail.lowercased()
+        guard Self.looksLikeEmail(email) else {
+            throw APIError.gotrue(.badRequest, "validation_failed", "Unable to validate email address: invalid format")
+        }
+        guard let password, password.count >= Self.minimumPasswordLength else {
+            throw APIError.gotrue(.unprocessableContent, "weak_password",
+                                  "Password should be at least \(Self.minimumPasswordLength) characters.")
+        }
+        let hash = try passwordHash.hash(password)
+        do {
+            try await store.pool.write { db in
+                try db.execute(sql: "INSERT INTO auth_users (id, email, password_hash, is_anonymous, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
+                               arguments: [userID, email, hash, now, now])
+            }
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw APIError.gotrue(.unprocessableContent, "user_already_exists", "User already registered")
+        }
+        return try await newSession(userID: userID)
+    }
+
+    func signIn(email rawEmail: String, password: String) async throws -> [String: Any] {
+        let row = try await store.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM auth_users WHERE email = ?", arguments: [rawEmail.lowercased()])
+        }
+        // Verify against a dummy hash when the user is unknown, so both cases cost the same.
+        let stored: String = row?["password_hash"] ?? Self.dummyHash
+        guard PasswordHash.verify(password, against: stored), let id: String = row?["id"] else {
+            throw APIError.gotrue(.badRequest, "invalid_credentials", "Invalid login credentials")
+        }
+        return try await newSession(userID: id)
+    }
+
+    /// Rotates a refresh token. A token used twice revokes its whole session
+    /// (GoTrue's reuse detection), so a stolen token is worth one refresh.
+    func refresh(token: String) async throws -> [String: Any] {
+        let now = Timestamps.format(clock.now())
+        let next = Self.randomToken()
+        let outcome: (userID: String, sessionID: String)? = try await store.pool.write { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT t.user_id, t.session_id, t.revoked, s.revoked AS session_revoked
+                FROM auth_refresh_tokens t JOIN auth_sessions s ON s.id = t.session_id WHERE t.token = ?
+                """, arguments: [token]) else { return nil }
+            let sessionID: String = row["session_id"]
+            if (row["revoked"] as Int) != 0 || (row["session_revoked"] as Int) != 0 {
+                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE id = ?", arguments: [sessionID])
+                return nil
+            }
+            try db.execute(sql: "UPDATE auth_refresh_tokens SET revoked = 1 WHERE token = ?", arguments: [token])
+            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at) VALUES (?, ?, ?, ?)",
+                           arguments: [next, sessionID, row["user_id"] as String, now])
+            return (row["user_id"], sessionID)
+        }
+        guard let outcome else {
+            throw APIError.gotrue(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
+        }
+        return try await session(userID: outcome.userID, sessionID: outcome.sessionID, refreshToken: next)
+    }
+
+    /// `scope=global` (the default) ends every session of the user; `local` only this one.
+    func logout(_ principal: Principal, scope: String?) async throws {
+        guard let userID = principal.userID else { return }
+        try await store.pool.write { db in
+            if scope == "local", let sid = principal.sessionID {
+                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE id = ?", arguments: [sid])
+            } else {
+                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE user_id = ?", arguments: [userID])
+            }
+        }
+    }
+
+    /// Whether a session is still live (an access token outlives a logout otherwise).
+    func sessionIsLive(_ sessionID: String) async throws -> Bool {
+        try await store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT revoked FROM auth_sessions WHERE id = ?", arguments: [sessionID]) == 0
+        }
+    }
+
+    func user(id: String) async throws -> [String: Any] {
+        guard let row = try await store.pool.read({ db in
+            try Row.fetchOne(db, sql: "SELECT * FROM auth_users WHERE id = ?", arguments: [id])
+        }) else {
+            throw APIError.gotrue(.notFound, "user_not_found", "User not found")
+        }
+        return Self.userJSON(row)
+    }
+
+    /// `POST /admin/users` with the service role: a confirmed user, no session.
+    func adminCreate(email: String?, password: String?) async throws -> [String: Any] {
+        guard let email, !email.isEmpty else {
+            throw APIError.gotrue(.badRequest, "validation_failed", "An email address is required")
+        }
+        let session = try await signUp(email: email, password: password)
+        return session["user"] as? [String: Any] ?? [:]
+    }
+
+    // MARK: - Sessions
+
+    private func newSession(userID: String) async throws -> [String: Any] {
+        let now = Timestamps.format(clock.now())
+        let sessionID = UUID().uuidString.lowercased()
+        let refresh = Self.randomToken()
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO auth_sessions (id, user_id, created_at) VALUES (?, ?, ?)", arguments: [sessionID, userID, now])
+            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at) VALUES (?, ?, ?, ?)",
+                           arguments: [refresh, sessionID, userID, now])
+            try db.execute(sql: "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", arguments: [now, userID])
+        }
+        return try await session(userID: userID, sessionID: sessionID, refreshToken: refresh)
+    }
+
+    private func session(userID: String, sessionID: String, refreshToken: String) async throws -> [String: Any] {
+        let user = try await user(id: userID)
+        let email = user["email"] as? String
+        let anonymous = user["is_anonymous"] as? Bool ?? false
+        let (token, expiresAt) = try await tokens.accessToken(userID: userID, email: email, sessionID: sessionID, anonymous: anonymous)
+        return ["access_token": token, "token_type": "bearer", "expires_in": Int(tokens.ttl), "expires_at": expiresAt,
+                "refresh_token": refreshToken, "user": user]
+    }
+
+    static func userJSON(_ row: Row) -> [String: Any] {
+        let anonymous = (row["is_anonymous"] as Int) != 0
+        let created: String = row["created_at"]
+        let email: String? = row["email"]
+        return [
+            "id": row["id"] as String, "aud": "authenticated", "role": "authenticated",
+            "email": email ?? "", "phone": "",
+            "email_confirmed_at": anonymous ? NSNull() : created, "confirmed_at": anonymous ? NSNull() : created,
+            "last_sign_in_at": (row["last_sign_in_at"] as String?) ?? NSNull(),
+            "app_metadata": ["provider": anonymous ? "anonymous" : "email", "providers": anonymous ? [] : ["email"]],
+            "user_metadata": [String: Any](), "identities": [Any](),
+            "created_at": created, "updated_at": row["updated_at"] as String, "is_anonymous": anonymous,
+        ]
+    }
+
+    /// 32 random bytes, URL-safe Base64 without padding.
+    static func randomToken() -> String {
+        Data(Sodium.randomBytes(32)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func looksLikeEmail(_ s: String) -> Bool {
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".")
+            && !parts[1].hasSuffix(".") && s.count <= 254 && !s.contains(where: \.isWhitespace)
+    }
+
+    /// An Argon2id hash of nothing anyone knows, for timing-safe failures.
+    static let dummyHash = (try? PasswordHash.minimum.hash(UUID().uuidString)) ?? ""
+}

@@ -1,0 +1,53 @@
+import ConvoySodium
+import Foundation
+import JWTKit
+
+/// Signs and verifies the server's HS256 JWTs (jwt-kit). Anything else — a
+/// forged signature, `alg: none`, another algorithm, an expired token — fails.
+struct TokenService: Sendable {
+    let keys: JWTKeyCollection
+    let clock: any ServerClock
+    let issuer: String
+    let ttl: Double
+
+    init(secret: String, clock: any ServerClock, issuer: String, ttl: Double) async {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.keys = keys
+        self.clock = clock
+        self.issuer = issuer
+        self.ttl = ttl
+    }
+
+    enum Failure: Error, Equatable {
+        case invalid(String)
+        case expired
+    }
+
+    /// An API key (`anon` or `service_role`) valid for ten years.
+    func apiKey(role: Principal.Role) async throws -> String {
+        let now = Int(clock.now().timeIntervalSince1970)
+        return try await keys.sign(Claims(iss: "convoy", exp: now + 10 * 365 * 86_400, iat: now, role: role.rawValue))
+    }
+
+    /// An access token for a user's session.
+    func accessToken(userID: String, email: String?, sessionID: String, anonymous: Bool) async throws -> (token: String, expiresAt: Int) {
+        let now = Int(clock.now().timeIntervalSince1970)
+        let exp = now + Int(ttl)
+        let claims = Claims(iss: issuer, sub: userID, aud: "authenticated", exp: exp, iat: now, email: email ?? "",
+                            role: "authenticated", session_id: sessionID, is_anonymous: anonymous)
+        return (try await keys.sign(claims), exp)
+    }
+
+    /// Verifies the signature and the expiry (against the injected clock).
+    func verify(_ token: String) async throws(Failure) -> Claims {
+        let claims: Claims
+        do {
+            claims = try await keys.verify(token, as: Claims.self)
+        } catch {
+            throw .invalid("\(error)")
+        }
+        if let exp = claims.exp, Double(exp) <= clock.now().timeIntervalSince1970 { throw .expired }
+        return claims
+    }
+}

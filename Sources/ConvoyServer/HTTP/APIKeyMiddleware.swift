@@ -1,0 +1,17 @@
+import Hummingbird
+
+/// Supabase's gateway rule: every request names the project's `apikey`
+/// (header or query parameter), and it must be one of the project's keys.
+struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
+    let support: RequestSupport
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let key = support.apikey(request) else {
+            throw APIError(status: .unauthorized, message: "No API key found in request", shape: .gateway)
+        }
+        guard let claims = try? await support.tokens.verify(key), claims.role == "anon" || claims.role == "service_role" else {
+            throw APIError(status: .unauthorized, message: "Invalid API key", shape: .gateway)
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,89 @@
+import HTTPTypes
+import Hummingbird
+
+/// `/rest/v1`: PostgREST's table and RPC routes.
+struct RESTRoutes: Sendable {
+    let rest: RESTService
+    let invites: InviteRPC
+    let support: RequestSupport
+
+    func add(to router: Router<BasicRequestContext>) {
+        let group = router.group("rest/v1")
+        group.post("rpc/{function}") { request, context in
+            let name = try context.parameters.require("function")
+            let who = try await support.principal(request)
+            let args = (try? await support.json(request)) as? [String: Any] ?? [:]
+            return JSONResponse.make(.ok, JSONResponse.object(try await rpc(name, args, who)))
+        }
+        group.get("{table}") { request, context in
+            let t = try rest.table(try context.parameters.require("table"))
+            let who = try await support.principal(request)
+            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let prefer = RequestSupport.prefer(request)
+            let (rows, total) = try await rest.select(t, q, as: who, countExact: prefer["count"] == "exact")
+            var headers: HTTPFields = [:]
+            let first = q.offset ?? 0
+            headers[.contentRange] = rows.isEmpty ? "*/\(total.map(String.init) ?? "*")"
+                : "\(first)-\(first + rows.count - 1)/\(total.map(String.init) ?? "*")"
+            if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true {
+                guard rows.count == 1 else {
+                    throw APIError.postgrest(.notAcceptable, "PGRST116", "JSON object requested, multiple (or no) rows returned",
+                                             details: "The result contains \(rows.count) rows")
+                }
+                return JSONResponse.make(.ok, JSONResponse.object(rows[0]), headers: headers)
+            }
+            return JSONResponse.make(.ok, rows.map(JSONResponse.object), headers: headers)
+        }
+        group.post("{table}") { request, context in
+            let t = try rest.table(try context.parameters.require("table"))
+            let who = try await support.principal(request)
+            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let body = try await support.json(request)
+            let prefer = RequestSupport.prefer(request)
+            let resolution = prefer["resolution"]
+            let rows = try await rest.insert(t, body: body, q, as: who,
+                                             upsert: resolution == "merge-duplicates" || resolution == "ignore-duplicates",
+                                             ignoreDuplicates: resolution == "ignore-duplicates")
+            return respond(rows, prefer: prefer, status: .created, request: request)
+        }
+        group.patch("{table}") { request, context in
+            let t = try rest.table(try context.parameters.require("table"))
+            let who = try await support.principal(request)
+            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let rows = try await rest.update(t, body: try await support.json(request), q, as: who)
+            return respond(rows, prefer: RequestSupport.prefer(request), status: .ok, request: request)
+        }
+        group.delete("{table}") { request, context in
+            let t = try rest.table(try context.parameters.require("table"))
+            let who = try await support.principal(request)
+            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let rows = try await rest.delete(t, q, as: who)
+            return respond(rows, prefer: RequestSupport.prefer(request), status: .ok, request: request)
+        }
+    }
+
+    /// `return=representation` sends the rows; otherwise 201/204 with no body.
+    private func respond(_ rows: [RESTService.JSONRow], prefer: [String: String], status: HTTPResponse.Status,
+                         request: Request) -> Response {
+        guard prefer["return"] == "representation" else {
+            return JSONResponse.empty(status == .created ? .created : .noContent)
+        }
+        if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true, rows.count == 1 {
+            return JSONResponse.make(status, JSONResponse.object(rows[0]))
+        }
+        return JSONResponse.make(status, rows.map(JSONResponse.object))
+    }
+
+    private func rpc(_ name: String, _ args: [String: Any], _ who: Principal) async throws -> RESTService.JSONRow {
+        switch name {
+        case "create_invite", "accept_invite":
+            guard who.role == .authenticated, let uid = who.userID else {
+                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501",
+                                         "permission denied for function \(name)")
+            }
+            return name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
+        default:
+            throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
+        }
+    }
+}

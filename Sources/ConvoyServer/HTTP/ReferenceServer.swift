@@ -1,0 +1,86 @@
+import ConvoySodium
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// `convoy serve`: a Supabase-compatible backend for Green Box — GoTrue's auth
+/// at `/auth/v1`, PostgREST at `/rest/v1` with row-level security, and the
+/// retention purge — over an embedded SQLite store. It stores and forwards
+/// opaque blobs and never holds a private key.
+public final class ReferenceServer: Sendable {
+    public let configuration: ServerConfiguration
+    let clock: any ServerClock
+    let logger: Logger
+    let store: Store
+    let tokens: TokenService
+    let purger: RetentionPurger
+    let anonKey: String
+    let serviceRoleKey: String
+    /// Removed at shutdown when the server made it.
+    let temporaryDirectory: URL?
+
+    /// Opens (or creates) the database and makes the API keys.
+    public init(configuration: ServerConfiguration, clock: any ServerClock = SystemServerClock(),
+                logger: Logger = Logger(label: "convoy.serve")) async throws {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        var path = configuration.databasePath
+        if path == nil {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-serve-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            temporaryDirectory = dir
+            path = dir.appendingPathComponent("convoy.sqlite").path
+        } else {
+            temporaryDirectory = nil
+        }
+        store = try Store(path: path!)
+        let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
+        tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
+        anonKey = try await tokens.apiKey(role: .anon)
+        serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
+        purger = RetentionPurger(store: store, clock: clock, retention: configuration.retention, logger: logger)
+    }
+
+    /// One retention purge now (the background job runs this every `purgeEvery`).
+    @discardableResult
+    public func purgeOnce() async throws -> Int { try await purger.purgeOnce() }
+
+    /// Serves until cancelled, or until one of `signals` arrives. `onReady`
+    /// gets the keys with the URL of the bound port (useful with port 0).
+    public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
+                    onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
+        let support = RequestSupport(tokens: tokens, bodyLimit: configuration.bodyLimit)
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: APIKeyMiddleware(support: support))
+        AuthRoutes(auth: AuthService(store: store, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
+                   support: support).add(to: router)
+        RESTRoutes(rest: RESTService(store: store, schema: .greenBox, policies: .greenBox(strict: configuration.strictPolicies), clock: clock),
+                   invites: InviteRPC(store: store, clock: clock, ttl: configuration.inviteTTL), support: support).add(to: router)
+
+        let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                await onReady(ServerKeys(url: "http://\(host):\(port)", anonKey: anon, serviceRoleKey: service))
+            },
+            logger: logger)
+        defer {
+            if let dir = temporaryDirectory { try? FileManager.default.removeItem(at: dir) }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: signals) }
+            if configuration.purgeEvery > 0 {
+                group.addTask { [purger, configuration] in await purger.run(every: configuration.purgeEvery) }
+            }
+            // The app ends on a signal or cancellation; then the purge loop is cancelled.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension HTTPField.Name {
+    static let apikey = HTTPField.Name("apikey")!
+    static let prefer = HTTPField.Name("Prefer")!
+    static let contentRange = HTTPField.Name("Content-Range")!
+}
+
+/// What every handler needs from a request.
+struct RequestSupport: Sendable {
+    let tokens: TokenService
+    let bodyLimit: Int
+
+    /// The body as JSON, within the size limit. `gotrue` picks the error shape.
+    func json(_ request: Request, gotrue: Bool = false) async throws -> Any {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > bodyLimit {
+            throw tooLarge(gotrue)
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: bodyLimit)
+        } catch {
+            throw tooLarge(gotrue)
+        }
+        let data = Data(buffer.readableBytesView)
+        guard !data.isEmpty, let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            throw gotrue ? APIError.gotrue(.badRequest, "bad_json", "Could not parse request body as JSON")
+                         : APIError.postgrest(.badRequest, "PGRST102", "Empty or invalid json")
+        }
+        return value
+    }
+
+    private func tooLarge(_ gotrue: Bool) -> APIError {
+        gotrue ? .gotrue(.contentTooLarge, "request_too_large", "Request body is larger than \(bodyLimit) bytes")
+               : .postgrest(.contentTooLarge, "PGRST413", "Payload Too Large", details: "the limit is \(bodyLimit) bytes")
+    }
+
+    /// Who the request acts as: the bearer token's claims, else the apikey's.
+    /// Bad or expired tokens are PostgREST's 401s (GoTrue's shape for auth routes).
+    func principal(_ request: Request, gotrue: Bool = false) async throws -> Principal {
+        let bearer = request.headers[.authorization].flatMap { h -> String? in
+            let parts = h.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+        }
+        guard let token = bearer ?? apikey(request) else { return .anonymous }
+        let claims: Claims
+        do {
+            claims = try await tokens.verify(token)
+        } catch .expired {
+            throw gotrue ? APIError.gotrue(.unauthorized, "bad_jwt", "invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired")
+                         : APIError.postgrest(.unauthorized, "PGRST303", "JWT expired")
+        } catch {
+            throw gotrue ? APIError.gotrue(.unauthorized, "bad_jwt", "invalid JWT: unable to parse or verify signature")
+                         : APIError.postgrest(.unauthorized, "PGRST301", "JWSError JWSInvalidSignature")
+        }
+        switch claims.role {
+        case "anon": return .anonymous
+        case "service_role": return .service
+        case "authenticated":
+            guard let sub = claims.sub, UUID(uuidString: sub) != nil else {
+                throw APIError.postgrest(.unauthorized, "PGRST301", "JWT has no valid subject")
+            }
+            return Principal(role: .authenticated, userID: sub.lowercased(), sessionID: claims.session_id, email: claims.email)
+        default:
+            throw APIError.postgrest(.unauthorized, "PGRST301", "JWT role \(claims.role) is not a role here")
+        }
+    }
+
+    func apikey(_ request: Request) -> String? {
+        request.headers[.apikey] ?? request.uri.queryParameters["apikey"].map(String.init)
+    }
+
+    /// Query items in order, percent-decoded, duplicates kept.
+    static func queryItems(_ request: Request) -> [(String, String)] {
+        guard let query = request.uri.query, !query.isEmpty else { return [] }
+        return query.split(separator: "&").map { pair in
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            return (decode(kv[0]), kv.count > 1 ? decode(kv[1]) : "")
+        }
+    }
+
+    /// `Prefer` tokens: `return=representation`, `count=exact`, … as a dictionary.
+    static func prefer(_ request: Request) -> [String: String] {
+        var out: [String: String] = [:]
+        for field in request.headers[values: .prefer] {
+            for token in field.split(separator: ",") {
+                let kv = token.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if kv.count == 2 { out[String(kv[0])] = String(kv[1]) }
+            }
+        }
+        return out
+    }
+}
+
+/// JSON responses.
+enum JSONResponse {
+    static func make(_ status: HTTPResponse.Status, _ object: Any, headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json; charset=utf-8"
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8)
+        return Response(status: status, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A stored row as a JSON object.
+    static func object(_ row: RESTService.JSONRow) -> [String: Any] { row.mapValues(Values.toJSON) }
+
+    static func empty(_ status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        Response(status: status, headers: headers)
+    }
+}

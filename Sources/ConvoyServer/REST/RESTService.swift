@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import HTTPTypes
+
+/// PostgREST's table operations on the embedded store, with `Policies`
+/// applied as PostgreSQL applies RLS. Every statement's identifiers come from
+/// `Schema`; every value is a bound argument.
+struct RESTService: Sendable {
+    let store: Store
+    let schema: Schema
+    let policies: Policies
+    let clock: any ServerClock
+
+    /// A result row: column name to stored value (Sendable; JSON at the HTTP edge).
+    typealias JSONRow = [String: DatabaseValue]
+    typealias Row = Policies.Row
+
+    func table(_ name: String) throws(APIError) -> Schema.Table {
+        guard let t = schema.tables[name] else {
+            throw .postgrest(.notFound, "PGRST205", "Could not find the table 'public.\(name)' in the schema cache")
+        }
+        return t
+    }
+
+    // MARK: - Reads
+
+    func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: [JSONRow], total: Int?) {
+        let visible = visibility(t, who, \.select)
+        var whereSQL = visible.sql
+        var args = visible.arguments
+        if let w = q.whereClause {
+            whereSQL += " AND \(w.sql)"
+            args += w.arguments
+        }
+        let cols = q.columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        var page = ""
+        if let limit = q.limit { page += " LIMIT \(limit)" } else if q.offset != nil { page += " LIMIT -1" }
+        if let offset = q.offset { page += " OFFSET \(offset)" }
+        let sql = "SELECT \(cols) FROM \"\(t.name)\" WHERE \(whereSQL)\(q.orderClause)\(page)"
+        let arguments = StatementArguments(args)
+        let countSQL = "SELECT COUNT(*) FROM \"\(t.name)\" WHERE \(whereSQL)"
+        return try await store.pool.read { db in
+            let rows = try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { Self.json($0, q.columns) }
+            let total = countExact ? try Int.fetchOne(db, sql: countSQL, arguments: arguments) : nil
+            return (rows, total)
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Inserts one object or an array of them, all or nothing. With `upsert`,
+    /// rows whose `on_conflict` value exists are updated instead (merge) or
+    /// skipped (`ignoreDuplicates`).
+    func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
+                ignoreDuplicates: Bool) async throws -> [JSONRow] {
+        let objects: [[String: Any]]
+        if let one = body as? [String: Any] {
+            objects = [one]
+        } else if let many = body as? [[String: Any]] {
+            objects = many
+        } else {
+            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
+        }
+        let conflict = upsert ? (q.onConflict ?? t.primaryKey) : nil
+        if let conflict, conflict != t.primaryKey, !t.unique.contains(conflict) {
+            throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+        }
+        let now = Timestamps.format(clock.now())
+        let rows = try objects.map { try provided($0, t) }
+        return try await write { db in
+            var out: [JSONRow] = []
+            for given in rows {
+                if let conflict, let key = given[conflict],
+                   let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
+                    if ignoreDuplicates { continue }
+                    out.append(try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q))
+                    continue
+                }
+                var full = given
+                for c in t.columns where full[c.name] == nil {
+                    switch c.defaultValue {
+                    case .identity: continue
+                    case .now: full[c.name] = now.databaseValue
+                    case .value(let v): full[c.name] = v.databaseValue
+                    case nil:
+                        guard c.nullable else {
+                            throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(c.name)\" of relation \"\(t.name)\" violates not-null constraint")
+                        }
+                        full[c.name] = .null
+                    }
+                }
+                if who.role != .serviceRole {
+                    guard who.role == .authenticated, let uid = who.userID, let check = policies.tables[t.name]?.insert,
+                          try check(full, uid, db)
+                    else { throw rlsViolation(t, who) }
+                }
+                let names = full.keys.sorted()
+                try db.execute(sql: "INSERT INTO \"\(t.name)\" (\(names.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
+                               arguments: StatementArguments(names.map { full[$0]! }))
+                let id = db.lastInsertedRowID
+                if let inserted = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [id]) {
+                    out.append(Self.json(inserted, q.columns))
+                }
+            }
+            return out
+        }
+    }
+
+    /// PATCH: the rows the filters select among those the policy lets the user
+    /// see; each new row must pass the policy's check.
+    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal) async throws -> [JSONRow] {
+        guard let object = body as? [String: Any] else {
+            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
+        }
+        let given = try provided(object, t)
+        let visible = visibility(t, who) { $0.update?.using }
+        var whereSQL = visible.sql, args = visible.arguments
+        if let w = q.whereClause {
+            whereSQL += " AND \(w.sql)"
+            args += w.arguments
+        }
+        let selectSQL = "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \(whereSQL)"
+        let arguments = StatementArguments(args)
+        return try await write { db in
+            try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments).map { existing in
+                try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+            }
+        }
+    }
+
+    func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal) async throws -> [JSONRow] {
+        let visible = visibility(t, who, \.delete)
+        var whereSQL = visible.sql, args = visible.arguments
+        if let w = q.whereClause {
+            whereSQL += " AND \(w.sql)"
+            args += w.arguments
+        }
+        let arguments = StatementArguments(args)
+        let (selectSQL, deleteSQL) = ("SELECT * FROM \"\(t.name)\" WHERE \(whereSQL)", "DELETE FROM \"\(t.name)\" WHERE \(whereSQL)")
+        return try await write { db in
+            let rows = try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments).map { Self.json($0, q.columns) }
+            try db.execute(sql: deleteSQL, arguments: arguments)
+            return rows
+        }
+    }
+
+    // MARK: - Pieces
+
+    private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
+                        _ db: Database, _ q: RESTQuery) throws -> JSONRow {
+        var new = old
+        for (k, v) in given { new[k] = v }
+        if who.role != .serviceRole {
+            guard who.role == .authenticated, let uid = who.userID, let policy = policies.tables[t.name]?.update else {
+                throw rlsViolation(t, who)
+            }
+            let using = policy.using(uid)
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(t.name)\" WHERE rowid = ? AND \(using.sql))",
+                                    arguments: StatementArguments([rowid.databaseValue] + using.arguments)) == true
+            else { throw rlsViolation(t, who, using: true) }
+            if let message = policy.guard?(old, new, uid) {
+                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", message)
+            }
+            guard try policy.check(new, uid, db) else { throw rlsViolation(t, who) }
+        }
+        let names = given.keys.sorted()
+        if !names.isEmpty {
+            try db.execute(sql: "UPDATE \"\(t.name)\" SET \(names.map { "\"\($0)\" = ?" }.joined(separator: ", ")) WHERE rowid = ?",
+                           arguments: StatementArguments(names.map { given[$0]! } + [rowid.databaseValue]))
+        }
+        let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [rowid])
+        return row.map { Self.json($0, q.columns) } ?? [:]
+    }
+
+    /// The body's keys, checked against the table and converted by type.
+    private func provided(_ object: [String: Any], _ t: Schema.Table) throws(APIError) -> Row {
+        var row: Row = [:]
+        for (key, value) in object {
+            guard let c = t.column(key) else {
+                throw .postgrest(.badRequest, "PGRST204", "Could not find the '\(key)' column of '\(t.name)' in the schema cache")
+            }
+            row[key] = try Values.fromJSON(value, as: c)
+        }
+        return row
+    }
+
+    private func visibility(_ t: Schema.Table, _ who: Principal,
+                            _ policy: (Policies.Table) -> (@Sendable (String) -> Policies.Predicate)?) -> Policies.Predicate {
+        switch who.role {
+        case .serviceRole: return .all
+        case .anon: return .none
+        case .authenticated:
+            guard let uid = who.userID, let table = policies.tables[t.name], let p = policy(table) else { return .none }
+            return p(uid)
+        }
+    }
+
+    private func rlsViolation(_ t: Schema.Table, _ who: Principal, using: Bool = false) -> APIError {
+        .postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501",
+                   "new row violates row-level security policy\(using ? " (USING expression)" : "") for table \"\(t.name)\"")
+    }
+
+    /// Runs a write transaction, turning SQLite constraint failures into
+    /// PostgreSQL's codes and statuses.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await store.pool.write(body)
+        } catch let error as DatabaseError {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: DatabaseError) -> APIError {
+        switch error.extendedResultCode {
+        case .SQLITE_CONSTRAINT_PRIMARYKEY, .SQLITE_CONSTRAINT_UNIQUE:
+            return .postgrest(.conflict, "23505", "duplicate key value violates unique constraint", details: error.message)
+        case .SQLITE_CONSTRAINT_FOREIGNKEY:
+            return .postgrest(.conflict, "23503", "insert or update violates foreign key constraint",
+                              details: "a referenced row does not exist")
+        case .SQLITE_CONSTRAINT_NOTNULL:
+            return .postgrest(.badRequest, "23502", "null value violates not-null constraint", details: error.message)
+        case .SQLITE_CONSTRAINT_CHECK:
+            return .postgrest(.badRequest, "23514", "new row violates check constraint", details: error.message)
+        default:
+            return .postgrest(.internalServerError, "XX000", "database error", details: error.message)
+        }
+    }
+
+    static func row(_ r: GRDB.Row, _ t: Schema.Table) -> Row {
+        var out: Row = [:]
+        for c in t.columns { out[c.name] = r[c.name] as DatabaseValue? ?? .null }
+        return out
+    }
+
+    static func json(_ r: GRDB.Row, _ columns: [String]) -> JSONRow {
+        var out: JSONRow = [:]
+        for c in columns { out[c] = r[c] as DatabaseValue? ?? .null }
+        return out
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import HTTPTypes
+
+/// Conversions between request text/JSON, SQLite values and response JSON,
+/// by column type, with PostgreSQL's error codes for bad input.
+enum Values {
+    static func invalid(_ c: Schema.Column, _ text: String) -> APIError {
+        .postgrest(.badRequest, "22P02", "invalid input syntax for type \(c.type.postgresName): \"\(text.prefix(100))\"")
+    }
+
+    /// A filter operand (always text in the URL).
+    static func parse(_ text: String, as c: Schema.Column) throws(APIError) -> DatabaseValue {
+        switch c.type {
+        case .text: return text.databaseValue
+        case .uuid:
+            guard let u = UUID(uuidString: text) else { throw invalid(c, text) }
+            return u.uuidString.lowercased().databaseValue
+        case .bigint:
+            guard let n = Int64(text) else { throw invalid(c, text) }
+            return n.databaseValue
+        case .timestamptz:
+            guard let d = Timestamps.parse(text) else { throw invalid(c, text) }
+            return Timestamps.format(d).databaseValue
+        }
+    }
+
+    /// A JSON body value for column `c`; nil JSON is SQL NULL.
+    static func fromJSON(_ value: Any, as c: Schema.Column) throws(APIError) -> DatabaseValue {
+        if value is NSNull {
+            guard c.nullable else {
+                throw .postgrest(.badRequest, "23502", "null value in column \"\(c.name)\" violates not-null constraint")
+            }
+            return .null
+        }
+        let stored: DatabaseValue
+        switch c.type {
+        case .bigint:
+            if let n = value as? NSNumber, !(value is Bool), let i = Int64(exactly: n.doubleValue) {
+                stored = i.databaseValue
+            } else if let s = value as? String, let i = Int64(s) {
+                stored = i.databaseValue
+            } else {
+                throw invalid(c, "\(value)")
+            }
+        case .text, .uuid, .timestamptz:
+            guard let s = value as? String else { throw invalid(c, "\(value)") }
+            stored = try parse(s, as: c)
+        }
+        if let allowed = c.allowed, let s = String.fromDatabaseValue(stored), !allowed.contains(s) {
+            throw .postgrest(.badRequest, "23514", "new row violates check constraint on column \"\(c.name)\"",
+                             details: "allowed: \(allowed.sorted().joined(separator: ", "))")
+        }
+        return stored
+    }
+
+    /// A stored value as response JSON.
+    static func toJSON(_ value: DatabaseValue) -> Any {
+        switch value.storage {
+        case .null: NSNull()
+        case .int64(let i): i
+        case .double(let d): d
+        case .string(let s): s
+        case .blob(let b): b.base64EncodedString()
+        }
+    }
+}

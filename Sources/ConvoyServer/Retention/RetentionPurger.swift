@@ -1,0 +1,44 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The PRD's `purge-old-locations` job: every `every` seconds, delete
+/// `encrypted_locations` older than `retention`. Each run is logged and kept
+/// in `purge_log`, which only the service role can read.
+struct RetentionPurger: Sendable {
+    let store: Store
+    let clock: any ServerClock
+    let retention: Double
+    let logger: Logger
+
+    /// One purge, now. Returns how many rows went.
+    @discardableResult
+    func purgeOnce() async throws -> Int {
+        let now = clock.now()
+        let cutoff = Timestamps.format(now.addingTimeInterval(-retention))
+        let deleted = try await store.pool.write { db in
+            try db.execute(sql: "DELETE FROM encrypted_locations WHERE created_at < ?", arguments: [cutoff])
+            let n = db.changesCount
+            try db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)",
+                           arguments: [Timestamps.format(now), n, cutoff])
+            return n
+        }
+        logger.info("purge-old-locations", metadata: ["deleted": "\(deleted)", "cutoff": "\(cutoff)"])
+        return deleted
+    }
+
+    /// Runs until cancelled; `every` ≤ 0 means never (the purge is disabled).
+    func run(every: Double) async {
+        guard every > 0 else { return }
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .seconds(every))
+                try await purgeOnce()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("purge-old-locations failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

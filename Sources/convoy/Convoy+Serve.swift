@@ -1,0 +1,90 @@
+import ArgumentParser
+import ConvoyServer
+import ConvoySodium
+import Foundation
+import Logging
+import UnixSignals
+
+extension Convoy {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, retention purge.",
+            discussion: """
+                Green Box's schema and policies (greenbox-prd.md §3) over an embedded SQLite database.
+                The anon and service_role keys are JWTs signed with the JWT secret; they are printed at
+                start, and --keys-file writes them (0600) for `convoy run --keys-file`.
+                Realtime and the PostgreSQL store are not in this build yet (docs/server.md).
+                """)
+
+        @Option(help: "Address to listen on.")
+        var host = "127.0.0.1"
+
+        @Option(help: "Port (0: a free one).")
+        var port = 3010
+
+        @Option(help: "SQLite file (default: a new one in a temporary directory, removed at exit).")
+        var database: String?
+
+        @Option(name: .customLong("jwt-secret"), help: "HS256 secret for tokens and API keys (default: random).")
+        var jwtSecret: String?
+
+        @Option(name: .customLong("keys-file"), help: "Write {url, anon_key, service_role_key} here, mode 0600.")
+        var keysFile: String?
+
+        @Option(help: "Delete encrypted_locations older than this (e.g. 10m, 20s).")
+        var retention: DurationArgument = DurationArgument(argument: "10m")!
+
+        @Option(name: .customLong("purge-every"), help: "Run the purge this often; 0 disables it.")
+        var purgeEvery: DurationArgument = DurationArgument(argument: "1m")!
+
+        @Option(name: .customLong("token-ttl"), help: "Lifetime of access tokens.")
+        var tokenTTL: DurationArgument = DurationArgument(argument: "1h")!
+
+        @Flag(name: .customLong("strict-policies"), help: "Only let users post locations to active friends (the PRD lets them post to anyone).")
+        var strictPolicies = false
+
+        @Option(name: .customLong("password-cost"), help: "Argon2id cost: minimum (load tests) or interactive (libsodium's login default).")
+        var passwordCost = "minimum"
+
+        func validate() throws {
+            guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") }
+            guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") }
+            guard ["minimum", "interactive"].contains(passwordCost) else {
+                throw ValidationError("--password-cost is minimum or interactive")
+            }
+        }
+
+        func run() async throws {
+            var logger = Logger(label: "convoy.serve")
+            logger.logLevel = .info
+            let config = ServerConfiguration(
+                host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
+                purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
+                passwordHash: passwordCost == "interactive" ? .interactive : .minimum)
+            let server: ReferenceServer
+            do {
+                server = try await ReferenceServer(configuration: config, logger: logger)
+            } catch {
+                throw CommandFailure.runtime("cannot open the database: \(error)")
+            }
+            let keysFile = self.keysFile
+            try await server.run(gracefulShutdownSignals: [.sigterm, .sigint]) { keys in
+                // Unbuffered, so a parent process sees the keys at once.
+                var text = "convoy serve: listening on \(keys.url)\n"
+                text += "  anon key:         \(keys.anonKey)\n"
+                text += "  service_role key: \(keys.serviceRoleKey)\n"
+                if let keysFile {
+                    do {
+                        try keys.write(to: keysFile)
+                        text += "  keys written to \(keysFile) (0600)\n"
+                    } catch {
+                        FileHandle.standardError.write(Data("convoy: error: cannot write \(keysFile): \(error)\n".utf8))
+                    }
+                }
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import ConvoyServer
+
+@Suite struct AuthTests {
+    @Test func signUpReturnsASupabaseSessionAndClaims() async throws {
+        let s = try await TestServer { $0.tokenTTL = 120 }
+        let r = try await s.request("POST", "/auth/v1/signup", body: ["email": "Alice@Example.com", "password": "secret123"])
+        #expect(r.status == 200)
+        let session = r.object
+        #expect(session["token_type"] as? String == "bearer")
+        #expect(session["expires_in"] as? Int == 120)
+        let user = try #require(session["user"] as? [String: Any])
+        #expect(user["email"] as? String == "alice@example.com")
+        #expect(user["aud"] as? String == "authenticated" && user["role"] as? String == "authenticated")
+        #expect(user["is_anonymous"] as? Bool == false)
+        let claims = TestServer.claims(session["access_token"] as! String)
+        #expect(claims["sub"] as? String == user["id"] as? String)
+        #expect(claims["aud"] as? String == "authenticated" && claims["role"] as? String == "authenticated")
+        #expect(claims["session_id"] is String && claims["iss"] is String)
+        #expect((claims["exp"] as! Int) - (claims["iat"] as! Int) == 120)
+        #expect(session["expires_at"] as? Int == claims["exp"] as? Int)
+        await s.stop()
+    }
+
+    @Test func anonymousSignUpAndBadSignUps() async throws {
+        let s = try await TestServer()
+        let anon = try await s.request("POST", "/auth/v1/signup", body: [String: Any]())
+        #expect(anon.status == 200)
+        #expect((anon.object["user"] as? [String: Any])?["is_anonymous"] as? Bool == true)
+        #expect(TestServer.claims(anon.object["access_token"] as! String)["is_anonymous"] as? Bool == true)
+
+        _ = try await s.signUp("dup@example.com", withProfile: false)
+        let dup = try await s.request("POST", "/auth/v1/signup", body: ["email": "DUP@example.com", "password": "secret123"])
+        #expect(dup.status == 422 && dup.object["error_code"] as? String == "user_already_exists")
+        let weak = try await s.request("POST", "/auth/v1/signup", body: ["email": "w@example.com", "password": "123"])
+        #expect(weak.status == 422 && weak.object["error_code"] as? String == "weak_password")
+        let bad = try await s.request("POST", "/auth/v1/signup", body: ["email": "not an email", "password": "secret123"])
+        #expect(bad.status == 400)
+        let junk = try await s.request("POST", "/auth/v1/signup", rawBody: Data("{nope".utf8))
+        #expect(junk.status == 400 && junk.object["error_code"] as? String == "bad_json")
+        await s.stop()
+    }
+
+    @Test func passwordGrant() async throws {
+        let s = try await TestServer()
+        let u = try await s.signUp("bob@example.com", withProfile: false)
+        let ok = try await s.request("POST", "/auth/v1/token?grant_type=password", body: ["email": "bob@example.com", "password": "secret123"])
+        #expect(ok.status == 200)
+        #expect((ok.object["user"] as? [String: Any])?["id"] as? String == u.id)
+        for (email, pw) in [("bob@example.com", "wrong-password"), ("nobody@example.com", "secret123")] {
+            let no = try await s.request("POST", "/auth/v1/token?grant_type=password", body: ["email": email, "password": pw])
+            #expect(no.status == 400 && no.object["error_code"] as? String == "invalid_credentials")
+        }
+        let grant = try await s.request("POST", "/auth/v1/token?grant_type=magic", body: [String: Any]())
+        #expect(grant.status == 400)
+        await s.stop()
+    }
+
+    @Test func refreshTokensRotateAndReuseRevokesTheSession() async throws {
+        let s = try await TestServer()
+        let u = try await s.signUp(withProfile: false)
+        let first = try await s.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": u.refresh])
+        #expect(first.status == 200)
+        let next = try #require(first.object["refresh_token"] as? String)
+        #expect(next != u.refresh)
+        // The old token again: rejected, and the session it belongs to is ended.
+        let reuse = try await s.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": u.refresh])
+        #expect(reuse.status == 400)
+        let afterReuse = try await s.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": next])
+        #expect(afterReuse.status == 400, "a reused token revokes the whole session")
+        await s.stop()
+    }
+
+    @Test func logoutEndsTheSession() async throws {
+        let s = try await TestServer()
+        let u = try await s.signUp(withProfile: false)
+        #expect(try await s.request("GET", "/auth/v1/user", token: u.token).status == 200)
+        #expect(try await s.request("POST", "/auth/v1/logout", token: u.token).status == 204)
+        let user = try await s.request("GET", "/auth/v1/user", token: u.token)
+        #expect(user.status == 403 && user.object["error_code"] as? String == "session_not_found")
+        #expect(try await s.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": u.refresh]).status == 400)
+        await s.stop()
+    }
+
+    @Test func adminUsersNeedsTheServiceRole() async throws {
+        let s = try await TestServer()
+        let body = ["email": "made@example.com", "password": "secret123"]
+        #expect(try await s.request("POST", "/auth/v1/admin/users", body: body, token: s.keys.anonKey).status == 403)
+        let u = try await s.signUp(withProfile: false)
+        #expect(try await s.request("POST", "/auth/v1/admin/users", body: body, token: u.token).status == 403)
+        let ok = try await s.request("POST", "/auth/v1/admin/users", body: body, token: s.keys.serviceRoleKey,
+                                     apikey: .some(s.keys.serviceRoleKey))
+        #expect(ok.status == 200 && ok.object["email"] as? String == "made@example.com")
+        await s.stop()
+    }
+
+    @Test func apiKeyIsRequiredAndChecked() async throws {
+        let s = try await TestServer()
+        let none = try await s.request("GET", "/rest/v1/users", apikey: .none)
+        #expect(none.status == 401 && (none.object["message"] as? String)?.contains("No API key") == true)
+        let wrong = try await s.request("GET", "/rest/v1/users", apikey: .some("not-a-key"))
+        #expect(wrong.status == 401)
+        let u = try await s.signUp(withProfile: false)
+        #expect(try await s.request("GET", "/rest/v1/users", apikey: .some(u.token)).status == 401, "a user token is not an API key")
+        #expect(try await s.request("GET", "/rest/v1/users?apikey=\(s.keys.anonKey)", apikey: .none).status == 200)
+        await s.stop()
+    }
+
+    @Test func expiredForgedAndAlgNoneTokensAreRefused() async throws {
+        let s = try await TestServer { $0.tokenTTL = 60 }
+        let u = try await s.signUp()
+        #expect(try await s.request("GET", "/rest/v1/users", token: u.token).status == 200)
+        s.clock.advance(by: 61)
+        let expired = try await s.request("GET", "/rest/v1/users", token: u.token)
+        #expect(expired.status == 401 && expired.code == "PGRST303")
+        let expiredAuth = try await s.request("GET", "/auth/v1/user", token: u.token)
+        #expect(expiredAuth.status == 401 && expiredAuth.object["error_code"] as? String == "bad_jwt")
+
+        // Same claims, signed with another secret; and the same claims with alg "none".
+        let parts = u.token.split(separator: ".")
+        let forged = parts[0] + "." + parts[1] + ".c2lnbmF0dXJl"
+        let none = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + parts[1] + "."
+        for token in [String(forged), none] {
+            let r = try await s.request("GET", "/rest/v1/users", token: token)
+            #expect(r.status == 401 && r.code == "PGRST301")
+        }
+        await s.stop()
+    }
+}

@@ -1,0 +1,105 @@
+import ConvoySodium
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Testing
+@testable import ConvoyServer
+
+/// A `ReferenceServer` on a free loopback port, with a clock tests move by hand.
+final class TestServer: Sendable {
+    let server: ReferenceServer
+    let clock: ManualServerClock
+    let keys: ServerKeys
+    private let task: Task<Void, any Error>
+
+    struct Reply: @unchecked Sendable {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+        var json: Any? { body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
+        var object: [String: Any] { json as? [String: Any] ?? [:] }
+        var rows: [[String: Any]] { json as? [[String: Any]] ?? [] }
+        var code: String? { object["code"] as? String }
+    }
+
+    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        var config = ServerConfiguration.testing
+        configure(&config)
+        let clock = ManualServerClock(Date())
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = try await ReferenceServer(configuration: config, clock: clock, logger: logger)
+        let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
+        task = Task { try await server.run { keys in continuation.yield(keys) } }
+        var iterator = stream.makeAsyncIterator()
+        guard let keys = await iterator.next() else { throw CancellationError() }
+        self.server = server
+        self.clock = clock
+        self.keys = keys
+    }
+
+    deinit { task.cancel() }
+
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    /// One HTTP request. `token` goes in `Authorization: Bearer`; `apikey`
+    /// defaults to the anon key (nil sends none).
+    func request(_ method: String, _ path: String, body: Any? = nil, rawBody: Data? = nil, token: String? = nil,
+                 apikey: String?? = .some(nil), headers: [String: String] = [:]) async throws -> Reply {
+        var req = URLRequest(url: URL(string: keys.url + path)!)
+        req.httpMethod = method
+        switch apikey {
+        case .none: break
+        case .some(nil): req.setValue(keys.anonKey, forHTTPHeaderField: "apikey")
+        case .some(let k?): req.setValue(k, forHTTPHeaderField: "apikey")
+        }
+        if let token { req.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
+        if let body {
+            req.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.fragmentsAllowed])
+            req.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        } else if let rawBody {
+            req.httpBody = rawBody
+            req.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: req)
+        let http = response as! HTTPURLResponse
+        var h: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
+        return Reply(status: http.statusCode, headers: h, body: data)
+    }
+
+    /// A signed-up user with a `users` row and a fresh key.
+    struct User: Sendable {
+        let id: String
+        let token: String
+        let refresh: String
+        let email: String
+    }
+
+    func signUp(_ email: String = "u\(UUID().uuidString.prefix(8))@example.com", password: String = "secret123",
+                withProfile: Bool = true) async throws -> User {
+        let r = try await request("POST", "/auth/v1/signup", body: ["email": email, "password": password])
+        #expect(r.status == 200, "signup: \(String(decoding: r.body, as: UTF8.self))")
+        let user = User(id: (r.object["user"] as! [String: Any])["id"] as! String, token: r.object["access_token"] as! String,
+                        refresh: r.object["refresh_token"] as! String, email: email)
+        if withProfile {
+            let row = try await request("POST", "/rest/v1/users", body: ["id": user.id, "public_key": try BoxKeyPair().publicKey.base64],
+                                        token: user.token)
+            #expect(row.status == 201)
+        }
+        return user
+    }
+
+    /// The claims of a JWT, unverified (the tests check what the server wrote).
+    static func claims(_ jwt: String) -> [String: Any] {
+        var part = String(jwt.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while part.count % 4 != 0 { part += "=" }
+        return (try? JSONSerialization.jsonObject(with: Data(base64Encoded: part)!) as? [String: Any]) ?? [:]
+    }
+}
