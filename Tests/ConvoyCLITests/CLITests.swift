@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 /// Runs the built `convoy` binary as a user would and checks what it prints
@@ -187,5 +190,50 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(r.status == 0, "\(r.stderr)")
         let shipped = FileManager.default.contents(atPath: Self.root.appendingPathComponent("gpx/\(file)").path)
         #expect(shipped != nil && FileManager.default.contents(atPath: out) == shipped, "gpx/\(file) differs: run scripts/make-tracks")
+    }
+}
+
+@Suite struct ServeCommandTests {
+    /// `convoy serve --port 0 --keys-file F`: keys file 0600 with a live URL,
+    /// SIGTERM stops it cleanly with exit 0.
+    @Test func servesWritesKeysAndStopsOnSIGTERM() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keysPath = dir.appendingPathComponent("keys.json").path
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // Wait (bounded) for the keys file: readiness, not timing.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !FileManager.default.fileExists(atPath: keysPath), ContinuousClock.now < deadline, process.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let keys = try #require(try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: keysPath))) as? [String: String])
+        let mode = try FileManager.default.attributesOfItem(atPath: keysPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let url = try #require(keys["url"])
+        #expect(url.hasPrefix("http://127.0.0.1:") && !url.hasSuffix(":0"))
+
+        var request = URLRequest(url: URL(string: url + "/rest/v1/users")!)
+        request.setValue(keys["anon_key"], forHTTPHeaderField: "apikey")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.contains("listening on \(url)"))
+    }
+
+    @Test func badServeOptionsAreBadInput() throws {
+        #expect(try CLI.run("serve", "--port", "70000").status == 2)
+        #expect(try CLI.run("serve", "--password-cost", "extreme").status == 2)
     }
 }
