@@ -24,6 +24,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -54,6 +56,7 @@ let package = Package(
             dependencies: [
                 "ConvoySodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -84,7 +87,8 @@ let package = Package(
             name: "ConvoyGeoTests", dependencies: ["ConvoyGeo"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyServerTests", dependencies: ["ConvoyServer"],
+            name: "ConvoyServerTests",
+            dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

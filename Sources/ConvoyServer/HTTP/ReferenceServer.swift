@@ -1,6 +1,7 @@
 import ConvoySodium
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -54,16 +55,21 @@ public final class ReferenceServer: Sendable {
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let support = RequestSupport(tokens: tokens, bodyLimit: configuration.bodyLimit)
+        let policies = Policies.greenBox(strict: configuration.strictPolicies)
+        let hub = RealtimeHub(policies: policies, schema: .greenBox, clock: clock)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: APIKeyMiddleware(support: support))
         AuthRoutes(auth: AuthService(store: store, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
                    support: support).add(to: router)
-        RESTRoutes(rest: RESTService(store: store, schema: .greenBox, policies: .greenBox(strict: configuration.strictPolicies), clock: clock),
-                   invites: InviteRPC(store: store, clock: clock, ttl: configuration.inviteTTL), support: support).add(to: router)
+        RESTRoutes(rest: RESTService(store: store, schema: .greenBox, policies: policies, clock: clock, hub: hub),
+                   invites: InviteRPC(store: store, clock: clock, ttl: configuration.inviteTTL, hub: hub), support: support).add(to: router)
+        let wsRouter = Router(context: BasicWebSocketRequestContext.self)
+        RealtimeRoutes(hub: hub, tokens: tokens, clock: clock).add(to: wsRouter)
 
         let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
         let app = Application(
             router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

@@ -26,6 +26,9 @@ struct Policies: Sendable {
         var insert: Check?
         var update: (using: @Sendable (String) -> Predicate, check: Check, guard: Guard?)?
         var delete: (@Sendable (String) -> Predicate)?
+        /// The SELECT policy again, over one row in memory: Realtime decides
+        /// with it who may receive a change (Supabase checks RLS per subscriber).
+        var readable: (@Sendable (Row, String) -> Bool)? = nil
     }
 
     var tables: [String: Table]
@@ -44,7 +47,8 @@ struct Policies: Sendable {
                 select: { _ in .all },
                 insert: { row, uid, _ in text(row, "id") == uid },
                 update: (using: { uid in uidIs("id", uid) }, check: { row, uid, _ in text(row, "id") == uid }, guard: nil),
-                delete: nil),
+                delete: nil,
+                readable: { _, _ in true }),
             // friendships: SELECT USING (auth.uid() IN (user_id_1, user_id_2));
             //   INSERT WITH CHECK (requested_by = auth.uid() AND status = 'pending' AND auth.uid() IN (user_id_1, user_id_2));
             //   UPDATE USING/WITH CHECK (auth.uid() IN (user_id_1, user_id_2)), plus a trigger: members and requester are
@@ -70,7 +74,8 @@ struct Policies: Sendable {
                              if old[other] != new[other] { return "each member sets only their own sharing preference (\(own))" }
                              return nil
                          }),
-                delete: member),
+                delete: member,
+                readable: { row, uid in text(row, "user_id_1") == uid || text(row, "user_id_2") == uid }),
             // encrypted_locations: INSERT WITH CHECK (sender_id = auth.uid())
             //   [--strict-policies: AND EXISTS (SELECT 1 FROM friendships f WHERE f.status = 'active'
             //      AND ((f.user_id_1 = sender_id AND f.user_id_2 = recipient_id) OR (f.user_id_2 = sender_id AND f.user_id_1 = recipient_id)))];
@@ -86,9 +91,11 @@ struct Policies: Sendable {
                         """, arguments: [uid, to, to, uid]) ?? false
                 },
                 update: nil,
-                delete: nil),
+                delete: nil,
+                readable: { row, uid in text(row, "recipient_id") == uid }),
             // invites: SELECT USING (inviter_id = auth.uid()); written only through the RPCs.
-            "invites": Table(select: { uid in uidIs("inviter_id", uid) }, insert: nil, update: nil, delete: nil),
+            "invites": Table(select: { uid in uidIs("inviter_id", uid) }, insert: nil, update: nil, delete: nil,
+                             readable: { row, uid in text(row, "inviter_id") == uid }),
             // purge_log: no policy: only the service role reads it.
             "purge_log": Table(select: nil, insert: nil, update: nil, delete: nil),
         ])

@@ -10,6 +10,8 @@ struct RESTService: Sendable {
     let schema: Schema
     let policies: Policies
     let clock: any ServerClock
+    /// Where committed changes go for Realtime subscribers.
+    let hub: RealtimeHub?
 
     /// A result row: column name to stored value (Sendable; JSON at the HTTP edge).
     typealias JSONRow = [String: DatabaseValue]
@@ -69,11 +71,14 @@ struct RESTService: Sendable {
         let rows = try objects.map { try provided($0, t) }
         return try await write { db in
             var out: [JSONRow] = []
+            var changes: [ChangeEvent] = []
             for given in rows {
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
-                    out.append(try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q))
+                    let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+                    out.append(json)
+                    changes.append(change)
                     continue
                 }
                 var full = given
@@ -100,9 +105,11 @@ struct RESTService: Sendable {
                 let id = db.lastInsertedRowID
                 if let inserted = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [id]) {
                     out.append(Self.json(inserted, q.columns))
+                    changes.append(ChangeEvent(table: t.name, type: "INSERT", record: Self.row(inserted, t), oldRecord: [:],
+                                               commitTimestamp: now))
                 }
             }
-            return out
+            return (out, changes)
         }
     }
 
@@ -122,9 +129,13 @@ struct RESTService: Sendable {
         let selectSQL = "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \(whereSQL)"
         let arguments = StatementArguments(args)
         return try await write { db in
-            try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments).map { existing in
-                try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+            var out: [JSONRow] = [], changes: [ChangeEvent] = []
+            for existing in try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments) {
+                let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+                out.append(json)
+                changes.append(change)
             }
+            return (out, changes)
         }
     }
 
@@ -137,17 +148,19 @@ struct RESTService: Sendable {
         }
         let arguments = StatementArguments(args)
         let (selectSQL, deleteSQL) = ("SELECT * FROM \"\(t.name)\" WHERE \(whereSQL)", "DELETE FROM \"\(t.name)\" WHERE \(whereSQL)")
+        let now = Timestamps.format(clock.now())
         return try await write { db in
-            let rows = try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments).map { Self.json($0, q.columns) }
+            let found = try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments)
             try db.execute(sql: deleteSQL, arguments: arguments)
-            return rows
+            return (found.map { Self.json($0, q.columns) },
+                    found.map { ChangeEvent(table: t.name, type: "DELETE", record: [:], oldRecord: Self.row($0, t), commitTimestamp: now) })
         }
     }
 
     // MARK: - Pieces
 
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
-                        _ db: Database, _ q: RESTQuery) throws -> JSONRow {
+                        _ db: Database, _ q: RESTQuery) throws -> (JSONRow, ChangeEvent) {
         var new = old
         for (k, v) in given { new[k] = v }
         if who.role != .serviceRole {
@@ -169,7 +182,9 @@ struct RESTService: Sendable {
                            arguments: StatementArguments(names.map { given[$0]! } + [rowid.databaseValue]))
         }
         let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [rowid])
-        return row.map { Self.json($0, q.columns) } ?? [:]
+        let change = ChangeEvent(table: t.name, type: "UPDATE", record: row.map { Self.row($0, t) } ?? new, oldRecord: old,
+                                 commitTimestamp: Timestamps.format(clock.now()))
+        return (row.map { Self.json($0, q.columns) } ?? [:], change)
     }
 
     /// The body's keys, checked against the table and converted by type.
@@ -202,12 +217,16 @@ struct RESTService: Sendable {
 
     /// Runs a write transaction, turning SQLite constraint failures into
     /// PostgreSQL's codes and statuses.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    private func write(_ body: @escaping @Sendable (Database) throws -> ([JSONRow], [ChangeEvent])) async throws -> [JSONRow] {
+        let (rows, changes): ([JSONRow], [ChangeEvent])
         do {
-            return try await store.pool.write(body)
+            (rows, changes) = try await store.pool.write(body)
         } catch let error as DatabaseError {
             throw Self.translate(error)
         }
+        // Published after the commit, as logical replication would.
+        if let hub { for c in changes { hub.publish(c) } }
+        return rows
     }
 
     static func translate(_ error: DatabaseError) -> APIError {

@@ -9,6 +9,7 @@ struct InviteRPC: Sendable {
     let store: Store
     let clock: any ServerClock
     let ttl: Double
+    let hub: RealtimeHub?
 
     /// 8 characters from an alphabet without look-alikes (no 0/O, 1/I/L): 31⁸ ≈ 8.5·10¹¹.
     static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
@@ -64,7 +65,7 @@ struct InviteRPC: Sendable {
         }
         let preference = try Self.preference(args)
         let now = Timestamps.format(clock.now())
-        return try await store.pool.write { db in
+        let (row, change): (RESTService.JSONRow, ChangeEvent) = try await store.pool.write { db in
             let invalid = APIError.postgrest(.badRequest, "P0001", "invite code is invalid, expired or already used")
             guard let invite = try Row.fetchOne(db, sql: "SELECT * FROM invites WHERE code = ?", arguments: [code]),
                   (invite["accepted_by"] as String?) == nil, (invite["expires_at"] as String) > now
@@ -86,14 +87,19 @@ struct InviteRPC: Sendable {
                 try db.execute(sql: "UPDATE friendships SET status = 'active', preference_1 = ?, preference_2 = ? WHERE id = ?",
                                arguments: [inviterIsOne ? inviterPreference : preference,
                                            inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
-                return try Self.friendship(db, id: existing["id"])
+                let row = try Self.friendship(db, id: existing["id"])
+                return (row, ChangeEvent(table: "friendships", type: "UPDATE", record: row,
+                                         oldRecord: RESTService.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now))
             }
             try db.execute(sql: """
                 INSERT INTO friendships (user_id_1, user_id_2, status, requested_by, preference_1, preference_2, created_at)
                 VALUES (?, ?, 'active', ?, ?, ?, ?)
                 """, arguments: [inviter, uid, inviter, inviterPreference, preference, now])
-            return try Self.friendship(db, id: db.lastInsertedRowID)
+            let row = try Self.friendship(db, id: db.lastInsertedRowID)
+            return (row, ChangeEvent(table: "friendships", type: "INSERT", record: row, oldRecord: [:], commitTimestamp: now))
         }
+        hub?.publish(change)
+        return row
     }
 
     static func friendship(_ db: Database, id: Int64) throws -> RESTService.JSONRow {

@@ -1,0 +1,82 @@
+import Foundation
+import GRDB
+
+/// A `postgres_changes` binding: event, schema, table and an optional filter
+/// (`column=eq.value` or `column=in.(a,b)`), as realtime-js sends it.
+struct ChangeBinding: Sendable, Hashable {
+    enum Operator: Hashable, Sendable { case eq(String), oneOf(Set<String>) }
+
+    var event: String
+    var schema: String
+    var table: String
+    var filter: String?
+    var column: String?
+    var op: Operator?
+    /// The id echoed in the join reply and sent in every change's `ids`.
+    var id: Int
+
+    /// Parses a binding object from `phx_join`; the error text is the join's reason.
+    init(_ object: [String: Any], schema tables: Schema) throws(BindingError) {
+        event = (object["event"] as? String ?? "*").uppercased()
+        guard ["INSERT", "UPDATE", "DELETE", "*"].contains(event) else { throw .init("unknown event \(event)") }
+        schema = object["schema"] as? String ?? "public"
+        guard schema == "public" else { throw .init("schema \(schema) is not served") }
+        guard let table = object["table"] as? String, let t = tables.tables[table] else {
+            throw .init("table \((object["table"] as? String) ?? "(none)") is not served")
+        }
+        self.table = table
+        filter = (object["filter"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        if let filter {
+            guard let eq = filter.firstIndex(of: "=") else { throw .init("invalid filter \(filter)") }
+            let col = String(filter[..<eq])
+            guard t.column(col) != nil else { throw .init("invalid column for filter \(col)") }
+            column = col
+            let rest = filter[filter.index(after: eq)...]
+            if rest.hasPrefix("eq.") {
+                op = .eq(String(rest.dropFirst(3)))
+            } else if rest.hasPrefix("in.("), rest.hasSuffix(")") {
+                op = .oneOf(Set(rest.dropFirst(4).dropLast().split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }))
+            } else {
+                throw .init("invalid filter \(filter): Convoy serves eq and in")
+            }
+        }
+        // Stable per parameters, as Supabase's phash of them is.
+        var h: UInt32 = 2_166_136_261
+        for b in "\(event)|\(schema)|\(table)|\(filter ?? "")".utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
+        id = Int(h & 0x7FFF_FFFF)
+    }
+
+    struct BindingError: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    var echo: [String: Any] {
+        var e: [String: Any] = ["event": event, "schema": schema, "table": table, "id": id]
+        if let filter { e["filter"] = filter }
+        return e
+    }
+
+    func matches(_ change: ChangeEvent) -> Bool {
+        guard change.table == table, event == "*" || event == change.type else { return false }
+        guard let column, let op else { return true }
+        let record = change.type == "DELETE" ? change.oldRecord : change.record
+        guard let value = String.fromDatabaseValue(record[column] ?? .null) ?? (record[column].flatMap(Int64.fromDatabaseValue).map(String.init)) else {
+            return false
+        }
+        switch op {
+        case .eq(let v): return v == value
+        case .oneOf(let set): return set.contains(value)
+        }
+    }
+}
+
+/// A committed row change, as the Realtime hub fans it out.
+struct ChangeEvent: Sendable {
+    var table: String
+    /// INSERT, UPDATE or DELETE.
+    var type: String
+    var record: [String: DatabaseValue]
+    var oldRecord: [String: DatabaseValue]
+    var commitTimestamp: String
+}

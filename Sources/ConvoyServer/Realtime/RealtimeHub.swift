@@ -1,0 +1,266 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Every Realtime connection, the channels they joined, and an index of their
+/// `postgres_changes` bindings by `column=eq.value`, so that delivering a row
+/// to its one recipient costs O(1) however many subscribers there are.
+final class RealtimeHub: Sendable {
+    typealias ConnectionID = UInt64
+
+    struct Member: @unchecked Sendable {
+        var principal: Principal
+        /// Access-token expiry, Unix seconds (nil: an API key, which does not expire in practice).
+        var expiresAt: Double?
+        var bindings: [ChangeBinding]
+        var broadcastSelf: Bool
+        var broadcastAck: Bool
+        var presenceKey: String
+        var channelName: String
+    }
+
+    /// A presence meta object: JSON built once, then only read.
+    struct Meta: @unchecked Sendable { let value: [String: Any] }
+
+    private struct SubKey: Hashable { var connection: ConnectionID; var topic: String }
+
+    private struct TableIndex {
+        /// column → value → subscribers with `column=eq.value`.
+        var eq: [String: [String: Set<SubKey>]] = [:]
+        /// Subscribers without a filter or with `in.(…)`: checked one by one.
+        var scan: Set<SubKey> = []
+    }
+
+    private struct State {
+        var nextID: ConnectionID = 1
+        var sinks: [ConnectionID: AsyncStream<String>.Continuation] = [:]
+        var channels: [ConnectionID: [String: Member]] = [:]
+        var topics: [String: Set<ConnectionID>] = [:]
+        var tables: [String: TableIndex] = [:]
+        /// topic → presence key → connection → metas.
+        var presence: [String: [String: [ConnectionID: [Meta]]]] = [:]
+    }
+
+    private let state = Mutex(State())
+    let policies: Policies
+    let schema: Schema
+    let clock: any ServerClock
+    /// Supabase's limit per connection.
+    static let maxChannels = 100
+
+    init(policies: Policies, schema: Schema, clock: any ServerClock) {
+        self.policies = policies
+        self.schema = schema
+        self.clock = clock
+    }
+
+    // MARK: - Connections and channels
+
+    func connect(_ sink: AsyncStream<String>.Continuation) -> ConnectionID {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.sinks[id] = sink
+            return id
+        }
+    }
+
+    func disconnect(_ id: ConnectionID) {
+        let topics = state.withLock { s in Array(s.channels[id]?.keys ?? [:].keys) }
+        for t in topics { leave(id, topic: t) }
+        state.withLock { s in
+            s.sinks[id]?.finish()
+            s.sinks[id] = nil
+            s.channels[id] = nil
+        }
+    }
+
+    /// Joins (or re-joins) a topic; false when the connection has too many channels.
+    func join(_ id: ConnectionID, topic: String, member: Member) -> Bool {
+        state.withLock { s in
+            let joined = s.channels[id] ?? [:]
+            if joined[topic] == nil, joined.count >= Self.maxChannels { return false }
+            if let old = joined[topic] { Self.unindex(&s, SubKey(connection: id, topic: topic), old.bindings) }
+            s.channels[id, default: [:]][topic] = member
+            s.topics[topic, default: []].insert(id)
+            Self.index(&s, SubKey(connection: id, topic: topic), member.bindings)
+            return true
+        }
+    }
+
+    func member(_ id: ConnectionID, topic: String) -> Member? {
+        state.withLock { $0.channels[id]?[topic] }
+    }
+
+    func update(_ id: ConnectionID, topic: String, _ change: (inout Member) -> Void) {
+        state.withLock { s in
+            guard var m = s.channels[id]?[topic] else { return }
+            change(&m)
+            s.channels[id]![topic] = m
+        }
+    }
+
+    func leave(_ id: ConnectionID, topic: String) {
+        let left: Bool = state.withLock { s in
+            guard let m = s.channels[id]?[topic] else { return false }
+            Self.unindex(&s, SubKey(connection: id, topic: topic), m.bindings)
+            s.channels[id]![topic] = nil
+            s.topics[topic]?.remove(id)
+            if s.topics[topic]?.isEmpty == true { s.topics[topic] = nil }
+            return true
+        }
+        if left { untrack(id, topic: topic) }
+    }
+
+    func topics(of id: ConnectionID) -> [String: Member] {
+        state.withLock { $0.channels[id] ?? [:] }
+    }
+
+    func send(_ id: ConnectionID, _ message: PhoenixMessage) {
+        let sink = state.withLock { $0.sinks[id] }
+        sink?.yield(message.text)
+    }
+
+    // MARK: - Broadcast and presence
+
+    func broadcast(from id: ConnectionID, topic: String, payload: [String: Any], includeSelf: Bool) {
+        let text = PhoenixMessage(topic: topic, event: "broadcast", payload: payload).text
+        let sinks = state.withLock { s in
+            (s.topics[topic] ?? []).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
+        }
+        for sink in sinks { sink.yield(text) }
+    }
+
+    func presenceState(topic: String) -> [String: Any] {
+        state.withLock { s in
+            Meta(value: (s.presence[topic] ?? [:]).mapValues { byConnection in
+                ["metas": byConnection.values.flatMap { $0 }.map(\.value)] as [String: Any]
+            })
+        }.value
+    }
+
+    func track(_ id: ConnectionID, topic: String, key: String, meta: [String: Any]) {
+        let boxed = Meta(value: meta)
+        let (old, sinks): ([Meta], [AsyncStream<String>.Continuation]) = state.withLock { s in
+            let old = s.presence[topic]?[key]?[id] ?? []
+            s.presence[topic, default: [:]][key, default: [:]][id] = [boxed]
+            return (old, (s.topics[topic] ?? []).compactMap { s.sinks[$0] })
+        }
+        let joins: [String: Any] = [key: ["metas": [meta]] as [String: Any]]
+        let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
+        let diff: [String: Any] = ["joins": joins, "leaves": leaves]
+        let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: diff).text
+        for sink in sinks { sink.yield(text) }
+    }
+
+    func untrack(_ id: ConnectionID, topic: String) {
+        let (gone, sinks): ([(String, [Meta])], [AsyncStream<String>.Continuation]) = state.withLock { s in
+            var gone: [(String, [Meta])] = []
+            for (key, var byConnection) in s.presence[topic] ?? [:] {
+                if let metas = byConnection.removeValue(forKey: id) {
+                    gone.append((key, metas))
+                    s.presence[topic]![key] = byConnection.isEmpty ? nil : byConnection
+                }
+            }
+            if s.presence[topic]?.isEmpty == true { s.presence[topic] = nil }
+            return (gone, (s.topics[topic] ?? []).compactMap { s.sinks[$0] })
+        }
+        guard !gone.isEmpty else { return }
+        var leaves: [String: Any] = [:]
+        for (key, metas) in gone { leaves[key] = ["metas": metas.map(\.value)] }
+        let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: ["joins": [String: Any](), "leaves": leaves]).text
+        for sink in sinks { sink.yield(text) }
+    }
+
+    // MARK: - postgres_changes
+
+    /// Fans a committed change out to every subscriber whose binding matches
+    /// and whose role may read the row (RLS), closing channels whose token expired.
+    func publish(_ change: ChangeEvent) {
+        let record = change.type == "DELETE" ? change.oldRecord : change.record
+        let now = clock.now().timeIntervalSince1970
+        var deliveries: [(ConnectionID, String, [Int], Member)] = []
+        state.withLock { s in
+            guard let index = s.tables[change.table] else { return }
+            var candidates = index.scan
+            for (column, byValue) in index.eq {
+                if let v = Self.text(record[column]), let subs = byValue[v] { candidates.formUnion(subs) }
+            }
+            for key in candidates {
+                guard let m = s.channels[key.connection]?[key.topic] else { continue }
+                let ids = m.bindings.filter { $0.matches(change) }.map(\.id)
+                if !ids.isEmpty { deliveries.append((key.connection, key.topic, ids, m)) }
+            }
+        }
+        guard !deliveries.isEmpty else { return }
+        let table = schema.tables[change.table]
+        let columns: [[String: String]] = table?.columns.map { ["name": $0.name, "type": Self.shortType($0.type)] } ?? []
+        for (connection, topic, ids, m) in deliveries {
+            if let exp = m.expiresAt, exp <= now {
+                expire(connection, topic: topic, secondsAgo: Int(now - exp))
+                continue
+            }
+            guard visible(record, table: change.table, to: m.principal) else { continue }
+            var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
+                                       "type": change.type, "columns": columns, "errors": NSNull()]
+            data["record"] = change.type == "DELETE" ? [String: Any]() : change.record.mapValues(Values.toJSON)
+            if change.type != "INSERT" { data["old_record"] = change.oldRecord.mapValues(Values.toJSON) }
+            send(connection, PhoenixMessage(topic: topic, event: "postgres_changes", payload: ["ids": ids, "data": data]))
+        }
+    }
+
+    /// Closes a channel whose access token has expired, as Supabase does.
+    func expire(_ id: ConnectionID, topic: String, secondsAgo: Int) {
+        let name = member(id, topic: topic)?.channelName ?? topic
+        send(id, PhoenixMessage(topic: topic, event: "system", payload: [
+            "message": "Token has expired \(max(0, secondsAgo)) seconds ago", "status": "error", "extension": "system", "channel": name,
+        ]))
+        send(id, PhoenixMessage(topic: topic, event: "phx_close", payload: [:]))
+        leave(id, topic: topic)
+    }
+
+    private func visible(_ record: [String: DatabaseValue], table: String, to who: Principal) -> Bool {
+        switch who.role {
+        case .serviceRole: return true
+        case .anon: return false
+        case .authenticated:
+            guard let uid = who.userID, let check = policies.tables[table]?.readable else { return false }
+            return check(record, uid)
+        }
+    }
+
+    private static func text(_ v: DatabaseValue?) -> String? {
+        guard let v else { return nil }
+        return String.fromDatabaseValue(v) ?? Int64.fromDatabaseValue(v).map(String.init)
+    }
+
+    private static func shortType(_ t: Schema.ColumnType) -> String {
+        switch t {
+        case .uuid: "uuid"
+        case .text: "text"
+        case .bigint: "int8"
+        case .timestamptz: "timestamptz"
+        }
+    }
+
+    private static func index(_ s: inout State, _ key: SubKey, _ bindings: [ChangeBinding]) {
+        for b in bindings {
+            if let column = b.column, case .eq(let v)? = b.op {
+                s.tables[b.table, default: TableIndex()].eq[column, default: [:]][v, default: []].insert(key)
+            } else {
+                s.tables[b.table, default: TableIndex()].scan.insert(key)
+            }
+        }
+    }
+
+    private static func unindex(_ s: inout State, _ key: SubKey, _ bindings: [ChangeBinding]) {
+        for b in bindings {
+            if let column = b.column, case .eq(let v)? = b.op {
+                s.tables[b.table]?.eq[column]?[v]?.remove(key)
+                if s.tables[b.table]?.eq[column]?[v]?.isEmpty == true { s.tables[b.table]?.eq[column]?[v] = nil }
+            } else {
+                s.tables[b.table]?.scan.remove(key)
+            }
+        }
+    }
+}

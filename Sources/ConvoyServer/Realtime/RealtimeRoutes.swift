@@ -1,0 +1,36 @@
+import Hummingbird
+import HummingbirdWebSocket
+
+/// `/realtime/v1/websocket?apikey=…&vsn=1.0.0`: Supabase Realtime over Phoenix v1 JSON.
+struct RealtimeRoutes: Sendable {
+    let hub: RealtimeHub
+    let tokens: TokenService
+    let clock: any ServerClock
+    /// Largest message accepted from a client.
+    static let maxMessage = 1 << 20
+
+    func add(to router: Router<BasicWebSocketRequestContext>) {
+        router.ws("realtime/v1/websocket") { request, _ in
+            guard let key = request.uri.queryParameters["apikey"].map(String.init),
+                  let claims = try? await tokens.verify(key), claims.role == "anon" || claims.role == "service_role"
+            else { return .dontUpgrade }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            let apikey = context.request.uri.queryParameters["apikey"].map(String.init) ?? ""
+            let (stream, sink) = AsyncStream<String>.makeStream()
+            let id = hub.connect(sink)
+            let session = RealtimeSession(id: id, hub: hub, tokens: tokens, clock: clock, apikey: apikey)
+            defer { hub.disconnect(id) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await text in stream { try await outbound.write(.text(text)) }
+                }
+                for try await message in inbound.messages(maxSize: Self.maxMessage) {
+                    if case .text(let text) = message { await session.handle(text) }
+                }
+                sink.finish()
+                group.cancelAll()
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// One websocket's conversation in Supabase Realtime's protocol: join and
+/// leave channels, heartbeats, token refresh, broadcast and presence.
+struct RealtimeSession: Sendable {
+    let id: RealtimeHub.ConnectionID
+    let hub: RealtimeHub
+    let tokens: TokenService
+    let clock: any ServerClock
+    /// The connection's `apikey`, used when a join carries no access token.
+    let apikey: String
+
+    func handle(_ text: String) async {
+        guard let m = PhoenixMessage(text: text) else { return }
+        switch (m.topic, m.event) {
+        case ("phoenix", "heartbeat"):
+            hub.send(id, .reply("phoenix", ref: m.ref))
+            expireStaleChannels()
+        case (_, "phx_join"): await join(m)
+        case (_, "phx_leave"):
+            hub.leave(id, topic: m.topic)
+            hub.send(id, .reply(m.topic, ref: m.ref))
+            hub.send(id, PhoenixMessage(topic: m.topic, event: "phx_close", payload: [:]))
+        case (_, "access_token"): await refresh(m)
+        case (_, "broadcast"): broadcast(m)
+        case (_, "presence"): presence(m)
+        default:
+            hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "unknown event \(m.event)"]))
+        }
+    }
+
+    private func join(_ m: PhoenixMessage) async {
+        func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": reason])) }
+        guard m.topic.hasPrefix("realtime:") else { return refuse("TopicNameRequired: topics start with realtime:") }
+        let config = m.payload["config"] as? [String: Any] ?? [:]
+        if config["private"] as? Bool == true {
+            return refuse("PrivateChannelsNotSupported: convoy serve serves public channels")
+        }
+        let token = (m.payload["access_token"] as? String) ?? apikey
+        let claims: Claims
+        do {
+            claims = try await tokens.verify(token)
+        } catch .expired {
+            return refuse("InvalidJWTToken: Token has expired")
+        } catch {
+            return refuse("InvalidJWTToken: Invalid token")
+        }
+        guard let principal = Self.principal(claims) else { return refuse("InvalidJWTToken: Invalid role") }
+        var bindings: [ChangeBinding] = []
+        for object in config["postgres_changes"] as? [[String: Any]] ?? [] {
+            do {
+                bindings.append(try ChangeBinding(object, schema: hub.schema))
+            } catch {
+                return refuse("Unable to subscribe to changes with given parameters: \(error.reason)")
+            }
+        }
+        let broadcast = config["broadcast"] as? [String: Any] ?? [:]
+        let presenceKey = ((config["presence"] as? [String: Any])?["key"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let name = String(m.topic.dropFirst("realtime:".count))
+        let member = RealtimeHub.Member(
+            principal: principal, expiresAt: claims.exp.map(Double.init), bindings: bindings,
+            broadcastSelf: broadcast["self"] as? Bool ?? false, broadcastAck: broadcast["ack"] as? Bool ?? false,
+            presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name)
+        guard hub.join(id, topic: m.topic, member: member) else {
+            return refuse("ChannelRateLimitReached: Too many channels (\(RealtimeHub.maxChannels) per connection)")
+        }
+        hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": bindings.map(\.echo)]))
+        if !bindings.isEmpty {
+            hub.send(id, PhoenixMessage(topic: m.topic, event: "system", payload: [
+                "message": "Subscribed to PostgreSQL", "status": "ok", "extension": "postgres_changes", "channel": name,
+            ]))
+        }
+        hub.send(id, PhoenixMessage(topic: m.topic, event: "presence_state", payload: hub.presenceState(topic: m.topic)))
+    }
+
+    /// `access_token`: a fresh token for a joined channel; a bad one closes it.
+    private func refresh(_ m: PhoenixMessage) async {
+        guard hub.member(id, topic: m.topic) != nil, let token = m.payload["access_token"] as? String else { return }
+        do {
+            let claims = try await tokens.verify(token)
+            guard let principal = Self.principal(claims) else { throw TokenService.Failure.invalid("role") }
+            hub.update(id, topic: m.topic) {
+                $0.principal = principal
+                $0.expiresAt = claims.exp.map(Double.init)
+            }
+        } catch {
+            let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
+            hub.send(id, PhoenixMessage(topic: m.topic, event: "system", payload: [
+                "message": "Invalid JWT Token", "status": "error", "extension": "system", "channel": name,
+            ]))
+            hub.send(id, PhoenixMessage(topic: m.topic, event: "phx_close", payload: [:]))
+            hub.leave(id, topic: m.topic)
+        }
+    }
+
+    private func broadcast(_ m: PhoenixMessage) {
+        guard let member = hub.member(id, topic: m.topic) else {
+            return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "join the channel first"]))
+        }
+        hub.broadcast(from: id, topic: m.topic, payload: m.payload, includeSelf: member.broadcastSelf)
+        if member.broadcastAck { hub.send(id, .reply(m.topic, ref: m.ref)) }
+    }
+
+    private func presence(_ m: PhoenixMessage) {
+        guard let member = hub.member(id, topic: m.topic) else { return }
+        switch m.payload["event"] as? String {
+        case "track":
+            var meta = m.payload["payload"] as? [String: Any] ?? [:]
+            meta["phx_ref"] = m.ref ?? UUID().uuidString
+            hub.track(id, topic: m.topic, key: member.presenceKey, meta: meta)
+        case "untrack":
+            hub.untrack(id, topic: m.topic)
+        default:
+            break
+        }
+        hub.send(id, .reply(m.topic, ref: m.ref))
+    }
+
+    private func expireStaleChannels() {
+        let now = clock.now().timeIntervalSince1970
+        for (topic, member) in hub.topics(of: id) {
+            if let exp = member.expiresAt, exp <= now { hub.expire(id, topic: topic, secondsAgo: Int(now - exp)) }
+        }
+    }
+
+    static func principal(_ claims: Claims) -> Principal? {
+        switch claims.role {
+        case "anon": return .anonymous
+        case "service_role": return .service
+        case "authenticated":
+            guard let sub = claims.sub, UUID(uuidString: sub) != nil else { return nil }
+            return Principal(role: .authenticated, userID: sub.lowercased(), sessionID: claims.session_id, email: claims.email)
+        default: return nil
+        }
+    }
+}
