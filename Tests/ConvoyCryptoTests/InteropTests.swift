@@ -71,11 +71,11 @@ import Testing
     }
 
     static let python = repositoryRoot.appendingPathComponent("scripts/.venv/bin/python3").path
-    static let pyNaClRequired = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_PYNACL"] == "1"
+    static let pyNaClRequired = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_PYTHON_TOOLS"] == "1"
     static let pyNaClAvailable = FileManager.default.isExecutableFile(atPath: python)
 
     /// PyNaCl opens what Convoy sealed. `make test` installs PyNaCl (scripts/setup)
-    /// and sets CONVOY_REQUIRE_PYNACL=1, so there this test fails rather than skips.
+    /// and sets CONVOY_REQUIRE_PYTHON_TOOLS=1, so there this test fails rather than skips.
     @Test(.enabled(if: pyNaClAvailable || pyNaClRequired, "PyNaCl not installed: run scripts/setup"))
     func pyNaClOpensWhatConvoySealed() throws {
         #expect(Self.pyNaClAvailable, "scripts/.venv/bin/python3 is missing: run scripts/setup")

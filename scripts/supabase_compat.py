@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Drives `convoy serve` with the official Supabase Python client (supabase-py),
+unchanged, through Green Box's flows: sign-up, sign-in, refresh, insert and
+select with filters, RPC, and a Realtime INSERT subscription filtered on
+recipient_id. Prints one JSON line of results; exits 1 on the first failure.
+
+    scripts/.venv/bin/python3 scripts/supabase_compat.py URL ANON_KEY
+"""
+import asyncio
+import json
+import sys
+import uuid
+
+import supabase
+from supabase import acreate_client
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+async def main(url: str, key: str) -> dict:
+    results = {"supabase_py": supabase.__version__}
+    tag = uuid.uuid4().hex[:8]
+    alice = await acreate_client(url, key)
+    bob = await acreate_client(url, key)
+
+    # Auth: sign-up, sign-in, refresh.
+    a = await alice.auth.sign_up({"email": f"alice-{tag}@example.com", "password": "secret123"})
+    check(a.session is not None and a.user is not None, "sign_up returns a session")
+    await bob.auth.sign_up({"email": f"bob-{tag}@example.com", "password": "secret123"})
+    b = await bob.auth.sign_in_with_password({"email": f"bob-{tag}@example.com", "password": "secret123"})
+    check(b.session is not None, "sign_in_with_password returns a session")
+    refreshed = await bob.auth.refresh_session()
+    check(refreshed.session.refresh_token != b.session.refresh_token, "refresh rotates the refresh token")
+    me = await bob.auth.get_user()
+    check(me.user.id == b.user.id, "get_user returns the signed-in user")
+    results["auth"] = "ok"
+
+    # REST: insert own profile rows, select with filters.
+    await alice.table("users").insert({"id": a.user.id, "public_key": "pk-alice"}).execute()
+    await bob.table("users").insert({"id": b.user.id, "public_key": "pk-bob"}).execute()
+    rows = (await alice.table("users").select("id,public_key").eq("id", b.user.id).execute()).data
+    check(rows == [{"id": b.user.id, "public_key": "pk-bob"}], f"select with eq filter: {rows}")
+    both = (await alice.table("users").select("id").in_("id", [a.user.id, b.user.id]).order("id").execute()).data
+    check(len(both) == 2, "select with in_ filter")
+    results["rest"] = "ok"
+
+    # RPC: the invite flow.
+    invite = (await alice.rpc("create_invite", {"preference": "precise"}).execute()).data
+    check(isinstance(invite, dict) and len(invite.get("code", "")) == 8, f"create_invite: {invite}")
+    friendship = (await bob.rpc("accept_invite", {"code": invite["code"], "preference": "general"}).execute()).data
+    check(friendship.get("status") == "active", f"accept_invite: {friendship}")
+    results["rpc"] = "ok"
+
+    # Realtime: Bob subscribes to INSERTs addressed to him; Alice posts one.
+    received = asyncio.get_running_loop().create_future()
+    subscribed = asyncio.get_running_loop().create_future()
+
+    def on_insert(payload):
+        if not received.done():
+            received.set_result(payload)
+
+    def on_status(status, err=None):
+        if str(status).endswith("SUBSCRIBED") and not subscribed.done():
+            subscribed.set_result(True)
+        elif err is not None and not subscribed.done():
+            subscribed.set_exception(RuntimeError(f"{status}: {err}"))
+
+    channel = bob.channel(f"locations-{tag}")
+    channel.on_postgres_changes("INSERT", schema="public", table="encrypted_locations",
+                                filter=f"recipient_id=eq.{b.user.id}", callback=on_insert)
+    await channel.subscribe(on_status)
+    await asyncio.wait_for(subscribed, 10)
+    await alice.table("encrypted_locations").insert(
+        {"sender_id": a.user.id, "recipient_id": b.user.id, "payload": "c2VhbGVk"}).execute()
+    payload = await asyncio.wait_for(received, 10)
+    record = payload["data"]["record"]
+    check(record["payload"] == "c2VhbGVk" and record["sender_id"] == a.user.id, f"realtime record: {record}")
+    results["realtime"] = "ok"
+
+    # RLS as seen by the client: Alice cannot read Bob's rows, nor post as Bob.
+    mine = (await alice.table("encrypted_locations").select("*").execute()).data
+    check(mine == [], "a sender cannot read rows addressed to others")
+    try:
+        await alice.table("encrypted_locations").insert(
+            {"sender_id": b.user.id, "recipient_id": a.user.id, "payload": "forged"}).execute()
+        check(False, "a spoofed sender_id was accepted")
+    except Exception as e:  # postgrest.APIError
+        check("42501" in str(e), f"spoofed insert fails with 42501: {e}")
+    results["rls"] = "ok"
+
+    await bob.remove_all_channels()
+    await alice.auth.sign_out()
+    return results
+
+
+if __name__ == "__main__":
+    try:
+        print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2]))))
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        print(json.dumps({"error": f"{type(e).__name__}: {e!r} (cause: {e.__cause__!r})"}))
+        sys.exit(1)
