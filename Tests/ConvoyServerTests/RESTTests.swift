@@ -127,6 +127,35 @@ import Testing
         await s.stop()
     }
 
+    /// Retention 2 s, purge every 500 ms, in compressed time: each "sleep" moves
+    /// the clock 500 ms. Rows go at the first purge after they pass 2 s.
+    @Test func purgeScheduleInCompressedTime() async throws {
+        let s = try await TestServer { $0.retention = 2; $0.purgeEvery = 0.5 }
+        let a = try await s.signUp(), b = try await s.signUp()
+        let t0 = s.clock.now()
+        for payload in ["at-0s", "at-1s"] {
+            #expect(try await s.request("POST", "/rest/v1/encrypted_locations",
+                                        body: ["sender_id": a.id, "recipient_id": b.id, "payload": payload], token: a.token).status == 201)
+            s.clock.advance(by: 1)
+        }
+        s.clock.advance(by: -2)  // back to t0: the loop starts here
+        let ticks = ManualServerClock(t0)  // counts sleeps
+        await s.server.runPurges { seconds in
+            s.clock.advance(by: seconds)
+            ticks.advance(by: 1)
+            if ticks.now().timeIntervalSince(t0) > 8 { throw CancellationError() }
+        }
+        let log = try await s.request("GET", "/rest/v1/purge_log?select=ran_at,deleted&order=id", token: s.keys.serviceRoleKey,
+                                      apikey: .some(s.keys.serviceRoleKey)).rows
+        #expect(log.count == 8, "a purge every 0.5 s for 4 s")
+        let deletedAt = log.filter { ($0["deleted"] as? Int ?? 0) > 0 }.map { row -> Double in
+            (Timestamps.parse(row["ran_at"] as! String)!.timeIntervalSince(t0) * 1000).rounded() / 1000
+        }
+        // Created at 0 s and 1 s, past 2 s at 2.5 s and 3.5 s (the first purge strictly after).
+        #expect(deletedAt == [2.5, 3.5], "\(deletedAt)")
+        await s.stop()
+    }
+
     @Test func keysFileIsWrittenOwnerOnly() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -50,6 +50,11 @@ public final class ReferenceServer: Sendable {
     @discardableResult
     public func purgeOnce() async throws -> Int { try await purger.purgeOnce() }
 
+    /// The purge loop with an injected wait, for tests in compressed time.
+    func runPurges(sleep: @escaping @Sendable (Double) async throws -> Void) async {
+        await purger.run(every: configuration.purgeEvery, sleep: sleep)
+    }
+
     /// Serves until cancelled, or until one of `signals` arrives. `onReady`
     /// gets the keys with the URL of the bound port (useful with port 0).
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],

@@ -28,11 +28,13 @@ struct RetentionPurger: Sendable {
     }
 
     /// Runs until cancelled; `every` ≤ 0 means never (the purge is disabled).
-    func run(every: Double) async {
+    /// `sleep` waits between purges (injected by tests to run in compressed time).
+    func run(every: Double,
+             sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }) async {
         guard every > 0 else { return }
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: .seconds(every))
+                try await sleep(every)
                 try await purgeOnce()
             } catch is CancellationError {
                 return
