@@ -36,9 +36,12 @@ demo: release
 	$(CONVOY_RELEASE) gpx nmea $(DEMO_OUT)/cycle.gpx --out $(DEMO_OUT)/cycle.nmea
 	@echo "demo output in $(DEMO_OUT)/ (replay the NMEA into gpsd: gpsfake -c 1 $(DEMO_OUT)/cycle.nmea)"
 
-# Micro-benchmarks in release mode; figures recorded in docs/performance.md.
+# Benchmarks in release mode; figures recorded in docs/performance.md.
+# The server bench starts `convoy serve` (release) as its own process.
 bench: setup
+	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
+	$(SWIFT) run -c release convoy-bench server
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

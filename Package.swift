@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -57,6 +58,7 @@ let package = Package(
                 "ConvoySodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,7 +79,12 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Micro-benchmarks behind `make bench` (figures in docs/performance.md).
         .executableTarget(
-            name: "convoy-bench", dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyGeo"],
+            name: "convoy-bench",
+            dependencies: [
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
 
         .testTarget(

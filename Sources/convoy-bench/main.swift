@@ -3,8 +3,14 @@ import ConvoySodium
 import ConvoyGeo
 import Foundation
 
-// `make bench`: micro-benchmarks of Convoy's per-update hot path. Figures and
-// the machine they came from are in docs/performance.md.
+// `make bench`: micro-benchmarks of Convoy's per-update hot path, and with
+// `server`, the reference backend under load. Figures and the machine they came
+// from are in docs/performance.md.
+
+if CommandLine.arguments.dropFirst().first == "server" {
+    try await ServerBench().run()
+    exit(0)
+}
 
 func row(_ r: Bench.Result) -> String {
     func us(_ ns: Double) -> String { String(format: "%8.2f", ns / 1000) }

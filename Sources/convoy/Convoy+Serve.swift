@@ -12,8 +12,8 @@ extension Convoy {
             abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, retention purge.",
             discussion: """
                 Green Box's schema and policies (greenbox-prd.md §3) over an embedded SQLite database.
-                The anon and service_role keys are JWTs signed with the JWT secret; they are printed at
-                start, and --keys-file writes them (0600) for `convoy run --keys-file`.
+                The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at
+                start, or with --keys-file written there (0600) and only the anon key printed.
                 Realtime and the PostgreSQL store are not in this build yet (docs/server.md).
                 """)
 
@@ -74,7 +74,8 @@ extension Convoy {
                 // Unbuffered, so a parent process sees the keys at once.
                 var text = "convoy serve: listening on \(keys.url)\n"
                 text += "  anon key:         \(keys.anonKey)\n"
-                text += "  service_role key: \(keys.serviceRoleKey)\n"
+                // The service_role key bypasses RLS: on screen only when there is no keys file.
+                if keysFile == nil { text += "  service_role key: \(keys.serviceRoleKey)\n" }
                 if let keysFile {
                     do {
                         try keys.write(to: keysFile)

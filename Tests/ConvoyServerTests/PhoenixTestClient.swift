@@ -38,7 +38,7 @@ final class PhoenixTestClient: Sendable {
         var logger = Logger(label: "ws-test")
         logger.logLevel = .critical
         task = Task {
-            try await WebSocketClient.connect(url: wsURL, logger: logger) { inbound, outbound, _ in
+            try await WebSocketClient.connect(url: wsURL, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await text in stream { try await outbound.write(.text(text)) }

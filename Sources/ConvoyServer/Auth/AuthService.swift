@@ -11,6 +11,16 @@ struct AuthService: Sendable {
     let tokens: TokenService
     let clock: any ServerClock
     let passwordHash: PasswordHash
+    /// An Argon2id hash, at the configured cost, of nothing anyone knows.
+    let dummyHash: String
+
+    init(store: Store, tokens: TokenService, clock: any ServerClock, passwordHash: PasswordHash) {
+        self.store = store
+        self.tokens = tokens
+        self.clock = clock
+        self.passwordHash = passwordHash
+        dummyHash = (try? passwordHash.hash(UUID().uuidString)) ?? ""
+    }
 
     /// GoTrue's minimum password length.
     static let minimumPasswordLength = 6
@@ -34,7 +44,7 @@ struct AuthService: Sendable {
             throw APIError.gotrue(.unprocessableContent, "weak_password",
                                   "Password should be at least \(Self.minimumPasswordLength) characters.")
         }
-        let hash = try passwordHash.hash(password)
+        let hash = try await Self.offPool { try passwordHash.hash(password) }
         do {
             try await store.pool.write { db in
                 try db.execute(sql: "INSERT INTO auth_users (id, email, password_hash, is_anonymous, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
@@ -50,38 +60,57 @@ struct AuthService: Sendable {
         let row = try await store.pool.read { db in
             try Row.fetchOne(db, sql: "SELECT id, password_hash FROM auth_users WHERE email = ?", arguments: [rawEmail.lowercased()])
         }
-        // Verify against a dummy hash when the user is unknown, so both cases cost the same.
-        let stored: String = row?["password_hash"] ?? Self.dummyHash
-        guard PasswordHash.verify(password, against: stored), let id: String = row?["id"] else {
+        // Verify against a dummy hash of the same cost when the user is unknown,
+        // so both cases cost the same.
+        let stored: String = row?["password_hash"] ?? dummyHash
+        guard await Self.offPool({ PasswordHash.verify(password, against: stored) }), let id: String = row?["id"] else {
             throw APIError.gotrue(.badRequest, "invalid_credentials", "Invalid login credentials")
         }
         return try await newSession(userID: id)
     }
 
-    /// Rotates a refresh token. A token used twice revokes its whole session
-    /// (GoTrue's reuse detection), so a stolen token is worth one refresh.
+    /// GoTrue's `security_refresh_token_reuse_interval`: a token used again within
+    /// this many seconds of its rotation (a retried request) gets the same successor.
+    static let reuseInterval = 10.0
+
+    /// Rotates a refresh token. Reused within `reuseInterval`, it answers with its
+    /// successor; reused later, it revokes its whole session (reuse detection),
+    /// so a stolen token is worth one refresh.
     func refresh(token: String) async throws -> [String: Any] {
-        let now = Timestamps.format(clock.now())
-        let next = Self.randomToken()
-        let outcome: (userID: String, sessionID: String)? = try await store.pool.write { db in
+        let nowDate = clock.now()
+        let now = Timestamps.format(nowDate)
+        let graceCutoff = Timestamps.format(nowDate.addingTimeInterval(-Self.reuseInterval))
+        let fresh = Self.randomToken()
+        enum Outcome { case rotated(String, String, String), reused, notFound }
+        let outcome: Outcome = try await store.pool.write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT t.user_id, t.session_id, t.revoked, s.revoked AS session_revoked
                 FROM auth_refresh_tokens t JOIN auth_sessions s ON s.id = t.session_id WHERE t.token = ?
-                """, arguments: [token]) else { return nil }
-            let sessionID: String = row["session_id"]
-            if (row["revoked"] as Int) != 0 || (row["session_revoked"] as Int) != 0 {
+                """, arguments: [token]) else { return .notFound }
+            let sessionID: String = row["session_id"], userID: String = row["user_id"]
+            if (row["session_revoked"] as Int) != 0 { return .reused }
+            if (row["revoked"] as Int) != 0 {
+                if let child = try String.fetchOne(db, sql: """
+                    SELECT token FROM auth_refresh_tokens WHERE parent = ? AND revoked = 0 AND created_at >= ?
+                    """, arguments: [token, graceCutoff]) {
+                    return .rotated(userID, sessionID, child)
+                }
                 try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE id = ?", arguments: [sessionID])
-                return nil
+                return .reused
             }
             try db.execute(sql: "UPDATE auth_refresh_tokens SET revoked = 1 WHERE token = ?", arguments: [token])
-            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [next, sessionID, row["user_id"] as String, now])
-            return (row["user_id"], sessionID)
+            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at, parent) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [fresh, sessionID, userID, now, token])
+            return .rotated(userID, sessionID, fresh)
         }
-        guard let outcome else {
+        switch outcome {
+        case .rotated(let userID, let sessionID, let next):
+            return try await session(userID: userID, sessionID: sessionID, refreshToken: next)
+        case .reused:
+            throw APIError.gotrue(.badRequest, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+        case .notFound:
             throw APIError.gotrue(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
         }
-        return try await session(userID: outcome.userID, sessionID: outcome.sessionID, refreshToken: next)
     }
 
     /// `scope=global` (the default) ends every session of the user; `local` only this one.
@@ -173,6 +202,17 @@ struct AuthService: Sendable {
             && !parts[1].hasSuffix(".") && s.count <= 254 && !s.contains(where: \.isWhitespace)
     }
 
-    /// An Argon2id hash of nothing anyone knows, for timing-safe failures.
-    static let dummyHash = (try? PasswordHash.minimum.hash(UUID().uuidString)) ?? ""
+    /// Argon2id is deliberately slow (`interactive`: ~64 MiB, tens of ms): run it
+    /// on a dispatch queue, not on Swift's few cooperative threads.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { done in
+            DispatchQueue.global(qos: .userInitiated).async { done.resume(with: Result { try work() }) }
+        }
+    }
+
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in
+            DispatchQueue.global(qos: .userInitiated).async { done.resume(returning: work()) }
+        }
+    }
 }

@@ -8,7 +8,12 @@ struct AuthRoutes: Sendable {
     func add(to router: Router<BasicRequestContext>) {
         let group = router.group("auth/v1")
         group.post("signup") { request, _ in
-            let body = try await support.json(request, gotrue: true) as? [String: Any] ?? [:]
+            guard let body = try await support.json(request, gotrue: true) as? [String: Any] else {
+                throw APIError.gotrue(.badRequest, "bad_json", "The request body must be a JSON object")
+            }
+            for key in ["email", "password"] where body[key] != nil && !(body[key] is String) {
+                throw APIError.gotrue(.badRequest, "validation_failed", "\(key) must be a string")
+            }
             let session = try await auth.signUp(email: body["email"] as? String, password: body["password"] as? String)
             return JSONResponse.make(.ok, session)
         }

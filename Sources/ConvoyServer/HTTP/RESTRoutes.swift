@@ -12,8 +12,29 @@ struct RESTRoutes: Sendable {
         group.post("rpc/{function}") { request, context in
             let name = try context.parameters.require("function")
             let who = try await support.principal(request)
-            let args = (try? await support.json(request)) as? [String: Any] ?? [:]
+            // No body is no arguments; a body that is not a JSON object is an error.
+            let args: [String: Any]
+            if request.headers[.contentLength].flatMap(Int.init) ?? 0 == 0, request.headers[.transferEncoding] == nil {
+                args = [:]
+            } else {
+                guard let object = try await support.json(request) as? [String: Any] else {
+                    throw APIError.postgrest(.badRequest, "PGRST102", "RPC arguments must be a JSON object")
+                }
+                args = object
+            }
             return JSONResponse.make(.ok, JSONResponse.object(try await rpc(name, args, who)))
+        }
+        // HEAD: the same query, headers only (supabase-js `select(…, { head: true, count })`).
+        group.head("{table}") { request, context in
+            let t = try rest.table(try context.parameters.require("table"))
+            let who = try await support.principal(request)
+            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let (rows, total) = try await rest.select(t, q, as: who, countExact: RequestSupport.prefer(request)["count"] == "exact")
+            let first = q.offset ?? 0
+            var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+            headers[.contentRange] = rows.isEmpty ? "*/\(total.map(String.init) ?? "*")"
+                : "\(first)-\(first + rows.count - 1)/\(total.map(String.init) ?? "*")"
+            return JSONResponse.empty(.ok, headers: headers)
         }
         group.get("{table}") { request, context in
             let t = try rest.table(try context.parameters.require("table"))

@@ -51,8 +51,8 @@ public final class ReferenceServer: Sendable {
     public func purgeOnce() async throws -> Int { try await purger.purgeOnce() }
 
     /// The purge loop with an injected wait, for tests in compressed time.
-    func runPurges(sleep: @escaping @Sendable (Double) async throws -> Void) async {
-        await purger.run(every: configuration.purgeEvery, sleep: sleep)
+    func runPurges(every: Double, sleep: @escaping @Sendable (Double) async throws -> Void) async {
+        await purger.run(every: every, sleep: sleep)
     }
 
     /// Serves until cancelled, or until one of `signals` arrives. `onReady`
@@ -74,7 +74,8 @@ public final class ReferenceServer: Sendable {
         let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter),
+            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter,
+                                           configuration: .init(maxFrameSize: RealtimeRoutes.maxMessage)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

@@ -56,9 +56,11 @@ struct Policies: Sendable {
             //   DELETE USING (auth.uid() IN (user_id_1, user_id_2)) — unfriending.
             "friendships": Table(
                 select: member,
+                // ... AND the invitee's preference is left to the invitee.
                 insert: { row, uid, _ in
-                    text(row, "requested_by") == uid && text(row, "status") == "pending"
-                        && (text(row, "user_id_1") == uid || text(row, "user_id_2") == uid)
+                    let invitee = text(row, "user_id_1") == uid ? "preference_2" : "preference_1"
+                    return text(row, "requested_by") == uid && text(row, "status") == "pending"
+                        && (text(row, "user_id_1") == uid || text(row, "user_id_2") == uid) && text(row, invitee) == nil
                 },
                 update: (using: member,
                          check: { row, uid, _ in text(row, "user_id_1") == uid || text(row, "user_id_2") == uid },

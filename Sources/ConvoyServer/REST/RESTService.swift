@@ -68,7 +68,7 @@ struct RESTService: Sendable {
             throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
         }
         let now = Timestamps.format(clock.now())
-        let rows = try objects.map { try provided($0, t) }
+        let rows = try objects.map { try provided($0, t, as: who, inserting: true) }
         return try await write { db in
             var out: [JSONRow] = []
             var changes: [ChangeEvent] = []
@@ -82,7 +82,7 @@ struct RESTService: Sendable {
                     continue
                 }
                 var full = given
-                for c in t.columns where full[c.name] == nil {
+                for c in t.columns where full[c.name] == nil || (c.defaultValue.isServerStamped && who.role != .serviceRole) {
                     switch c.defaultValue {
                     case .identity: continue
                     case .now: full[c.name] = now.databaseValue
@@ -119,7 +119,7 @@ struct RESTService: Sendable {
         guard let object = body as? [String: Any] else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
-        let given = try provided(object, t)
+        let given = try provided(object, t, as: who, inserting: false)
         let visible = visibility(t, who) { $0.update?.using }
         var whereSQL = visible.sql, args = visible.arguments
         if let w = q.whereClause {
@@ -188,11 +188,24 @@ struct RESTService: Sendable {
     }
 
     /// The body's keys, checked against the table and converted by type.
-    private func provided(_ object: [String: Any], _ t: Schema.Table) throws(APIError) -> Row {
+    /// For users (not the service role), identity columns cannot be chosen, as
+    /// with PostgreSQL's `GENERATED ALWAYS`, and server-stamped times
+    /// (`created_at`) are the server's, as a trigger would keep them: a client
+    /// cannot pin a sequence or post rows the retention purge never reaches.
+    private func provided(_ object: [String: Any], _ t: Schema.Table, as who: Principal,
+                          inserting: Bool) throws(APIError) -> Row {
         var row: Row = [:]
         for (key, value) in object {
             guard let c = t.column(key) else {
                 throw .postgrest(.badRequest, "PGRST204", "Could not find the '\(key)' column of '\(t.name)' in the schema cache")
+            }
+            if who.role != .serviceRole {
+                if case .identity? = c.defaultValue {
+                    throw .postgrest(.badRequest, "428C9", inserting ? "cannot insert a non-DEFAULT value into column \"\(key)\""
+                                                                      : "column \"\(key)\" can only be updated to DEFAULT",
+                                     details: "Column \"\(key)\" is an identity column defined as GENERATED ALWAYS.")
+                }
+                if c.defaultValue.isServerStamped { continue }
             }
             row[key] = try Values.fromJSON(value, as: c)
         }
@@ -218,15 +231,19 @@ struct RESTService: Sendable {
     /// Runs a write transaction, turning SQLite constraint failures into
     /// PostgreSQL's codes and statuses.
     private func write(_ body: @escaping @Sendable (Database) throws -> ([JSONRow], [ChangeEvent])) async throws -> [JSONRow] {
-        let (rows, changes): ([JSONRow], [ChangeEvent])
         do {
-            (rows, changes) = try await store.pool.write(body)
+            return try await store.pool.write { [hub] db in
+                let (rows, changes) = try body(db)
+                // Published right after COMMIT, on the serial writer queue: in commit
+                // order, as logical replication delivers them; never on rollback.
+                if let hub, !changes.isEmpty {
+                    db.afterNextTransaction { _ in for c in changes { hub.publish(c) } }
+                }
+                return rows
+            }
         } catch let error as DatabaseError {
             throw Self.translate(error)
         }
-        // Published after the commit, as logical replication would.
-        if let hub { for c in changes { hub.publish(c) } }
-        return rows
     }
 
     static func translate(_ error: DatabaseError) -> APIError {

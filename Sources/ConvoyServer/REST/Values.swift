@@ -36,7 +36,7 @@ enum Values {
         let stored: DatabaseValue
         switch c.type {
         case .bigint:
-            if let n = value as? NSNumber, !(value is Bool), let i = Int64(exactly: n.doubleValue) {
+            if let n = value as? NSNumber, !isBoolean(n), let i = Int64(exactly: n.doubleValue) {
                 stored = i.databaseValue
             } else if let s = value as? String, let i = Int64(s) {
                 stored = i.databaseValue
@@ -52,6 +52,11 @@ enum Values {
                              details: "allowed: \(allowed.sorted().joined(separator: ", "))")
         }
         return stored
+    }
+
+    /// JSON `true`/`false`: on Linux every NSNumber answers `is Bool`, so ask its type code.
+    static func isBoolean(_ n: NSNumber) -> Bool {
+        String(cString: n.objCType) == "c"
     }
 
     /// A stored value as response JSON.

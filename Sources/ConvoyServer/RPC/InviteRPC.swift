@@ -65,7 +65,8 @@ struct InviteRPC: Sendable {
         }
         let preference = try Self.preference(args)
         let now = Timestamps.format(clock.now())
-        let (row, change): (RESTService.JSONRow, ChangeEvent) = try await store.pool.write { db in
+        let hub = self.hub
+        return try await store.pool.write { db in
             let invalid = APIError.postgrest(.badRequest, "P0001", "invite code is invalid, expired or already used")
             guard let invite = try Row.fetchOne(db, sql: "SELECT * FROM invites WHERE code = ?", arguments: [code]),
                   (invite["accepted_by"] as String?) == nil, (invite["expires_at"] as String) > now
@@ -88,18 +89,20 @@ struct InviteRPC: Sendable {
                                arguments: [inviterIsOne ? inviterPreference : preference,
                                            inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
                 let row = try Self.friendship(db, id: existing["id"])
-                return (row, ChangeEvent(table: "friendships", type: "UPDATE", record: row,
-                                         oldRecord: RESTService.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now))
+                let change = ChangeEvent(table: "friendships", type: "UPDATE", record: row,
+                                         oldRecord: RESTService.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now)
+                db.afterNextTransaction { _ in hub?.publish(change) }
+                return row
             }
             try db.execute(sql: """
                 INSERT INTO friendships (user_id_1, user_id_2, status, requested_by, preference_1, preference_2, created_at)
                 VALUES (?, ?, 'active', ?, ?, ?, ?)
                 """, arguments: [inviter, uid, inviter, inviterPreference, preference, now])
             let row = try Self.friendship(db, id: db.lastInsertedRowID)
-            return (row, ChangeEvent(table: "friendships", type: "INSERT", record: row, oldRecord: [:], commitTimestamp: now))
+            let change = ChangeEvent(table: "friendships", type: "INSERT", record: row, oldRecord: [:], commitTimestamp: now)
+            db.afterNextTransaction { _ in hub?.publish(change) }
+            return row
         }
-        hub?.publish(change)
-        return row
     }
 
     static func friendship(_ db: Database, id: Int64) throws -> RESTService.JSONRow {

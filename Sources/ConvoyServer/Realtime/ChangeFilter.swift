@@ -29,13 +29,22 @@ struct ChangeBinding: Sendable, Hashable {
         if let filter {
             guard let eq = filter.firstIndex(of: "=") else { throw .init("invalid filter \(filter)") }
             let col = String(filter[..<eq])
-            guard t.column(col) != nil else { throw .init("invalid column for filter \(col)") }
+            guard let c = t.column(col) else { throw .init("invalid column for filter \(col)") }
             column = col
+            // Operands as the column stores them (UUIDs lowercase, times normalised).
+            func normal(_ raw: String) throws(BindingError) -> String {
+                guard let v = try? Values.parse(raw, as: c) else { throw .init("invalid value for \(col): \(raw)") }
+                return String.fromDatabaseValue(v) ?? Int64.fromDatabaseValue(v).map(String.init) ?? raw
+            }
             let rest = filter[filter.index(after: eq)...]
             if rest.hasPrefix("eq.") {
-                op = .eq(String(rest.dropFirst(3)))
+                op = .eq(try normal(String(rest.dropFirst(3))))
             } else if rest.hasPrefix("in.("), rest.hasSuffix(")") {
-                op = .oneOf(Set(rest.dropFirst(4).dropLast().split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }))
+                var values = Set<String>()
+                for item in rest.dropFirst(4).dropLast().split(separator: ",") {
+                    values.insert(try normal(String(item).trimmingCharacters(in: .whitespaces)))
+                }
+                op = .oneOf(values)
             } else {
                 throw .init("invalid filter \(filter): Convoy serves eq and in")
             }

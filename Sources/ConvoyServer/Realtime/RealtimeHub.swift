@@ -47,6 +47,8 @@ final class RealtimeHub: Sendable {
     let clock: any ServerClock
     /// Supabase's limit per connection.
     static let maxChannels = 100
+    /// Frames queued for one connection before it counts as not reading and is closed.
+    static let maxQueued = 8192
 
     init(policies: Policies, schema: Schema, clock: any ServerClock) {
         self.policies = policies
@@ -118,7 +120,20 @@ final class RealtimeHub: Sendable {
 
     func send(_ id: ConnectionID, _ message: PhoenixMessage) {
         let sink = state.withLock { $0.sinks[id] }
-        sink?.yield(message.text)
+        if let sink { Self.deliver(message.text, to: sink) }
+    }
+
+    /// Queues a frame; a connection whose queue is full is finished (closed).
+    static func deliver(_ text: String, to sink: AsyncStream<String>.Continuation) {
+        if case .dropped = sink.yield(text) { sink.finish() }
+    }
+
+    /// Whether `id` may join one more channel.
+    func canJoin(_ id: ConnectionID, topic: String) -> Bool {
+        state.withLock { s in
+            let joined = s.channels[id] ?? [:]
+            return joined[topic] != nil || joined.count < Self.maxChannels
+        }
     }
 
     // MARK: - Broadcast and presence
@@ -128,7 +143,7 @@ final class RealtimeHub: Sendable {
         let sinks = state.withLock { s in
             (s.topics[topic] ?? []).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
         }
-        for sink in sinks { sink.yield(text) }
+        for sink in sinks { Self.deliver(text, to: sink) }
     }
 
     func presenceState(topic: String) -> [String: Any] {
@@ -150,7 +165,7 @@ final class RealtimeHub: Sendable {
         let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
         let diff: [String: Any] = ["joins": joins, "leaves": leaves]
         let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: diff).text
-        for sink in sinks { sink.yield(text) }
+        for sink in sinks { Self.deliver(text, to: sink) }
     }
 
     func untrack(_ id: ConnectionID, topic: String) {
@@ -169,7 +184,7 @@ final class RealtimeHub: Sendable {
         var leaves: [String: Any] = [:]
         for (key, metas) in gone { leaves[key] = ["metas": metas.map(\.value)] }
         let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: ["joins": [String: Any](), "leaves": leaves]).text
-        for sink in sinks { sink.yield(text) }
+        for sink in sinks { Self.deliver(text, to: sink) }
     }
 
     // MARK: - postgres_changes

@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdWebSocket
+import NIOWebSocket
 
 /// `/realtime/v1/websocket?apikey=…&vsn=1.0.0`: Supabase Realtime over Phoenix v1 JSON.
 struct RealtimeRoutes: Sendable {
@@ -17,13 +18,15 @@ struct RealtimeRoutes: Sendable {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let apikey = context.request.uri.queryParameters["apikey"].map(String.init) ?? ""
-            let (stream, sink) = AsyncStream<String>.makeStream()
+            let (stream, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(RealtimeHub.maxQueued))
             let id = hub.connect(sink)
             let session = RealtimeSession(id: id, hub: hub, tokens: tokens, clock: clock, apikey: apikey)
             defer { hub.disconnect(id) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await text in stream { try await outbound.write(.text(text)) }
+                    // The hub finished the stream: the client stopped reading.
+                    try? await outbound.close(.policyViolation, reason: "too many unread messages")
                 }
                 for try await message in inbound.messages(maxSize: Self.maxMessage) {
                     if case .text(let text) = message { await session.handle(text) }

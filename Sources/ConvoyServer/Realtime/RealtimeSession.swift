@@ -61,10 +61,13 @@ struct RealtimeSession: Sendable {
             principal: principal, expiresAt: claims.exp.map(Double.init), bindings: bindings,
             broadcastSelf: broadcast["self"] as? Bool ?? false, broadcastAck: broadcast["ack"] as? Bool ?? false,
             presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name)
-        guard hub.join(id, topic: m.topic, member: member) else {
+        guard hub.canJoin(id, topic: m.topic) else {
             return refuse("ChannelRateLimitReached: Too many channels (\(RealtimeHub.maxChannels) per connection)")
         }
+        // Reply first, then index: a change can never reach the client before the
+        // reply that tells it the binding ids (realtime-js would drop it).
         hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": bindings.map(\.echo)]))
+        _ = hub.join(id, topic: m.topic, member: member)
         if !bindings.isEmpty {
             hub.send(id, PhoenixMessage(topic: m.topic, event: "system", payload: [
                 "message": "Subscribed to PostgreSQL", "status": "ok", "extension": "postgres_changes", "channel": name,

@@ -84,3 +84,11 @@ struct Schema: Sendable {
         ], primaryKey: "id"),
     ])
 }
+
+extension Optional where Wrapped == Schema.Default {
+    /// Set by the server for users, whatever they send (`created_at`).
+    var isServerStamped: Bool {
+        if case .now? = self { return true }
+        return false
+    }
+}

@@ -61,6 +61,9 @@ final class Store: Sendable {
                   cutoff TEXT NOT NULL);
                 """)
         }
+        m.registerMigration("v2: refresh token parents, for the reuse interval") { db in
+            try db.execute(sql: "ALTER TABLE auth_refresh_tokens ADD COLUMN parent TEXT")
+        }
         return m
     }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import ConvoyServer
+
+/// Hostile requests found by review; each once crashed the server, broke it
+/// for everyone, or was read wrongly.
+@Suite struct ReviewRegressionTests {
+    @Test func absurdTimestampsAreBadValuesNotACrash() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp()
+        for value in ["300000-01-01T00:00:00Z", "10000-01-01T00:00:00Z", "-5000-01-01T00:00:00Z"] {
+            let r = try await s.request("GET", "/rest/v1/users?created_at=lt.\(value)", token: a.token)
+            #expect(r.status == 400 && r.code == "22P02", "\(value): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        }
+        #expect(try await s.request("GET", "/rest/v1/users", token: a.token).status == 200, "still serving")
+        #expect(Timestamps.format(Date(timeIntervalSince1970: -1.5)) == "1969-12-31T23:59:58.500000+00:00")
+        #expect(Timestamps.format(Date(timeIntervalSince1970: 1e15)).hasPrefix("9999-12-31T23:59:59"))
+    }
+
+    @Test func usersCannotChooseIdsOrCreationTimes() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let pinned = try await s.request("POST", "/rest/v1/encrypted_locations",
+                                         body: ["id": "9223372036854775807", "sender_id": a.id, "recipient_id": b.id, "payload": "x"], token: a.token)
+        #expect(pinned.status == 400 && pinned.code == "428C9")
+        let old = try await s.request("POST", "/rest/v1/encrypted_locations",
+                                      body: ["sender_id": a.id, "recipient_id": b.id, "payload": "x", "created_at": "9999-12-31T23:59:59Z"],
+                                      token: a.token, headers: ["Prefer": "return=representation"])
+        #expect(old.status == 201)
+        #expect(old.rows.first?["created_at"] as? String == Timestamps.format(s.clock.now()), "server-stamped")
+        #expect(try await s.request("POST", "/rest/v1/encrypted_locations", body: ["sender_id": b.id, "recipient_id": a.id, "payload": "y"],
+                                    token: b.token).status == 201, "inserts still work for everyone")
+        let invite = try await s.request("POST", "/rest/v1/rpc/create_invite", body: [String: Any](), token: a.token)
+        let f = try await s.request("POST", "/rest/v1/rpc/accept_invite", body: ["code": invite.object["code"]!], token: b.token)
+        let renumber = try await s.request("PATCH", "/rest/v1/friendships?id=eq.\(f.object["id"]!)", body: ["id": 777], token: a.token)
+        #expect(renumber.status == 400 && renumber.code == "428C9")
+        // The service role may set them (migrations, fixtures).
+        let service = try await s.request("POST", "/rest/v1/encrypted_locations",
+                                          body: ["sender_id": a.id, "recipient_id": b.id, "payload": "z", "created_at": "2020-01-01T00:00:00Z"],
+                                          token: s.keys.serviceRoleKey, apikey: .some(s.keys.serviceRoleKey), headers: ["Prefer": "return=representation"])
+        #expect(service.rows.first?["created_at"] as? String == "2020-01-01T00:00:00.000000+00:00")
+        await s.stop()
+    }
+
+    @Test func theRequesterCannotSetTheInviteesPreference() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let r = try await s.request("POST", "/rest/v1/friendships",
+                                    body: ["user_id_1": a.id, "user_id_2": b.id, "requested_by": a.id, "preference_2": "precise"], token: a.token)
+        #expect(r.status == 403 && r.code == "42501")
+        await s.stop()
+    }
+
+    @Test func bodiesAreReadStrictly() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp()
+        #expect(try await s.request("POST", "/rest/v1/rpc/create_invite", rawBody: Data("garbage".utf8), token: a.token).status == 400)
+        #expect(try await s.request("POST", "/rest/v1/rpc/create_invite", rawBody: Data("[1]".utf8), token: a.token).status == 400)
+        let numeric = try await s.request("POST", "/auth/v1/signup", body: ["email": 123, "password": "secret123"])
+        #expect(numeric.status == 400, "not an anonymous user")
+        // JSON 1 and 0 are numbers, true is not.
+        let service = (token: s.keys.serviceRoleKey, key: String??.some(s.keys.serviceRoleKey))
+        let one = try await s.request("GET", "/rest/v1/purge_log?id=eq.1", token: service.token, apikey: service.key)
+        #expect(one.status == 200)
+        let bool = try await s.request("POST", "/rest/v1/purge_log", body: ["ran_at": "2020-01-01T00:00:00Z", "deleted": true, "cutoff": "2020-01-01T00:00:00Z"],
+                                       token: service.token, apikey: service.key)
+        #expect(bool.status == 400 && bool.code == "22P02")
+        let number = try await s.request("POST", "/rest/v1/purge_log", body: ["ran_at": "2020-01-01T00:00:00Z", "deleted": 1, "cutoff": "2020-01-01T00:00:00Z"],
+                                         token: service.token, apikey: service.key)
+        #expect(number.status == 201)
+        await s.stop()
+    }
+
+    @Test func headCountsWithoutABody() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp()
+        _ = try await s.signUp()
+        let r = try await s.request("HEAD", "/rest/v1/users?select=id", token: a.token, headers: ["Prefer": "count=exact"])
+        #expect(r.status == 200 && r.body.isEmpty)
+        #expect(r.headers["content-range"] == "0-1/2")
+        await s.stop()
+    }
+
+    @Test func largeFramesAndUppercaseFiltersWork() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        let upper = [["event": "INSERT", "schema": "public", "table": "encrypted_locations", "filter": "recipient_id=eq.\(b.id.uppercased())"]]
+        _ = try await client.join("realtime:upper", token: b.token, changes: upper, broadcastSelf: true)
+        _ = try await s.request("POST", "/rest/v1/encrypted_locations", body: ["sender_id": a.id, "recipient_id": b.id, "payload": "p"], token: a.token)
+        _ = try await client.next(topic: "realtime:upper", event: "postgres_changes")
+        // A 40 KB broadcast (the websocket default frame limit is 16 KB).
+        let big = String(repeating: "x", count: 40_000)
+        client.send("realtime:upper", "broadcast", ["type": "broadcast", "event": "big", "payload": ["blob": big]])
+        let echoed = try await client.next(topic: "realtime:upper", event: "broadcast")
+        #expect((((echoed["payload"] as? [String: Any])?["payload"] as? [String: Any])?["blob"] as? String)?.count == 40_000)
+        await s.stop()
+    }
+}
