@@ -75,7 +75,7 @@ public final class ReferenceServer: Sendable {
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: wsRouter,
-                                           configuration: .init(maxFrameSize: RealtimeRoutes.maxMessage)),
+                                           configuration: .init(ws: .init(maxFrameSize: RealtimeRoutes.maxMessage))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

@@ -102,12 +102,13 @@ struct RESTService: Sendable {
                 let names = full.keys.sorted()
                 try db.execute(sql: "INSERT INTO \"\(t.name)\" (\(names.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
                                arguments: StatementArguments(names.map { full[$0]! }))
-                let id = db.lastInsertedRowID
-                if let inserted = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [id]) {
-                    out.append(Self.json(inserted, q.columns))
-                    changes.append(ChangeEvent(table: t.name, type: "INSERT", record: Self.row(inserted, t), oldRecord: [:],
-                                               commitTimestamp: now))
+                // The stored row is what was written plus the identity the database chose:
+                // no need to read it back.
+                for c in t.columns where full[c.name] == nil {
+                    if case .identity? = c.defaultValue { full[c.name] = db.lastInsertedRowID.databaseValue }
                 }
+                out.append(full.filter { q.columns.contains($0.key) })
+                changes.append(ChangeEvent(table: t.name, type: "INSERT", record: full, oldRecord: [:], commitTimestamp: now))
             }
             return (out, changes)
         }
