@@ -18,12 +18,12 @@ build: setup
 release: setup
 	$(SWIFT) build -c release --product convoy
 
-# The whole test suite. CONVOY_REQUIRE_PYTHON_TOOLS makes the PyNaCl interop
-# and supabase-py compatibility tests fail, not skip, if scripts/setup could
-# not install them.
+# The whole test suite. CONVOY_REQUIRE_PYTHON_TOOLS and CONVOY_REQUIRE_POSTGRES
+# make the PyNaCl interop, supabase-py and PostgreSQL tests fail, not skip, if
+# what they need (installed by scripts/setup) is missing.
 test: setup
 	scripts/check-imports
-	CONVOY_REQUIRE_PYTHON_TOOLS=1 $(SWIFT) test
+	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 $(SWIFT) test
 
 # The main job. Until `convoy run` lands (issue 4) it shows what ships today:
 # a synthetic track, inspection of shipped and real tracks, NMEA for gpsfake.

@@ -65,6 +65,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            // The PostgreSQL schema and policies (applied by the PostgreSQL store).
+            resources: [.copy("Storage/PostgreSQL")],
             swiftSettings: swiftSettings),
 
         // The CLI: thin, the only place ArgumentParser lives.
@@ -96,6 +98,7 @@ let package = Package(
         .testTarget(
             name: "ConvoyServerTests",
             dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket")],
+            exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

@@ -97,3 +97,19 @@ import Testing
         await s.stop()
     }
 }
+
+/// As PostgreSQL checks the SELECT policy for `INSERT … RETURNING`.
+@Suite struct ReturningTests {
+    @Test func representationNeedsTheSelectPolicy() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let body: [String: Any] = ["sender_id": a.id, "recipient_id": b.id, "payload": "p"]
+        let minimal = try await s.request("POST", "/rest/v1/encrypted_locations", body: body, token: a.token)
+        #expect(minimal.status == 201)
+        let representation = try await s.request("POST", "/rest/v1/encrypted_locations", body: body, token: a.token,
+                                                 headers: ["Prefer": "return=representation"])
+        #expect(representation.status == 403 && representation.code == "42501")
+        #expect(try await s.request("GET", "/rest/v1/encrypted_locations", token: b.token).rows.count == 1, "and nothing was written")
+        await s.stop()
+    }
+}

@@ -64,15 +64,18 @@ struct RESTRoutes: Sendable {
             let resolution = prefer["resolution"]
             let rows = try await rest.insert(t, body: body, q, as: who,
                                              upsert: resolution == "merge-duplicates" || resolution == "ignore-duplicates",
-                                             ignoreDuplicates: resolution == "ignore-duplicates")
+                                             ignoreDuplicates: resolution == "ignore-duplicates",
+                                             returning: prefer["return"] == "representation")
             return respond(rows, prefer: prefer, status: .created, request: request)
         }
         group.patch("{table}") { request, context in
             let t = try rest.table(try context.parameters.require("table"))
             let who = try await support.principal(request)
             let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
-            let rows = try await rest.update(t, body: try await support.json(request), q, as: who)
-            return respond(rows, prefer: RequestSupport.prefer(request), status: .ok, request: request)
+            let prefer = RequestSupport.prefer(request)
+            let rows = try await rest.update(t, body: try await support.json(request), q, as: who,
+                                             returning: prefer["return"] == "representation")
+            return respond(rows, prefer: prefer, status: .ok, request: request)
         }
         group.delete("{table}") { request, context in
             let t = try rest.table(try context.parameters.require("table"))

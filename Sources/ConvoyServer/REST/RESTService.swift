@@ -53,8 +53,11 @@ struct RESTService: Sendable {
     /// Inserts one object or an array of them, all or nothing. With `upsert`,
     /// rows whose `on_conflict` value exists are updated instead (merge) or
     /// skipped (`ignoreDuplicates`).
+    /// `returning` (`Prefer: return=representation`) needs the SELECT policy to
+    /// allow each written row, as PostgreSQL checks for `INSERT … RETURNING`:
+    /// a sender asking for the location rows it posted gets 42501.
     func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
-                ignoreDuplicates: Bool) async throws -> [JSONRow] {
+                ignoreDuplicates: Bool, returning: Bool = false) async throws -> [JSONRow] {
         let objects: [[String: Any]]
         if let one = body as? [String: Any] {
             objects = [one]
@@ -77,6 +80,7 @@ struct RESTService: Sendable {
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
                     let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+                    if returning { try requireReadable(change.record, t, who) }
                     out.append(json)
                     changes.append(change)
                     continue
@@ -107,6 +111,7 @@ struct RESTService: Sendable {
                 for c in t.columns where full[c.name] == nil {
                     if case .identity? = c.defaultValue { full[c.name] = db.lastInsertedRowID.databaseValue }
                 }
+                if returning { try requireReadable(full, t, who) }
                 out.append(full.filter { q.columns.contains($0.key) })
                 changes.append(ChangeEvent(table: t.name, type: "INSERT", record: full, oldRecord: [:], commitTimestamp: now))
             }
@@ -116,7 +121,7 @@ struct RESTService: Sendable {
 
     /// PATCH: the rows the filters select among those the policy lets the user
     /// see; each new row must pass the policy's check.
-    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal) async throws -> [JSONRow] {
+    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool = false) async throws -> [JSONRow] {
         guard let object = body as? [String: Any] else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
@@ -133,6 +138,7 @@ struct RESTService: Sendable {
             var out: [JSONRow] = [], changes: [ChangeEvent] = []
             for existing in try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments) {
                 let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
+                if returning { try requireReadable(change.record, t, who) }
                 out.append(json)
                 changes.append(change)
             }
@@ -222,6 +228,13 @@ struct RESTService: Sendable {
             guard let uid = who.userID, let table = policies.tables[t.name], let p = policy(table) else { return .none }
             return p(uid)
         }
+    }
+
+    private func requireReadable(_ row: Row, _ t: Schema.Table, _ who: Principal) throws {
+        guard who.role != .serviceRole else { return }
+        guard who.role == .authenticated, let uid = who.userID, let readable = policies.tables[t.name]?.readable,
+              readable(row, uid)
+        else { throw rlsViolation(t, who) }
     }
 
     private func rlsViolation(_ t: Schema.Table, _ who: Principal, using: Bool = false) -> APIError {
