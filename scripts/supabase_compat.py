@@ -73,8 +73,10 @@ async def main(url: str, key: str) -> dict:
                                 filter=f"recipient_id=eq.{b.user.id}", callback=on_insert)
     await channel.subscribe(on_status)
     await asyncio.wait_for(subscribed, 10)
+    # A sender may not read back what it posts (only the recipient may), so as on a
+    # real Supabase project with this schema, it posts with returning="minimal".
     await alice.table("encrypted_locations").insert(
-        {"sender_id": a.user.id, "recipient_id": b.user.id, "payload": "c2VhbGVk"}).execute()
+        {"sender_id": a.user.id, "recipient_id": b.user.id, "payload": "c2VhbGVk"}, returning="minimal").execute()
     payload = await asyncio.wait_for(received, 10)
     record = payload["data"]["record"]
     check(record["payload"] == "c2VhbGVk" and record["sender_id"] == a.user.id, f"realtime record: {record}")
@@ -85,10 +87,16 @@ async def main(url: str, key: str) -> dict:
     check(mine == [], "a sender cannot read rows addressed to others")
     try:
         await alice.table("encrypted_locations").insert(
-            {"sender_id": b.user.id, "recipient_id": a.user.id, "payload": "forged"}).execute()
+            {"sender_id": b.user.id, "recipient_id": a.user.id, "payload": "forged"}, returning="minimal").execute()
         check(False, "a spoofed sender_id was accepted")
     except Exception as e:  # postgrest.APIError
         check("42501" in str(e), f"spoofed insert fails with 42501: {e}")
+    try:  # the client's default, return=representation, needs the SELECT policy
+        await alice.table("encrypted_locations").insert(
+            {"sender_id": a.user.id, "recipient_id": b.user.id, "payload": "x"}).execute()
+        check(False, "a sender read back a row addressed to someone else")
+    except Exception as e:
+        check("42501" in str(e), f"insert with return=representation fails with 42501: {e}")
     results["rls"] = "ok"
 
     await bob.remove_all_channels()
