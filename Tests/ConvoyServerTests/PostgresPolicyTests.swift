@@ -14,42 +14,22 @@ import Testing
         } ?? false
     }
 
-    /// Runs a command to completion without blocking a cooperative thread.
-    static func run(_ path: String, _ args: [String]) async throws -> (status: Int32, out: String, err: String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-run-\(UUID())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        let status: Int32 = try await withCheckedThrowingContinuation { done in
-            p.terminationHandler = { done.resume(returning: $0.terminationStatus) }
-            do { try p.run() } catch { done.resume(throwing: error) }
-        }
-        return (status, (try? String(contentsOf: out, encoding: .utf8)) ?? "", (try? String(contentsOf: err, encoding: .utf8)) ?? "")
-    }
-
     @Test(.enabled(if: required || available, "PostgreSQL is not installed: run scripts/setup"))
     func rlsMatrixHoldsInPostgreSQL() async throws {
         #expect(Self.available, "PostgreSQL server binaries are missing: run scripts/setup")
         let script = Self.root.appendingPathComponent("scripts/pg-test-cluster").path
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-pg-\(UUID())").path
-        let started = try await Self.run(script, ["start", dir])
+        let started = try await ChildProcess.run(script, ["start", dir])
         #expect(started.status == 0, "the PostgreSQL cluster did not start: \(started.err)")
         guard started.status == 0 else { return }
-        let cleanup = { _ = try? await Self.run(script, ["stop", dir]) }
+        let cleanup = { _ = try? await ChildProcess.run(script, ["stop", dir]) }
         let url = started.out.trimmingCharacters(in: .whitespacesAndNewlines)
         let migration = Self.root.appendingPathComponent("Sources/ConvoyServer/Storage/PostgreSQL/001_greenbox.sql").path
         for _ in 0..<2 {  // twice: the migration is idempotent
-            let applied = try await Self.run("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", migration])
+            let applied = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", migration])
             #expect(applied.status == 0, "001_greenbox.sql: \(applied.err)")
         }
-        let matrix = try await Self.run("/usr/bin/psql", [url, "-q", "-f", Self.root.appendingPathComponent("Tests/ConvoyServerTests/SQL/rls_matrix.sql").path])
+        let matrix = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-f", Self.root.appendingPathComponent("Tests/ConvoyServerTests/SQL/rls_matrix.sql").path])
         await cleanup()
         #expect(matrix.status == 0, "\(matrix.err.split(separator: "\n").filter { !$0.contains("check ok") }.joined(separator: "\n"))")
         let passed = matrix.err.components(separatedBy: "check ok:").count - 1

@@ -23,25 +23,8 @@ import Testing
     func supabasePyWorksUnchanged() async throws {
         #expect(Self.available, "supabase-py is missing from scripts/.venv: run scripts/setup")
         let s = try await TestServer()
-        // The server answers the script from this process, so nothing here may block a
-        // cooperative thread: output goes to files, and the exit is awaited.
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("supabase-py-\(UUID())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [Self.root.appendingPathComponent("scripts/supabase_compat.py").path, s.keys.url, s.keys.anonKey]
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        let status: Int32 = try await withCheckedThrowingContinuation { done in
-            process.terminationHandler = { done.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { done.resume(throwing: error) }
-        }
-        let text = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-        let errors = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        let (status, text, errors) = try await ChildProcess.run(
+            Self.python, [Self.root.appendingPathComponent("scripts/supabase_compat.py").path, s.keys.url, s.keys.anonKey])
         #expect(status == 0, "\(text)\n\(errors.suffix(2000))")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
         for step in ["auth", "rest", "rpc", "realtime", "rls"] { #expect(result[step] == "ok", "\(step): \(result)") }

@@ -103,3 +103,27 @@ final class TestServer: Sendable {
         return (try? JSONSerialization.jsonObject(with: Data(base64Encoded: part)!) as? [String: Any]) ?? [:]
     }
 }
+
+/// Runs a command to completion without blocking a cooperative thread (the
+/// in-process server may be what the command talks to): output goes to files,
+/// and the exit is awaited.
+enum ChildProcess {
+    static func run(_ path: String, _ args: [String]) async throws -> (status: Int32, out: String, err: String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-run-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        let status: Int32 = try await withCheckedThrowingContinuation { done in
+            p.terminationHandler = { done.resume(returning: $0.terminationStatus) }
+            do { try p.run() } catch { done.resume(throwing: error) }
+        }
+        return (status, (try? String(contentsOf: out, encoding: .utf8)) ?? "", (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+}

@@ -26,26 +26,16 @@ struct RESTRoutes: Sendable {
         }
         // HEAD: the same query, headers only (supabase-js `select(…, { head: true, count })`).
         group.head("{table}") { request, context in
-            let t = try rest.table(try context.parameters.require("table"))
-            let who = try await support.principal(request)
-            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let (t, who, q) = try await prepare(request, context)
             let (rows, total) = try await rest.select(t, q, as: who, countExact: RequestSupport.prefer(request)["count"] == "exact")
-            let first = q.offset ?? 0
-            var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-            headers[.contentRange] = rows.isEmpty ? "*/\(total.map(String.init) ?? "*")"
-                : "\(first)-\(first + rows.count - 1)/\(total.map(String.init) ?? "*")"
+            let headers: HTTPFields = [.contentType: "application/json; charset=utf-8",
+                                       .contentRange: Self.contentRange(rows.count, total: total, offset: q.offset)]
             return JSONResponse.empty(.ok, headers: headers)
         }
         group.get("{table}") { request, context in
-            let t = try rest.table(try context.parameters.require("table"))
-            let who = try await support.principal(request)
-            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
-            let prefer = RequestSupport.prefer(request)
-            let (rows, total) = try await rest.select(t, q, as: who, countExact: prefer["count"] == "exact")
-            var headers: HTTPFields = [:]
-            let first = q.offset ?? 0
-            headers[.contentRange] = rows.isEmpty ? "*/\(total.map(String.init) ?? "*")"
-                : "\(first)-\(first + rows.count - 1)/\(total.map(String.init) ?? "*")"
+            let (t, who, q) = try await prepare(request, context)
+            let (rows, total) = try await rest.select(t, q, as: who, countExact: RequestSupport.prefer(request)["count"] == "exact")
+            let headers: HTTPFields = [.contentRange: Self.contentRange(rows.count, total: total, offset: q.offset)]
             if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true {
                 guard rows.count == 1 else {
                     throw APIError.postgrest(.notAcceptable, "PGRST116", "JSON object requested, multiple (or no) rows returned",
@@ -56,9 +46,7 @@ struct RESTRoutes: Sendable {
             return JSONResponse.make(.ok, rows.map(JSONResponse.object), headers: headers)
         }
         group.post("{table}") { request, context in
-            let t = try rest.table(try context.parameters.require("table"))
-            let who = try await support.principal(request)
-            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let (t, who, q) = try await prepare(request, context)
             let body = try await support.json(request)
             let prefer = RequestSupport.prefer(request)
             let resolution = prefer["resolution"]
@@ -69,21 +57,31 @@ struct RESTRoutes: Sendable {
             return respond(rows, prefer: prefer, status: .created, request: request)
         }
         group.patch("{table}") { request, context in
-            let t = try rest.table(try context.parameters.require("table"))
-            let who = try await support.principal(request)
-            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let (t, who, q) = try await prepare(request, context)
             let prefer = RequestSupport.prefer(request)
             let rows = try await rest.update(t, body: try await support.json(request), q, as: who,
                                              returning: prefer["return"] == "representation")
             return respond(rows, prefer: prefer, status: .ok, request: request)
         }
         group.delete("{table}") { request, context in
-            let t = try rest.table(try context.parameters.require("table"))
-            let who = try await support.principal(request)
-            let q = try RESTQuery(items: RequestSupport.queryItems(request), table: t)
+            let (t, who, q) = try await prepare(request, context)
             let rows = try await rest.delete(t, q, as: who)
             return respond(rows, prefer: RequestSupport.prefer(request), status: .ok, request: request)
         }
+    }
+
+    /// The table, who asks, and the parsed query of a table request.
+    private func prepare(_ request: Request, _ context: BasicRequestContext) async throws -> (Schema.Table, Principal, RESTQuery) {
+        let t = try rest.table(try context.parameters.require("table"))
+        let who = try await support.principal(request)
+        return (t, who, try RESTQuery(items: RequestSupport.queryItems(request), table: t))
+    }
+
+    /// PostgREST's `Content-Range`: `first-last/total`, `*/total` when empty, `*` for an uncounted total.
+    static func contentRange(_ count: Int, total: Int?, offset: Int?) -> String {
+        let first = offset ?? 0
+        let of = total.map(String.init) ?? "*"
+        return count == 0 ? "*/\(of)" : "\(first)-\(first + count - 1)/\(of)"
     }
 
     /// `return=representation` sends the rows; otherwise 201/204 with no body.
