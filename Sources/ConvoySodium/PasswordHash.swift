@@ -31,7 +31,7 @@ public struct PasswordHash: Hashable, Sendable {
             crypto_pwhash_str_alg(&out, p, length, UInt64(operations), memoryBytes, crypto_pwhash_ALG_ARGON2ID13)
         }
         guard rc == 0 else { throw .badKey("Argon2id refused the limits (out of memory?)") }
-        return String(cString: out)
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// True when `password` matches `encoded` (constant time in libsodium).

@@ -57,13 +57,15 @@ struct AuthService: Sendable {
     }
 
     func signIn(email rawEmail: String, password: String) async throws -> [String: Any] {
-        let row = try await store.pool.read { db in
+        // Sendable values out of the read, so GRDB's async (non-blocking) overload runs.
+        let row: (id: String, hash: String?)? = try await store.pool.read { db in
             try Row.fetchOne(db, sql: "SELECT id, password_hash FROM auth_users WHERE email = ?", arguments: [rawEmail.lowercased()])
+                .map { ($0["id"], $0["password_hash"]) }
         }
         // Verify against a dummy hash of the same cost when the user is unknown,
         // so both cases cost the same.
-        let stored: String = row?["password_hash"] ?? dummyHash
-        guard await Self.offPool({ PasswordHash.verify(password, against: stored) }), let id: String = row?["id"] else {
+        let stored = row?.hash ?? dummyHash
+        guard await Self.offPool({ PasswordHash.verify(password, against: stored) }), let id = row?.id else {
             throw APIError.gotrue(.badRequest, "invalid_credentials", "Invalid login credentials")
         }
         return try await newSession(userID: id)
@@ -133,8 +135,9 @@ struct AuthService: Sendable {
     }
 
     func user(id: String) async throws -> [String: Any] {
-        guard let row = try await store.pool.read({ db in
+        guard let row: [String: DatabaseValue] = try await store.pool.read({ db in
             try Row.fetchOne(db, sql: "SELECT * FROM auth_users WHERE id = ?", arguments: [id])
+                .map { r in Dictionary(uniqueKeysWithValues: r.columnNames.map { ($0, r[$0] as DatabaseValue) }) }
         }) else {
             throw APIError.gotrue(.notFound, "user_not_found", "User not found")
         }
@@ -174,18 +177,18 @@ struct AuthService: Sendable {
                 "refresh_token": refreshToken, "user": user]
     }
 
-    static func userJSON(_ row: Row) -> [String: Any] {
-        let anonymous = (row["is_anonymous"] as Int) != 0
-        let created: String = row["created_at"]
-        let email: String? = row["email"]
+    static func userJSON(_ row: [String: DatabaseValue]) -> [String: Any] {
+        func text(_ key: String) -> String? { row[key].flatMap(String.fromDatabaseValue) }
+        let anonymous = row["is_anonymous"].flatMap(Int.fromDatabaseValue) != 0
+        let created = text("created_at") ?? ""
         return [
-            "id": row["id"] as String, "aud": "authenticated", "role": "authenticated",
-            "email": email ?? "", "phone": "",
+            "id": text("id") ?? "", "aud": "authenticated", "role": "authenticated",
+            "email": text("email") ?? "", "phone": "",
             "email_confirmed_at": anonymous ? NSNull() : created, "confirmed_at": anonymous ? NSNull() : created,
-            "last_sign_in_at": (row["last_sign_in_at"] as String?) ?? NSNull(),
+            "last_sign_in_at": text("last_sign_in_at") ?? NSNull(),
             "app_metadata": ["provider": anonymous ? "anonymous" : "email", "providers": anonymous ? [] : ["email"]],
             "user_metadata": [String: Any](), "identities": [Any](),
-            "created_at": created, "updated_at": row["updated_at"] as String, "is_anonymous": anonymous,
+            "created_at": created, "updated_at": text("updated_at") ?? "", "is_anonymous": anonymous,
         ]
     }
 

@@ -68,7 +68,9 @@ public final class SecretBytes: @unchecked Sendable, CustomStringConvertible, Cu
             sodium_bin2base64(&out, out.count, bin.baseAddress?.assumingMemoryBound(to: UInt8.self), bin.count,
                               sodium_base64_VARIANT_ORIGINAL)
         }
-        return String(cString: out)
+        let length = out.firstIndex(of: 0) ?? out.count
+        // Straight from the buffer the defer zeroes: no other copy of the text.
+        return out.withUnsafeBytes { String(decoding: $0.prefix(length), as: UTF8.self) }
     }
 
     public var description: String { "SecretBytes(\(count) bytes, redacted)" }
