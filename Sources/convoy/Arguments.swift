@@ -5,11 +5,16 @@ import Foundation
 /// Durations as people write them: `90`, `90s`, `1500ms`, `30m`, `1h30m`, `2d`.
 struct DurationArgument: ExpressibleByArgument, Hashable {
     let seconds: Double
+    /// As the user wrote it, for `--help`'s defaults.
+    let text: String
 
     init?(argument: String) {
         guard let s = Self.parse(argument) else { return nil }
         seconds = s
+        text = argument
     }
+
+    var defaultValueDescription: String { text }
 
     static func parse(_ text: String) -> Double? {
         let units: [Substring: Double] = ["ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400]

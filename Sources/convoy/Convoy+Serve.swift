@@ -9,12 +9,15 @@ extension Convoy {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serve",
-            abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, retention purge.",
+            abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, Realtime, retention purge.",
             discussion: """
-                Green Box's schema and policies (greenbox-prd.md §3) over an embedded SQLite database.
-                The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at
-                start, or with --keys-file written there (0600) and only the anon key printed.
-                Realtime and the PostgreSQL store are not in this build yet (docs/server.md).
+                Green Box's schema and policies (greenbox-prd.md §3) over an embedded SQLite database: \
+                /auth/v1 (GoTrue), /rest/v1 (PostgREST), /realtime/v1/websocket (Phoenix v1).
+
+                The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at \
+                start; with --keys-file they are written there (0600) and only the anon key is printed.
+
+                The PostgreSQL store is not in this build yet (docs/server.md).
                 """)
 
         @Option(help: "Address to listen on.")
