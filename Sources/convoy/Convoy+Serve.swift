@@ -52,6 +52,9 @@ extension Convoy {
 
         func validate() throws {
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            if let s = jwtSecret, s.utf8.count < ServerConfiguration.minimumSecretBytes {
+                throw ValidationError("--jwt-secret must be at least \(ServerConfiguration.minimumSecretBytes) bytes (it has \(s.utf8.count))")
+            }
             guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") }
             guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {

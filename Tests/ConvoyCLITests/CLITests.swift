@@ -235,5 +235,7 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
     @Test func badServeOptionsAreBadInput() throws {
         #expect(try CLI.run("serve", "--port", "70000").status == 2)
         #expect(try CLI.run("serve", "--password-cost", "extreme").status == 2)
+        let short = try CLI.run("serve", "--jwt-secret", "short")
+        #expect(short.status == 2 && short.stderr.contains("at least 32 bytes"))
     }
 }

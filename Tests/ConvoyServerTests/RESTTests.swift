@@ -165,3 +165,39 @@ import Testing
         #expect(try ServerKeys.read(from: path).serviceRoleKey == "s")
     }
 }
+
+@Suite struct PersistenceTests {
+    /// `--database FILE` keeps users and rows across restarts (migrations reopen cleanly).
+    @Test func aDatabaseFileSurvivesARestart() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-db-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("convoy.sqlite").path
+        let first = try await TestServer { $0.databasePath = path; $0.jwtSecret = "s3cret-for-this-test-only-32-bytes+" }
+        let a = try await first.signUp("keep@example.com")
+        #expect(try await first.request("POST", "/rest/v1/encrypted_locations",
+                                        body: ["sender_id": a.id, "recipient_id": a.id, "payload": "kept"], token: a.token).status == 201)
+        await first.stop()
+
+        let second = try await TestServer { $0.databasePath = path; $0.jwtSecret = "s3cret-for-this-test-only-32-bytes+" }
+        let signIn = try await second.request("POST", "/auth/v1/token?grant_type=password", body: ["email": "keep@example.com", "password": "secret123"])
+        #expect(signIn.status == 200)
+        let token = try #require(signIn.object["access_token"] as? String)
+        #expect(try await second.request("GET", "/rest/v1/encrypted_locations?select=payload", token: token).rows.first?["payload"] as? String == "kept")
+        #expect(try await second.request("GET", "/rest/v1/users", token: a.token).status == 200, "same secret: old tokens still verify")
+        #expect(FileManager.default.fileExists(atPath: path), "a file the user named is never removed")
+        await second.stop()
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func shortSecretsAndNonsenseAreRefused() async throws {
+        var c = ServerConfiguration.testing
+        c.jwtSecret = "short"
+        #expect(throws: ServerConfiguration.Invalid.self) { try c.validate() }
+        c.jwtSecret = String(repeating: "k", count: 32)
+        #expect(throws: Never.self) { try c.validate() }
+        c.retention = 0
+        #expect(throws: ServerConfiguration.Invalid.self) { try c.validate() }
+    }
+}

@@ -43,4 +43,23 @@ public struct ServerConfiguration: Sendable {
 
     /// For tests: a free port, short-lived everything, no background purge.
     public static let testing = ServerConfiguration(port: 0, purgeEvery: 0)
+
+    /// HS256 needs a key at least as long as its 32-byte hash (jwt-kit asserts
+    /// it; GoTrue requires 32 characters too).
+    public static let minimumSecretBytes = 32
+
+    /// What `ReferenceServer` refuses to start with, in words for the user.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public func validate() throws(Invalid) {
+        if let s = jwtSecret, s.utf8.count < Self.minimumSecretBytes {
+            throw Invalid(description: "the JWT secret must be at least \(Self.minimumSecretBytes) bytes (it has \(s.utf8.count))")
+        }
+        guard (0...65_535).contains(port) else { throw Invalid(description: "the port must be 0…65535, got \(port)") }
+        guard retention > 0, tokenTTL >= 1, purgeEvery >= 0, inviteTTL > 0, bodyLimit > 0 else {
+            throw Invalid(description: "retention, token TTL, invite TTL and body limit must be positive; purge interval ≥ 0")
+        }
+    }
 }

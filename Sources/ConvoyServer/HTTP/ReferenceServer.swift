@@ -26,6 +26,7 @@ public final class ReferenceServer: Sendable {
     /// Opens (or creates) the database and makes the API keys.
     public init(configuration: ServerConfiguration, clock: any ServerClock = SystemServerClock(),
                 logger: Logger = Logger(label: "convoy.serve")) async throws {
+        try configuration.validate()
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
