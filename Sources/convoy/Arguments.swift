@@ -29,7 +29,7 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
             guard let value = Double(number), let scale = units[unit] else { return nil }
             total += value * scale
         }
-        return total
+        return total.isFinite ? total : nil
     }
 
     static var defaultCompletionKind: CompletionKind { .default }

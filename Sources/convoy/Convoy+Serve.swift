@@ -69,6 +69,11 @@ extension Convoy {
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
                 purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum)
+            do {
+                try config.validate()
+            } catch {
+                throw CommandFailure.badInput(error.description)
+            }
             let server: ReferenceServer
             do {
                 server = try await ReferenceServer(configuration: config, logger: logger)

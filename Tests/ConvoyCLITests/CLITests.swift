@@ -235,6 +235,8 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
     @Test func badServeOptionsAreBadInput() throws {
         #expect(try CLI.run("serve", "--port", "70000").status == 2)
         #expect(try CLI.run("serve", "--password-cost", "extreme").status == 2)
+        let forever = try CLI.run("serve", "--port", "0", "--token-ttl", "99999999999999999999s")
+        #expect(forever.status == 2 && forever.stderr.contains("token TTL"), "\(forever.stderr)")
         let short = try CLI.run("serve", "--jwt-secret", "short")
         #expect(short.status == 2 && short.stderr.contains("at least 32 bytes"))
     }

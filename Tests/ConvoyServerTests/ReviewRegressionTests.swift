@@ -114,3 +114,19 @@ import Testing
         await s.stop()
     }
 }
+
+@Suite struct UpsertPolicyTests {
+    /// The INSERT policy comes first, so an upsert never tells a user whether a key exists.
+    @Test func upsertsDoNotRevealExistingKeys() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let code = try #require(try await s.request("POST", "/rest/v1/rpc/create_invite", body: [String: Any](), token: a.token).object["code"] as? String)
+        for probe in [code, "NOSUCH99"] {
+            let r = try await s.request("POST", "/rest/v1/invites?on_conflict=code", body: ["code": probe, "inviter_id": b.id, "preference": "precise",
+                                                                                         "expires_at": "2030-01-01T00:00:00Z"],
+                                        token: b.token, headers: ["Prefer": "resolution=ignore-duplicates"])
+            #expect(r.status == 403 && r.code == "42501", "\(probe)")
+        }
+        await s.stop()
+    }
+}

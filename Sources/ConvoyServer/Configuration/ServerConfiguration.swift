@@ -58,8 +58,14 @@ public struct ServerConfiguration: Sendable {
             throw Invalid(description: "the JWT secret must be at least \(Self.minimumSecretBytes) bytes (it has \(s.utf8.count))")
         }
         guard (0...65_535).contains(port) else { throw Invalid(description: "the port must be 0…65535, got \(port)") }
-        guard retention > 0, tokenTTL >= 1, purgeEvery >= 0, inviteTTL > 0, bodyLimit > 0 else {
-            throw Invalid(description: "retention, token TTL, invite TTL and body limit must be positive; purge interval ≥ 0")
+        // Ten years bounds every duration: beyond it, timestamps stop being dates.
+        let decade = 10 * 365.25 * 86_400
+        for (name, value, low) in [("retention", retention, 1e-3), ("token TTL", tokenTTL, 1), ("invite TTL", inviteTTL, 1),
+                                   ("purge interval", purgeEvery, 0)] {
+            guard value.isFinite, value >= low, value <= decade else {
+                throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
+            }
         }
+        guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
     }
 }

@@ -76,6 +76,18 @@ struct RESTService: Sendable {
             var out: [JSONRow] = []
             var changes: [ChangeEvent] = []
             for given in rows {
+                // PostgreSQL checks the INSERT policy on the proposed row first, also for
+                // ON CONFLICT: whether a key exists is never revealed to a row the user could not insert.
+                if conflict != nil, who.role != .serviceRole {
+                    var proposed = given
+                    for c in t.columns where proposed[c.name] == nil {
+                        if case .value(let v)? = c.defaultValue { proposed[c.name] = v.databaseValue }
+                        if c.defaultValue.isServerStamped { proposed[c.name] = now.databaseValue }
+                    }
+                    guard who.role == .authenticated, let uid = who.userID, let check = policies.tables[t.name]?.insert,
+                          try check(proposed, uid, db)
+                    else { throw rlsViolation(t, who) }
+                }
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }

@@ -85,8 +85,8 @@ struct InviteRPC: Sendable {
                 """, arguments: [inviter, uid, uid, inviter]) {
                 // Re-accepting after a device migration: the same row becomes active again.
                 let inviterIsOne = (existing["user_id_1"] as String) == inviter
-                try db.execute(sql: "UPDATE friendships SET status = 'active', preference_1 = ?, preference_2 = ? WHERE id = ?",
-                               arguments: [inviterIsOne ? inviterPreference : preference,
+                try db.execute(sql: "UPDATE friendships SET status = 'active', requested_by = ?, preference_1 = ?, preference_2 = ? WHERE id = ?",
+                               arguments: [inviter, inviterIsOne ? inviterPreference : preference,
                                            inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
                 let row = try Self.friendship(db, id: existing["id"])
                 let change = ChangeEvent(table: "friendships", type: "UPDATE", record: row,

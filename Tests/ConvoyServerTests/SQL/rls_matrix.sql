@@ -168,6 +168,49 @@ SELECT convoy_test.expect('retention: users do not', 'SELECT count(*) FROM purge
 SELECT convoy_test.expect_error('retention: users cannot purge', 'SELECT purge_old_locations()', '42501');
 ROLLBACK;
 
+-- Paths found by review ------------------------------------------------------------
+BEGIN;
+SELECT convoy_test.act_as(:a);
+SELECT create_invite('precise') ->> 'code' AS first \gset
+SELECT convoy_test.act_as(:b);
+SELECT accept_invite(:'first');
+SELECT convoy_test.act_as(:a);
+SELECT create_invite('general') ->> 'code' AS second \gset
+SELECT convoy_test.act_as(:b);
+SELECT convoy_test.expect('invites: re-accepting (new preferences) works', format(
+  'SELECT count(*) FROM (SELECT accept_invite(%L, NULL) AS f) x WHERE f ->> ''preference_1'' = ''general'' AND f ->> ''preference_2'' = ''precise''', :'second'), 1);
+ROLLBACK;
+BEGIN;
+SELECT convoy_test.act_as(:b);
+INSERT INTO friendships (user_id_1, user_id_2, requested_by) VALUES (:b, :a, :b);
+SELECT convoy_test.act_as(:a);
+SELECT create_invite() ->> 'code' AS code2 \gset
+SELECT convoy_test.act_as(:b);
+SELECT convoy_test.expect('invites: accepting after asking first works', format(
+  'SELECT count(*) FROM (SELECT accept_invite(%L) AS f) x WHERE f ->> ''status'' = ''active''', :'code2'), 1);
+SELECT convoy_test.act_as('anon');
+SELECT convoy_test.expect_error('invites: anon cannot accept', 'SELECT accept_invite(''ABCDEFGH'')', '42501');
+SELECT convoy_test.act_as(:a);
+SELECT convoy_test.expect_error('invites: not forged directly', format(
+  'INSERT INTO invites (code, inviter_id, preference, expires_at) VALUES (%L, %L, %L, now() + interval ''1 day'')', 'FORGED12', :a, 'precise'), '42501');
+SELECT convoy_test.expect('invites: not extended directly (no UPDATE policy: no rows)', 'WITH u AS (UPDATE invites SET expires_at = now() + interval ''100 years'' RETURNING 1) SELECT count(*) FROM u', 0);
+SELECT convoy_test.expect_error('retention: users cannot write the log', 'INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (now(), 0, now())', '42501');
+SELECT convoy_test.expect('notify: large rows still insert (only keys are announced)', format(
+  'WITH l AS (INSERT INTO encrypted_locations (sender_id, recipient_id, payload) VALUES (%L, %L, repeat(''x'', 20000))) SELECT 1', :a, :b), 1);
+SELECT convoy_test.expect('notify: large rows still update', format(
+  'WITH u AS (UPDATE users SET avatar_url = repeat(''x'', 9000) WHERE id = %L RETURNING 1) SELECT count(*) FROM u', :a), 1);
+CREATE TEMP TABLE invites (code text, inviter_id uuid, preference text, expires_at timestamptz, accepted_by uuid, accepted_at timestamptz, created_at timestamptz);
+INSERT INTO pg_temp.invites VALUES ('EVIL0000', :c, 'precise', now() + interval '1 day', NULL, NULL, now());
+SELECT convoy_test.expect_error('invites: temporary tables cannot shadow the real ones', 'SELECT accept_invite(''EVIL0000'')', 'P0001');
+ROLLBACK;
+BEGIN;
+\ir ../../../Sources/ConvoyServer/Storage/PostgreSQL/002_strict_policies.sql
+SELECT convoy_test.act_as(:a);
+INSERT INTO friendships (user_id_1, user_id_2, requested_by) VALUES (:a, :b, :a);
+SELECT convoy_test.expect_error('strict: a pending friendship is not enough', format(
+  'INSERT INTO encrypted_locations (sender_id, recipient_id, payload) VALUES (%L, %L, %L)', :a, :b, 'p'), '42501');
+ROLLBACK;
+
 LISTEN convoy_changes;
 BEGIN;
 SELECT convoy_test.act_as(:a);

@@ -47,6 +47,10 @@ CREATE TABLE IF NOT EXISTS auth.refresh_tokens (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- Server settings the RPCs read (users cannot read or write them).
+CREATE TABLE IF NOT EXISTS auth.convoy_settings (key text PRIMARY KEY, value text NOT NULL);
+INSERT INTO auth.convoy_settings VALUES ('invite_ttl', '7 days') ON CONFLICT (key) DO NOTHING;
+
 -- public: the PRD's tables ----------------------------------------------------
 CREATE TABLE IF NOT EXISTS public.users (
   id uuid PRIMARY KEY REFERENCES auth.users(id) ON DELETE CASCADE,
@@ -140,9 +144,11 @@ CREATE POLICY invites_select ON public.invites FOR SELECT TO authenticated USING
 
 -- Rules no policy can express -------------------------------------------------
 -- Server-stamped creation times: users cannot post rows the purge never reaches.
+-- Rules apply to the request roles; the server's own SECURITY DEFINER functions
+-- run as the owner and are trusted.
 CREATE OR REPLACE FUNCTION public.stamp_created_at() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF auth.role() <> 'service_role' THEN
+  IF current_user IN ('anon', 'authenticated') THEN
     NEW.created_at := CASE WHEN TG_OP = 'INSERT' THEN now() ELSE OLD.created_at END;
   END IF;
   RETURN NEW;
@@ -158,7 +164,7 @@ END $$;
 -- member sets only their own preference.
 CREATE OR REPLACE FUNCTION public.guard_friendship() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF auth.role() = 'service_role' THEN RETURN NEW; END IF;
+  IF current_user NOT IN ('anon', 'authenticated') THEN RETURN NEW; END IF;
   IF NEW.user_id_1 <> OLD.user_id_1 OR NEW.user_id_2 <> OLD.user_id_2 OR NEW.requested_by <> OLD.requested_by THEN
     RAISE EXCEPTION 'members and requester cannot be changed' USING ERRCODE = '42501';
   END IF;
@@ -175,13 +181,16 @@ DROP TRIGGER IF EXISTS guard_friendship ON public.friendships;
 CREATE TRIGGER guard_friendship BEFORE UPDATE ON public.friendships FOR EACH ROW EXECUTE FUNCTION public.guard_friendship();
 
 -- Invites (PRD §5.2–5.3), run as the owner (SECURITY DEFINER) ---------------------
+-- search_path ends with pg_temp, so a caller's temporary tables cannot shadow ours.
 CREATE OR REPLACE FUNCTION public.create_invite(preference text DEFAULT 'precise') RETURNS json
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
   alphabet constant text := 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
-  c text; b int; bytes bytea; ttl interval := coalesce(nullif(current_setting('convoy.invite_ttl', true), ''), '7 days')::interval;
+  c text; b int; bytes bytea;
+  ttl interval := coalesce((SELECT value FROM auth.convoy_settings WHERE key = 'invite_ttl'), '7 days')::interval;
   expires timestamptz := now() + ttl;
 BEGIN
+  preference := coalesce(preference, 'precise');
   IF auth.uid() IS NULL THEN RAISE EXCEPTION 'permission denied for function create_invite' USING ERRCODE = '42501'; END IF;
   IF preference NOT IN ('precise', 'general') THEN
     RAISE EXCEPTION 'preference must be ''precise'' or ''general'', got ''%''', preference USING ERRCODE = '22023';
@@ -207,9 +216,10 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION public.accept_invite(code text, preference text DEFAULT 'precise') RETURNS json
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE inv invites; f friendships; me uuid := auth.uid();
 BEGIN
+  preference := coalesce(preference, 'precise');
   IF me IS NULL THEN RAISE EXCEPTION 'permission denied for function accept_invite' USING ERRCODE = '42501'; END IF;
   IF preference NOT IN ('precise', 'general') THEN
     RAISE EXCEPTION 'preference must be ''precise'' or ''general'', got ''%''', preference USING ERRCODE = '22023';
@@ -226,7 +236,7 @@ BEGIN
   SELECT * INTO f FROM friendships
    WHERE (user_id_1 = inv.inviter_id AND user_id_2 = me) OR (user_id_1 = me AND user_id_2 = inv.inviter_id);
   IF FOUND THEN  -- re-accepting after a device migration
-    UPDATE friendships SET status = 'active',
+    UPDATE friendships SET status = 'active', requested_by = inv.inviter_id,
       preference_1 = CASE WHEN user_id_1 = inv.inviter_id THEN inv.preference ELSE accept_invite.preference END,
       preference_2 = CASE WHEN user_id_1 = inv.inviter_id THEN accept_invite.preference ELSE inv.preference END
      WHERE id = f.id RETURNING * INTO f;
@@ -241,7 +251,7 @@ GRANT EXECUTE ON FUNCTION public.create_invite(text), public.accept_invite(text,
 
 -- Retention (PRD §3.3) ------------------------------------------------------------
 CREATE OR REPLACE FUNCTION public.purge_old_locations(retention interval DEFAULT '10 minutes') RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE n bigint; cut timestamptz := now() - retention;
 BEGIN
   DELETE FROM encrypted_locations WHERE created_at < cut;
@@ -252,13 +262,15 @@ END $$;
 REVOKE ALL ON FUNCTION public.purge_old_locations(interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.purge_old_locations(interval) TO service_role;
 
--- Realtime: every committed row change, in commit order, on one channel ---------
+-- Realtime: every committed row change, in commit order, on one channel. Only
+-- the key travels (NOTIFY payloads stop at 8000 bytes); the listener reads the
+-- row, and for a DELETE the key is the old record, as Supabase sends it.
 CREATE OR REPLACE FUNCTION public.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
 BEGIN
   PERFORM pg_notify('convoy_changes', json_build_object(
     'table', TG_TABLE_NAME, 'type', TG_OP, 'commit_timestamp', now(),
-    'record', CASE WHEN TG_OP <> 'DELETE' THEN row_to_json(NEW) END,
-    'old_record', CASE WHEN TG_OP <> 'INSERT' THEN row_to_json(OLD) END)::text);
+    'key', CASE WHEN TG_TABLE_NAME = 'invites' THEN r -> 'code' ELSE r -> 'id' END)::text);
   RETURN NULL;
 END $$;
 DO $$ DECLARE t text; BEGIN
