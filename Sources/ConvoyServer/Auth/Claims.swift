@@ -31,3 +31,18 @@ struct Principal: Sendable, Equatable {
     static let anonymous = Principal(role: .anon)
     static let service = Principal(role: .serviceRole)
 }
+
+extension Principal {
+    /// Who a verified token speaks for; nil for an unknown role or a user
+    /// token without a UUID subject.
+    init?(claims: Claims) {
+        switch claims.role {
+        case "anon": self = .anonymous
+        case "service_role": self = .service
+        case "authenticated":
+            guard let sub = claims.sub, UUID(uuidString: sub) != nil else { return nil }
+            self.init(role: .authenticated, userID: sub.lowercased(), sessionID: claims.session_id, email: claims.email)
+        default: return nil
+        }
+    }
+}

@@ -56,17 +56,10 @@ struct RequestSupport: Sendable {
             throw gotrue ? APIError.gotrue(.unauthorized, "bad_jwt", "invalid JWT: unable to parse or verify signature")
                          : APIError.postgrest(.unauthorized, "PGRST301", "JWSError JWSInvalidSignature")
         }
-        switch claims.role {
-        case "anon": return .anonymous
-        case "service_role": return .service
-        case "authenticated":
-            guard let sub = claims.sub, UUID(uuidString: sub) != nil else {
-                throw APIError.postgrest(.unauthorized, "PGRST301", "JWT has no valid subject")
-            }
-            return Principal(role: .authenticated, userID: sub.lowercased(), sessionID: claims.session_id, email: claims.email)
-        default:
-            throw APIError.postgrest(.unauthorized, "PGRST301", "JWT role \(claims.role) is not a role here")
+        guard let principal = Principal(claims: claims) else {
+            throw APIError.postgrest(.unauthorized, "PGRST301", "JWT role \(claims.role) without a valid subject is not a role here")
         }
+        return principal
     }
 
     func apikey(_ request: Request) -> String? {

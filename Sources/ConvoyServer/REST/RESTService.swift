@@ -76,16 +76,12 @@ struct RESTService: Sendable {
             var out: [JSONRow] = []
             var changes: [ChangeEvent] = []
             for given in rows {
+                var (full, missing) = completed(given, t, as: who, now: now)
                 // PostgreSQL checks the INSERT policy on the proposed row first, also for
                 // ON CONFLICT: whether a key exists is never revealed to a row the user could not insert.
-                if conflict != nil, who.role != .serviceRole {
-                    var proposed = given
-                    for c in t.columns where proposed[c.name] == nil {
-                        if case .value(let v)? = c.defaultValue { proposed[c.name] = v.databaseValue }
-                        if c.defaultValue.isServerStamped { proposed[c.name] = now.databaseValue }
-                    }
+                if who.role != .serviceRole {
                     guard who.role == .authenticated, let uid = who.userID, let check = policies.tables[t.name]?.insert,
-                          try check(proposed, uid, db)
+                          try check(full, uid, db)
                     else { throw rlsViolation(t, who) }
                 }
                 if let conflict, let key = given[conflict],
@@ -97,23 +93,8 @@ struct RESTService: Sendable {
                     changes.append(change)
                     continue
                 }
-                var full = given
-                for c in t.columns where full[c.name] == nil || (c.defaultValue.isServerStamped && who.role != .serviceRole) {
-                    switch c.defaultValue {
-                    case .identity: continue
-                    case .now: full[c.name] = now.databaseValue
-                    case .value(let v): full[c.name] = v.databaseValue
-                    case nil:
-                        guard c.nullable else {
-                            throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(c.name)\" of relation \"\(t.name)\" violates not-null constraint")
-                        }
-                        full[c.name] = .null
-                    }
-                }
-                if who.role != .serviceRole {
-                    guard who.role == .authenticated, let uid = who.userID, let check = policies.tables[t.name]?.insert,
-                          try check(full, uid, db)
-                    else { throw rlsViolation(t, who) }
+                if let missing {
+                    throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(missing)\" of relation \"\(t.name)\" violates not-null constraint")
                 }
                 let names = full.keys.sorted()
                 try db.execute(sql: "INSERT INTO \"\(t.name)\" (\(names.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
@@ -204,6 +185,25 @@ struct RESTService: Sendable {
         let change = ChangeEvent(table: t.name, type: "UPDATE", record: row.map { Self.row($0, t) } ?? new, oldRecord: old,
                                  commitTimestamp: Timestamps.format(clock.now()))
         return (row.map { Self.json($0, q.columns) } ?? [:], change)
+    }
+
+    /// The row an insert would write: the given values, defaults, server stamps
+    /// (for users), NULL for other absent columns; identity columns stay absent
+    /// for the database to fill. Also the first NOT NULL column left without a value.
+    private func completed(_ given: Row, _ t: Schema.Table, as who: Principal, now: String) -> (Row, missing: String?) {
+        var full = given
+        var missing: String?
+        for c in t.columns where full[c.name] == nil || (c.defaultValue.isServerStamped && who.role != .serviceRole) {
+            switch c.defaultValue {
+            case .identity: continue
+            case .now: full[c.name] = now.databaseValue
+            case .value(let v): full[c.name] = v.databaseValue
+            case nil:
+                if !c.nullable, missing == nil { missing = c.name }
+                full[c.name] = .null
+            }
+        }
+        return (full, missing)
     }
 
     /// The body's keys, checked against the table and converted by type.

@@ -59,6 +59,12 @@ enum Values {
         String(cString: n.objCType) == "c"
     }
 
+    /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`).
+    static func filterText(_ value: DatabaseValue?) -> String? {
+        guard let value else { return nil }
+        return String.fromDatabaseValue(value) ?? Int64.fromDatabaseValue(value).map(String.init)
+    }
+
     /// A stored value as response JSON.
     static func toJSON(_ value: DatabaseValue) -> Any {
         switch value.storage {

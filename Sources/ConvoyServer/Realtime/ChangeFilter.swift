@@ -34,7 +34,7 @@ struct ChangeBinding: Sendable, Hashable {
             // Operands as the column stores them (UUIDs lowercase, times normalised).
             func normal(_ raw: String) throws(BindingError) -> String {
                 guard let v = try? Values.parse(raw, as: c) else { throw .init("invalid value for \(col): \(raw)") }
-                return String.fromDatabaseValue(v) ?? Int64.fromDatabaseValue(v).map(String.init) ?? raw
+                return Values.filterText(v) ?? raw
             }
             let rest = filter[filter.index(after: eq)...]
             if rest.hasPrefix("eq.") {
@@ -70,9 +70,7 @@ struct ChangeBinding: Sendable, Hashable {
         guard change.table == table, event == "*" || event == change.type else { return false }
         guard let column, let op else { return true }
         let record = change.type == "DELETE" ? change.oldRecord : change.record
-        guard let value = String.fromDatabaseValue(record[column] ?? .null) ?? (record[column].flatMap(Int64.fromDatabaseValue).map(String.init)) else {
-            return false
-        }
+        guard let value = Values.filterText(record[column]) else { return false }
         switch op {
         case .eq(let v): return v == value
         case .oneOf(let set): return set.contains(value)

@@ -199,7 +199,7 @@ final class RealtimeHub: Sendable {
             guard let index = s.tables[change.table] else { return }
             var candidates = index.scan
             for (column, byValue) in index.eq {
-                if let v = Self.text(record[column]), let subs = byValue[v] { candidates.formUnion(subs) }
+                if let v = Values.filterText(record[column]), let subs = byValue[v] { candidates.formUnion(subs) }
             }
             for key in candidates {
                 guard let m = s.channels[key.connection]?[key.topic] else { continue }
@@ -242,11 +242,6 @@ final class RealtimeHub: Sendable {
             guard let uid = who.userID, let check = policies.tables[table]?.readable else { return false }
             return check(record, uid)
         }
-    }
-
-    private static func text(_ v: DatabaseValue?) -> String? {
-        guard let v else { return nil }
-        return String.fromDatabaseValue(v) ?? Int64.fromDatabaseValue(v).map(String.init)
     }
 
     private static func shortType(_ t: Schema.ColumnType) -> String {

@@ -45,7 +45,7 @@ struct RealtimeSession: Sendable {
         } catch {
             return refuse("InvalidJWTToken: Invalid token")
         }
-        guard let principal = Self.principal(claims) else { return refuse("InvalidJWTToken: Invalid role") }
+        guard let principal = Principal(claims: claims) else { return refuse("InvalidJWTToken: Invalid role") }
         var bindings: [ChangeBinding] = []
         for object in config["postgres_changes"] as? [[String: Any]] ?? [] {
             do {
@@ -81,7 +81,7 @@ struct RealtimeSession: Sendable {
         guard hub.member(id, topic: m.topic) != nil, let token = m.payload["access_token"] as? String else { return }
         do {
             let claims = try await tokens.verify(token)
-            guard let principal = Self.principal(claims) else { throw TokenService.Failure.invalid("role") }
+            guard let principal = Principal(claims: claims) else { throw TokenService.Failure.invalid("role") }
             hub.update(id, topic: m.topic) {
                 $0.principal = principal
                 $0.expiresAt = claims.exp.map(Double.init)
@@ -123,17 +123,6 @@ struct RealtimeSession: Sendable {
         let now = clock.now().timeIntervalSince1970
         for (topic, member) in hub.topics(of: id) {
             if let exp = member.expiresAt, exp <= now { hub.expire(id, topic: topic, secondsAgo: Int(now - exp)) }
-        }
-    }
-
-    static func principal(_ claims: Claims) -> Principal? {
-        switch claims.role {
-        case "anon": return .anonymous
-        case "service_role": return .service
-        case "authenticated":
-            guard let sub = claims.sub, UUID(uuidString: sub) != nil else { return nil }
-            return Principal(role: .authenticated, userID: sub.lowercased(), sessionID: claims.session_id, email: claims.email)
-        default: return nil
         }
     }
 }
