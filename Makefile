@@ -23,7 +23,8 @@ release: setup
 # what they need (installed by scripts/setup) is missing.
 test: setup
 	scripts/check-imports
-	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 $(SWIFT) test
+	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 \
+	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test
 
 # The main job. Until `convoy run` lands (issue 4) it shows what ships today:
 # a synthetic track, inspection of shipped and real tracks, NMEA for gpsfake.

@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -61,6 +62,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -97,7 +99,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyServerTests",
-            dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket")],
+            dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket"),
+                           .product(name: "PostgresNIO", package: "postgres-nio")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(

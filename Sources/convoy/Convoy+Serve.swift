@@ -11,13 +11,16 @@ extension Convoy {
             commandName: "serve",
             abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, Realtime, retention purge.",
             discussion: """
-                Green Box's schema and policies (greenbox-prd.md §3) over an embedded SQLite database: \
-                /auth/v1 (GoTrue), /rest/v1 (PostgREST), /realtime/v1/websocket (Phoenix v1).
+                Green Box's schema and policies (greenbox-prd.md §3): /auth/v1 (GoTrue), /rest/v1 \
+                (PostgREST), /realtime/v1/websocket (Phoenix v1).
+
+                Storage is an embedded SQLite database (policies enforced in Swift) unless --database is a \
+                postgres:// URL: then the server applies Green Box's SQL (and --migrations), runs every \
+                request as its role with its JWT claims so PostgreSQL enforces RLS, serves every table of \
+                the public schema, and feeds Realtime from LISTEN/NOTIFY (docs/server.md).
 
                 The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at \
                 start; with --keys-file they are written there (0600) and only the anon key is printed.
-
-                The PostgreSQL store is not in this build yet (docs/server.md).
                 """)
 
         @Option(help: "Address to listen on.")
@@ -26,8 +29,16 @@ extension Convoy {
         @Option(help: "Port (0: a free one).")
         var port = 3010
 
-        @Option(help: "SQLite file (default: a new one in a temporary directory, removed at exit).")
+        @Option(help: ArgumentHelp("SQLite file, or postgres://user:pass@host:port/db[?sslmode=disable|prefer|require] (default: a new SQLite file in a temporary directory, removed at exit).",
+                                   valueName: "path|url"))
         var database: String?
+
+        @Option(help: ArgumentHelp("PostgreSQL only: apply each *.sql file here once, in name order, after Green Box's schema.",
+                                   valueName: "dir"))
+        var migrations: String?
+
+        @Option(name: .customLong("pg-pool"), help: "PostgreSQL only: most connections in the pool.")
+        var pgPool = 20
 
         @Option(name: .customLong("jwt-secret"), help: "HS256 secret for tokens and API keys (default: random).")
         var jwtSecret: String?
@@ -68,7 +79,8 @@ extension Convoy {
             let config = ServerConfiguration(
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
                 purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
-                passwordHash: passwordCost == "interactive" ? .interactive : .minimum)
+                passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
+                migrationsDirectory: migrations, postgresConnections: pgPool)
             do {
                 try config.validate()
             } catch {
@@ -77,6 +89,8 @@ extension Convoy {
             let server: ReferenceServer
             do {
                 server = try await ReferenceServer(configuration: config, logger: logger)
+            } catch let error as ServerConfiguration.Invalid {
+                throw CommandFailure.badInput(error.description)
             } catch {
                 throw CommandFailure.runtime("cannot open the database: \(error)")
             }

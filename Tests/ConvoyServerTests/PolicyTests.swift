@@ -2,10 +2,11 @@ import Foundation
 import Testing
 @testable import ConvoyServer
 
-/// The RLS matrix: for every policy, an allowed case and each denied case.
+/// The RLS matrix: for every policy, an allowed case and each denied case,
+/// against both stores (SQLite: Swift policies; PostgreSQL: its own RLS).
 @Suite struct PolicyTests {
-    @Test func usersReadableByAnyUserWritableOnlyByTheirOwner() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func usersReadableByAnyUserWritableOnlyByTheirOwner(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let all = try await s.request("GET", "/rest/v1/users?select=id,public_key", token: a.token)
         #expect(Set(all.rows.map { $0["id"] as! String }) == [a.id, b.id])
@@ -33,8 +34,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func friendshipsFollowTheInviteRules() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func friendshipsFollowTheInviteRules(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
         let pending: [String: Any] = ["user_id_1": a.id, "user_id_2": b.id, "requested_by": a.id, "preference_1": "precise"]
         let made = try await s.request("POST", "/rest/v1/friendships", body: pending, token: a.token, headers: ["Prefer": "return=representation"])
@@ -73,8 +74,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func locationsAreWrittenAsOneselfAndReadOnlyByTheRecipient() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func locationsAreWrittenAsOneselfAndReadOnlyByTheRecipient(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
         let ok = try await s.request("POST", "/rest/v1/encrypted_locations",
                                      body: [["sender_id": a.id, "recipient_id": b.id, "payload": "p1"],
@@ -105,8 +106,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func strictPoliciesAllowOnlyActiveFriends() async throws {
-        let s = try await TestServer { $0.strictPolicies = true }
+    @Test(arguments: TestStore.all) func strictPoliciesAllowOnlyActiveFriends(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.strictPolicies = true }
         let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
         let invite = try await s.request("POST", "/rest/v1/rpc/create_invite", body: ["preference": "precise"], token: a.token)
         _ = try await s.request("POST", "/rest/v1/rpc/accept_invite", body: ["code": invite.object["code"]!, "preference": "general"], token: b.token)
@@ -117,8 +118,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func invitesCreateAcceptAndFailUniformly() async throws {
-        let s = try await TestServer { $0.inviteTTL = 300 }
+    @Test(arguments: TestStore.all) func invitesCreateAcceptAndFailUniformly(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.inviteTTL = 300 }
         let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
         let made = try await s.request("POST", "/rest/v1/rpc/create_invite", body: ["preference": "general"], token: a.token)
         #expect(made.status == 200)

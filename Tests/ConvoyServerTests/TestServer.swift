@@ -4,8 +4,49 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import PostgresNIO
 import Testing
 @testable import ConvoyServer
+
+/// The stores server tests run against: SQLite always, and PostgreSQL when a
+/// test cluster is there — `make test` starts one (scripts/pg-test-cluster run)
+/// and requires it, so PostgreSQL cases fail there rather than skip.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    static var all: [TestStore] { PostgresTestCluster.enabled ? [.sqlite, .postgres] : [.sqlite] }
+}
+
+enum PostgresTestCluster {
+    static let url = ProcessInfo.processInfo.environment["CONVOY_TEST_POSTGRES_URL"]
+    static let required = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_POSTGRES"] == "1"
+    static var enabled: Bool { url != nil || required }
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "CONVOY_TEST_POSTGRES_URL is not set: run the tests with `make test` (it starts a cluster with scripts/pg-test-cluster run)"
+        }
+    }
+
+    /// A new, empty database on the test cluster, as a URL for `--database`.
+    static func freshDatabase() async throws -> String {
+        guard let url, var components = URLComponents(string: url) else { throw Missing() }
+        let name = "convoy_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        var logger = Logger(label: "test.pg")
+        logger.logLevel = .critical
+        let connection = try await PostgresConnection.connect(configuration: try PostgresURL(url).connection, id: 0, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try? await connection.close()
+        components.path = "/\(name)"
+        return components.string!
+    }
+}
 
 /// A `ReferenceServer` on a free loopback port, with a clock tests move by hand.
 final class TestServer: Sendable {
@@ -24,9 +65,16 @@ final class TestServer: Sendable {
         var code: String? { object["code"] as? String }
     }
 
-    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+    let store: TestStore
+
+    init(store: TestStore = .sqlite, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
         var config = ServerConfiguration.testing
+        if store == .postgres {
+            config.databasePath = try await PostgresTestCluster.freshDatabase()
+            config.postgresConnections = 4
+        }
         configure(&config)
+        self.store = store
         let clock = ManualServerClock(Date())
         var logger = Logger(label: "test")
         logger.logLevel = .critical

@@ -1,20 +1,19 @@
 import ConvoySodium
 import Foundation
-import GRDB
 import HTTPTypes
 
 /// GoTrue's subset that Green Box clients use: email and anonymous sign-up
 /// (auto-confirmed), password and refresh-token grants with rotation, logout,
 /// the current user, and admin creation with the service role.
 struct AuthService: Sendable {
-    let store: Store
+    let store: any AuthStore
     let tokens: TokenService
     let clock: any ServerClock
     let passwordHash: PasswordHash
     /// An Argon2id hash, at the configured cost, of nothing anyone knows.
     let dummyHash: String
 
-    init(store: Store, tokens: TokenService, clock: any ServerClock, passwordHash: PasswordHash) {
+    init(store: any AuthStore, tokens: TokenService, clock: any ServerClock, passwordHash: PasswordHash) {
         self.store = store
         self.tokens = tokens
         self.clock = clock
@@ -26,14 +25,10 @@ struct AuthService: Sendable {
     static let minimumPasswordLength = 6
 
     func signUp(email rawEmail: String?, password: String?) async throws -> [String: Any] {
-        let now = Timestamps.format(clock.now())
         let userID = UUID().uuidString.lowercased()
         guard let rawEmail, !rawEmail.isEmpty else {
             // No email: an anonymous user, as `supabase.auth.signInAnonymously()` makes.
-            try await store.pool.write { db in
-                try db.execute(sql: "INSERT INTO auth_users (id, email, password_hash, is_anonymous, created_at, updated_at) VALUES (?, NULL, NULL, 1, ?, ?)",
-                               arguments: [userID, now, now])
-            }
+            _ = try await store.insertUser(id: userID, email: nil, passwordHash: nil, now: clock.now())
             return try await newSession(userID: userID)
         }
         let email = rawEmail.lowercased()
@@ -45,23 +40,14 @@ struct AuthService: Sendable {
                                   "Password should be at least \(Self.minimumPasswordLength) characters.")
         }
         let hash = try await Self.offPool { try passwordHash.hash(password) }
-        do {
-            try await store.pool.write { db in
-                try db.execute(sql: "INSERT INTO auth_users (id, email, password_hash, is_anonymous, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
-                               arguments: [userID, email, hash, now, now])
-            }
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+        guard try await store.insertUser(id: userID, email: email, passwordHash: hash, now: clock.now()) else {
             throw APIError.gotrue(.unprocessableContent, "user_already_exists", "User already registered")
         }
         return try await newSession(userID: userID)
     }
 
     func signIn(email rawEmail: String, password: String) async throws -> [String: Any] {
-        // Sendable values out of the read, so GRDB's async (non-blocking) overload runs.
-        let row: (id: String, hash: String?)? = try await store.pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM auth_users WHERE email = ?", arguments: [rawEmail.lowercased()])
-                .map { ($0["id"], $0["password_hash"]) }
-        }
+        let row = try await store.credentials(email: rawEmail.lowercased())
         // Verify against a dummy hash of the same cost when the user is unknown,
         // so both cases cost the same.
         let stored = row?.hash ?? dummyHash
@@ -79,33 +65,9 @@ struct AuthService: Sendable {
     /// successor; reused later, it revokes its whole session (reuse detection),
     /// so a stolen token is worth one refresh.
     func refresh(token: String) async throws -> [String: Any] {
-        let nowDate = clock.now()
-        let now = Timestamps.format(nowDate)
-        let graceCutoff = Timestamps.format(nowDate.addingTimeInterval(-Self.reuseInterval))
-        let fresh = Self.randomToken()
-        enum Outcome { case rotated(String, String, String), reused, notFound }
-        let outcome: Outcome = try await store.pool.write { db in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT t.user_id, t.session_id, t.revoked, s.revoked AS session_revoked
-                FROM auth_refresh_tokens t JOIN auth_sessions s ON s.id = t.session_id WHERE t.token = ?
-                """, arguments: [token]) else { return .notFound }
-            let sessionID: String = row["session_id"], userID: String = row["user_id"]
-            if (row["session_revoked"] as Int) != 0 { return .reused }
-            if (row["revoked"] as Int) != 0 {
-                if let child = try String.fetchOne(db, sql: """
-                    SELECT token FROM auth_refresh_tokens WHERE parent = ? AND revoked = 0 AND created_at >= ?
-                    """, arguments: [token, graceCutoff]) {
-                    return .rotated(userID, sessionID, child)
-                }
-                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE id = ?", arguments: [sessionID])
-                return .reused
-            }
-            try db.execute(sql: "UPDATE auth_refresh_tokens SET revoked = 1 WHERE token = ?", arguments: [token])
-            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at, parent) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [fresh, sessionID, userID, now, token])
-            return .rotated(userID, sessionID, fresh)
-        }
-        switch outcome {
+        let now = clock.now()
+        switch try await store.rotate(token: token, fresh: Self.randomToken(), now: now,
+                                      graceCutoff: now.addingTimeInterval(-Self.reuseInterval)) {
         case .rotated(let userID, let sessionID, let next):
             return try await session(userID: userID, sessionID: sessionID, refreshToken: next)
         case .reused:
@@ -118,30 +80,19 @@ struct AuthService: Sendable {
     /// `scope=global` (the default) ends every session of the user; `local` only this one.
     func logout(_ principal: Principal, scope: String?) async throws {
         guard let userID = principal.userID else { return }
-        try await store.pool.write { db in
-            if scope == "local", let sid = principal.sessionID {
-                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE id = ?", arguments: [sid])
-            } else {
-                try db.execute(sql: "UPDATE auth_sessions SET revoked = 1 WHERE user_id = ?", arguments: [userID])
-            }
-        }
+        try await store.revokeSessions(userID: userID, sessionID: scope == "local" ? principal.sessionID : nil)
     }
 
     /// Whether a session is still live (an access token outlives a logout otherwise).
     func sessionIsLive(_ sessionID: String) async throws -> Bool {
-        try await store.pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT revoked FROM auth_sessions WHERE id = ?", arguments: [sessionID]) == 0
-        }
+        try await store.sessionIsLive(sessionID)
     }
 
     func user(id: String) async throws -> [String: Any] {
-        guard let row: [String: DatabaseValue] = try await store.pool.read({ db in
-            try Row.fetchOne(db, sql: "SELECT * FROM auth_users WHERE id = ?", arguments: [id])
-                .map { r in Dictionary(uniqueKeysWithValues: r.columnNames.map { ($0, r[$0] as DatabaseValue) }) }
-        }) else {
+        guard let user = try await store.authUser(id: id) else {
             throw APIError.gotrue(.notFound, "user_not_found", "User not found")
         }
-        return Self.userJSON(row)
+        return Self.userJSON(user)
     }
 
     /// `POST /admin/users` with the service role: a confirmed user, no session.
@@ -156,15 +107,9 @@ struct AuthService: Sendable {
     // MARK: - Sessions
 
     private func newSession(userID: String) async throws -> [String: Any] {
-        let now = Timestamps.format(clock.now())
         let sessionID = UUID().uuidString.lowercased()
         let refresh = Self.randomToken()
-        try await store.pool.write { db in
-            try db.execute(sql: "INSERT INTO auth_sessions (id, user_id, created_at) VALUES (?, ?, ?)", arguments: [sessionID, userID, now])
-            try db.execute(sql: "INSERT INTO auth_refresh_tokens (token, session_id, user_id, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [refresh, sessionID, userID, now])
-            try db.execute(sql: "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", arguments: [now, userID])
-        }
+        try await store.insertSession(id: sessionID, userID: userID, refreshToken: refresh, now: clock.now())
         return try await session(userID: userID, sessionID: sessionID, refreshToken: refresh)
     }
 
@@ -177,18 +122,16 @@ struct AuthService: Sendable {
                 "refresh_token": refreshToken, "user": user]
     }
 
-    static func userJSON(_ row: [String: DatabaseValue]) -> [String: Any] {
-        func text(_ key: String) -> String? { row[key].flatMap(String.fromDatabaseValue) }
-        let anonymous = row["is_anonymous"].flatMap(Int.fromDatabaseValue) != 0
-        let created = text("created_at") ?? ""
+    static func userJSON(_ u: AuthUser) -> [String: Any] {
+        let created = Timestamps.format(u.createdAt)
         return [
-            "id": text("id") ?? "", "aud": "authenticated", "role": "authenticated",
-            "email": text("email") ?? "", "phone": "",
-            "email_confirmed_at": anonymous ? NSNull() : created, "confirmed_at": anonymous ? NSNull() : created,
-            "last_sign_in_at": text("last_sign_in_at") ?? NSNull(),
-            "app_metadata": ["provider": anonymous ? "anonymous" : "email", "providers": anonymous ? [] : ["email"]],
+            "id": u.id, "aud": "authenticated", "role": "authenticated",
+            "email": u.email ?? "", "phone": "",
+            "email_confirmed_at": u.isAnonymous ? NSNull() : created, "confirmed_at": u.isAnonymous ? NSNull() : created,
+            "last_sign_in_at": u.lastSignInAt.map(Timestamps.format) ?? NSNull(),
+            "app_metadata": ["provider": u.isAnonymous ? "anonymous" : "email", "providers": u.isAnonymous ? [] : ["email"]],
             "user_metadata": [String: Any](), "identities": [Any](),
-            "created_at": created, "updated_at": text("updated_at") ?? "", "is_anonymous": anonymous,
+            "created_at": created, "updated_at": Timestamps.format(u.updatedAt), "is_anonymous": u.isAnonymous,
         ]
     }
 

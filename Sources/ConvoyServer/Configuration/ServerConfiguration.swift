@@ -1,4 +1,5 @@
 import ConvoySodium
+import Foundation
 
 /// Everything `convoy serve` can be told. Defaults are the PRD's (port 3010,
 /// 10-minute retention purged every minute).
@@ -6,8 +7,13 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port (tests, `target: embedded`).
     public var port: Int
-    /// SQLite file; nil makes one in a fresh temporary directory.
+    /// SQLite file, or a `postgres://` / `postgresql://` URL; nil makes an
+    /// SQLite file in a fresh temporary directory.
     public var databasePath: String?
+    /// Extra SQL files applied in name order after Green Box's (PostgreSQL only).
+    public var migrationsDirectory: String?
+    /// Most connections the PostgreSQL store opens (plus one for LISTEN).
+    public var postgresConnections: Int
     /// HS256 secret for every JWT; nil makes a random one.
     public var jwtSecret: String?
     /// Rows of `encrypted_locations` older than this are purged, seconds.
@@ -27,8 +33,11 @@ public struct ServerConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
-                passwordHash: PasswordHash = .minimum, bodyLimit: Int = 64 * 1024, inviteTTL: Double = 7 * 86_400) {
+                passwordHash: PasswordHash = .minimum, bodyLimit: Int = 64 * 1024, inviteTTL: Double = 7 * 86_400,
+                migrationsDirectory: String? = nil, postgresConnections: Int = 20) {
         self.host = host
+        self.migrationsDirectory = migrationsDirectory
+        self.postgresConnections = postgresConnections
         self.port = port
         self.databasePath = databasePath
         self.jwtSecret = jwtSecret
@@ -39,6 +48,12 @@ public struct ServerConfiguration: Sendable {
         self.passwordHash = passwordHash
         self.bodyLimit = bodyLimit
         self.inviteTTL = inviteTTL
+    }
+
+    /// The PostgreSQL URL when `databasePath` is one.
+    public var postgresURL: String? {
+        guard let d = databasePath, d.hasPrefix("postgres://") || d.hasPrefix("postgresql://") else { return nil }
+        return d
     }
 
     /// For tests: a free port, short-lived everything, no background purge.
@@ -67,5 +82,15 @@ public struct ServerConfiguration: Sendable {
             }
         }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
+        if let dir = migrationsDirectory {
+            guard postgresURL != nil else {
+                throw Invalid(description: "--migrations needs a PostgreSQL database (--database postgres://…): the SQLite store serves Green Box's schema only")
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw Invalid(description: "the migrations directory \(dir) does not exist")
+            }
+        }
+        guard (1...1000).contains(postgresConnections) else { throw Invalid(description: "the PostgreSQL pool size must be 1…1000") }
     }
 }

@@ -18,6 +18,15 @@ struct APIError: Error, HTTPResponseError {
     let message: String
     let shape: Shape
 
+    /// PostgREST's code (SQLSTATE or PGRST…), or GoTrue's error code.
+    var code: String? {
+        switch shape {
+        case .postgrest(let code, _, _): code
+        case .gotrue(let errorCode): errorCode
+        case .gateway: nil
+        }
+    }
+
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var body: [String: Any] = [:]
         switch shape {

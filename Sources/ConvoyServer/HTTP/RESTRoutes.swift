@@ -3,8 +3,7 @@ import Hummingbird
 
 /// `/rest/v1`: PostgREST's table and RPC routes.
 struct RESTRoutes: Sendable {
-    let rest: RESTService
-    let invites: InviteRPC
+    let rest: any TableStore
     let support: RequestSupport
 
     func add(to router: Router<BasicRequestContext>) {
@@ -22,28 +21,28 @@ struct RESTRoutes: Sendable {
                 }
                 args = object
             }
-            return JSONResponse.make(.ok, JSONResponse.object(try await rpc(name, args, who)))
+            return JSONResponse.make(.ok, try await rest.rpc(name, args, as: who).value)
         }
         // HEAD: the same query, headers only (supabase-js `select(…, { head: true, count })`).
         group.head("{table}") { request, context in
             let (t, who, q) = try await prepare(request, context)
             let (rows, total) = try await rest.select(t, q, as: who, countExact: RequestSupport.prefer(request)["count"] == "exact")
             let headers: HTTPFields = [.contentType: "application/json; charset=utf-8",
-                                       .contentRange: Self.contentRange(rows.count, total: total, offset: q.offset)]
+                                       .contentRange: Self.contentRange(rows.objects.count, total: total, offset: q.offset)]
             return JSONResponse.empty(.ok, headers: headers)
         }
         group.get("{table}") { request, context in
             let (t, who, q) = try await prepare(request, context)
             let (rows, total) = try await rest.select(t, q, as: who, countExact: RequestSupport.prefer(request)["count"] == "exact")
-            let headers: HTTPFields = [.contentRange: Self.contentRange(rows.count, total: total, offset: q.offset)]
+            let headers: HTTPFields = [.contentRange: Self.contentRange(rows.objects.count, total: total, offset: q.offset)]
             if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true {
-                guard rows.count == 1 else {
+                guard rows.objects.count == 1 else {
                     throw APIError.postgrest(.notAcceptable, "PGRST116", "JSON object requested, multiple (or no) rows returned",
-                                             details: "The result contains \(rows.count) rows")
+                                             details: "The result contains \(rows.objects.count) rows")
                 }
-                return JSONResponse.make(.ok, JSONResponse.object(rows[0]), headers: headers)
+                return JSONResponse.make(.ok, rows.objects[0], headers: headers)
             }
-            return JSONResponse.make(.ok, rows.map(JSONResponse.object), headers: headers)
+            return JSONResponse.make(.ok, rows.objects, headers: headers)
         }
         group.post("{table}") { request, context in
             let (t, who, q) = try await prepare(request, context)
@@ -65,8 +64,9 @@ struct RESTRoutes: Sendable {
         }
         group.delete("{table}") { request, context in
             let (t, who, q) = try await prepare(request, context)
-            let rows = try await rest.delete(t, q, as: who)
-            return respond(rows, prefer: RequestSupport.prefer(request), status: .ok, request: request)
+            let prefer = RequestSupport.prefer(request)
+            let rows = try await rest.delete(t, q, as: who, returning: prefer["return"] == "representation")
+            return respond(rows, prefer: prefer, status: .ok, request: request)
         }
     }
 
@@ -85,27 +85,14 @@ struct RESTRoutes: Sendable {
     }
 
     /// `return=representation` sends the rows; otherwise 201/204 with no body.
-    private func respond(_ rows: [RESTService.JSONRow], prefer: [String: String], status: HTTPResponse.Status,
+    private func respond(_ rows: JSONRows, prefer: [String: String], status: HTTPResponse.Status,
                          request: Request) -> Response {
         guard prefer["return"] == "representation" else {
             return JSONResponse.empty(status == .created ? .created : .noContent)
         }
-        if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true, rows.count == 1 {
-            return JSONResponse.make(status, JSONResponse.object(rows[0]))
+        if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true, rows.objects.count == 1 {
+            return JSONResponse.make(status, rows.objects[0])
         }
-        return JSONResponse.make(status, rows.map(JSONResponse.object))
-    }
-
-    private func rpc(_ name: String, _ args: [String: Any], _ who: Principal) async throws -> RESTService.JSONRow {
-        switch name {
-        case "create_invite", "accept_invite":
-            guard who.role == .authenticated, let uid = who.userID else {
-                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501",
-                                         "permission denied for function \(name)")
-            }
-            return name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
-        default:
-            throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
-        }
+        return JSONResponse.make(status, rows.objects)
     }
 }

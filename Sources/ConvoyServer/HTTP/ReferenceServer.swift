@@ -3,19 +3,24 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import PostgresNIO
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
 /// `convoy serve`: a Supabase-compatible backend for Green Box — GoTrue's auth
 /// at `/auth/v1`, PostgREST at `/rest/v1` with row-level security, and the
-/// retention purge — over an embedded SQLite store. It stores and forwards
-/// opaque blobs and never holds a private key.
+/// retention purge — over an embedded SQLite store or a PostgreSQL database.
+/// It stores and forwards opaque blobs and never holds a private key.
 public final class ReferenceServer: Sendable {
     public let configuration: ServerConfiguration
     let clock: any ServerClock
     let logger: Logger
-    let store: Store
+    let auth: any AuthStore
+    let tables: any TableStore
+    let hub: RealtimeHub
+    /// The PostgreSQL store, when `--database` is a postgres:// URL.
+    let postgres: PostgresStore?
     let tokens: TokenService
     let purger: RetentionPurger
     let anonKey: String
@@ -23,28 +28,44 @@ public final class ReferenceServer: Sendable {
     /// Removed at shutdown when the server made it.
     let temporaryDirectory: URL?
 
-    /// Opens (or creates) the database and makes the API keys.
+    /// Opens (or creates) the database and makes the API keys. With a
+    /// PostgreSQL URL this connects, applies the migrations and reads the schema.
     public init(configuration: ServerConfiguration, clock: any ServerClock = SystemServerClock(),
                 logger: Logger = Logger(label: "convoy.serve")) async throws {
         try configuration.validate()
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        var path = configuration.databasePath
-        if path == nil {
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-serve-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            temporaryDirectory = dir
-            path = dir.appendingPathComponent("convoy.sqlite").path
-        } else {
+        if let url = configuration.postgresURL {
+            let pg = try await PostgresStore.open(url: url, configuration: configuration, clock: clock, logger: logger)
+            postgres = pg
+            auth = pg
+            hub = RealtimeHub(policies: nil, schema: pg.schema, clock: clock)
+            tables = PostgresTables(store: pg)
             temporaryDirectory = nil
+        } else {
+            var path = configuration.databasePath
+            if path == nil {
+                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-serve-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                temporaryDirectory = dir
+                path = dir.appendingPathComponent("convoy.sqlite").path
+            } else {
+                temporaryDirectory = nil
+            }
+            let store = try Store(path: path!)
+            let policies = Policies.greenBox(strict: configuration.strictPolicies)
+            postgres = nil
+            auth = store
+            hub = RealtimeHub(policies: policies, schema: .greenBox, clock: clock)
+            tables = SQLiteTables(store: store, schema: .greenBox, policies: policies, clock: clock, hub: hub,
+                                  inviteTTL: configuration.inviteTTL)
         }
-        store = try Store(path: path!)
         let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
         serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
-        purger = RetentionPurger(store: store, clock: clock, retention: configuration.retention, logger: logger)
+        purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, logger: logger)
     }
 
     /// One retention purge now (the background job runs this every `purgeEvery`).
@@ -61,14 +82,11 @@ public final class ReferenceServer: Sendable {
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let support = RequestSupport(tokens: tokens, bodyLimit: configuration.bodyLimit)
-        let policies = Policies.greenBox(strict: configuration.strictPolicies)
-        let hub = RealtimeHub(policies: policies, schema: .greenBox, clock: clock)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: APIKeyMiddleware(support: support))
-        AuthRoutes(auth: AuthService(store: store, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
+        AuthRoutes(auth: AuthService(store: auth, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
                    support: support).add(to: router)
-        RESTRoutes(rest: RESTService(store: store, schema: .greenBox, policies: policies, clock: clock, hub: hub),
-                   invites: InviteRPC(store: store, clock: clock, ttl: configuration.inviteTTL, hub: hub), support: support).add(to: router)
+        RESTRoutes(rest: tables, support: support).add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         RealtimeRoutes(hub: hub, tokens: tokens, clock: clock).add(to: wsRouter)
 
@@ -87,6 +105,11 @@ public final class ReferenceServer: Sendable {
             if let dir = temporaryDirectory { try? FileManager.default.removeItem(at: dir) }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
+            if let postgres {
+                // The connection pool, and Realtime fed by the database's notifications.
+                group.addTask { await postgres.client.run() }
+                group.addTask { [hub] in await PostgresChanges(store: postgres, hub: hub).run() }
+            }
             group.addTask { try await app.runService(gracefulShutdownSignals: signals) }
             if configuration.purgeEvery > 0 {
                 group.addTask { [purger, configuration] in await purger.run(every: configuration.purgeEvery) }

@@ -100,9 +100,6 @@ enum JSONResponse {
         return Response(status: status, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// A stored row as a JSON object.
-    static func object(_ row: RESTService.JSONRow) -> [String: Any] { row.mapValues(Values.toJSON) }
-
     static func empty(_ status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
         Response(status: status, headers: headers)
     }

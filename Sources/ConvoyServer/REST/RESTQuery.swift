@@ -5,10 +5,27 @@ import HTTPTypes
 /// A PostgREST request's query string, parsed and checked against the schema.
 /// Identifiers come only from the schema; values are always bound parameters.
 struct RESTQuery: Sendable {
+    /// One filter; each store renders it with its own placeholders.
     struct Filter: Sendable {
-        var column: String
-        var sql: String
+        enum Operation: Sendable { case compare(String), oneOf, isNull, isNotNull, nothing }
+        var column: Schema.Column
+        var operation: Operation
         var arguments: [DatabaseValue]
+        var negated = false
+
+        /// SQL text; `bind` records an argument and returns its placeholder.
+        func sql(_ bind: (DatabaseValue, Schema.Column) -> String) -> String {
+            let quoted = Schema.quote(column.name)
+            let text: String
+            switch operation {
+            case .compare(let op): text = "\(quoted) \(op) \(bind(arguments[0], column))"
+            case .oneOf: text = "\(quoted) IN (\(arguments.map { bind($0, column) }.joined(separator: ", ")))"
+            case .isNull: text = "\(quoted) IS NULL"
+            case .isNotNull: text = "\(quoted) IS NOT NULL"
+            case .nothing: text = "false"
+            }
+            return negated ? "NOT (\(text))" : text
+        }
     }
 
     struct Order: Sendable {
@@ -44,16 +61,25 @@ struct RESTQuery: Sendable {
         }
     }
 
-    /// `WHERE` text and arguments for the filters (ANDed), or nil for none.
-    var whereClause: (sql: String, arguments: [DatabaseValue])? {
+    /// `WHERE` text for the filters (ANDed), or nil for none; `bind` as in `Filter.sql`.
+    func whereClause(_ bind: (DatabaseValue, Schema.Column) -> String) -> String? {
         guard !filters.isEmpty else { return nil }
-        return (filters.map { "(\($0.sql))" }.joined(separator: " AND "), filters.flatMap(\.arguments))
+        return filters.map { "(\($0.sql(bind)))" }.joined(separator: " AND ")
+    }
+
+    /// SQLite's form: `?` placeholders and the arguments in order.
+    var sqliteWhere: (sql: String, arguments: [DatabaseValue])? {
+        var arguments: [DatabaseValue] = []
+        return whereClause { value, _ in
+            arguments.append(value)
+            return "?"
+        }.map { ($0, arguments) }
     }
 
     var orderClause: String {
         guard !order.isEmpty else { return "" }
         return " ORDER BY " + order.map { o in
-            var s = "\"\(o.column)\" \(o.descending ? "DESC" : "ASC")"
+            var s = "\(Schema.quote(o.column)) \(o.descending ? "DESC" : "ASC")"
             // PostgreSQL sorts NULLs last ascending and first descending by default.
             let nullsFirst = o.nullsFirst ?? o.descending
             s += nullsFirst ? " NULLS FIRST" : " NULLS LAST"
@@ -126,25 +152,19 @@ struct RESTQuery: Sendable {
         }
         let op = String(value[..<dot])
         let operand = String(value[value.index(after: dot)...])
-        let quoted = "\"\(c.name)\""
         var f: Filter
         switch op {
         case "eq", "neq", "lt", "lte", "gt", "gte":
             let sqlOp = ["eq": "=", "neq": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="][op]!
-            f = Filter(column: c.name, sql: "\(quoted) \(sqlOp) ?", arguments: [try Values.parse(operand, as: c)])
+            f = Filter(column: c, operation: .compare(sqlOp), arguments: [try Values.parse(operand, as: c)])
         case "in":
             let items = try inList(operand, raw)
-            guard !items.isEmpty else {
-                f = Filter(column: c.name, sql: "0", arguments: [])
-                break
-            }
             let values = try items.map { (item) throws(APIError) -> DatabaseValue in try Values.parse(item, as: c) }
-            f = Filter(column: c.name, sql: "\(quoted) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
-                       arguments: values)
+            f = Filter(column: c, operation: values.isEmpty ? .nothing : .oneOf, arguments: values)
         case "is":
             switch operand.lowercased() {
-            case "null": f = Filter(column: c.name, sql: "\(quoted) IS NULL", arguments: [])
-            case "not_null": f = Filter(column: c.name, sql: "\(quoted) IS NOT NULL", arguments: [])
+            case "null": f = Filter(column: c, operation: .isNull, arguments: [])
+            case "not_null": f = Filter(column: c, operation: .isNotNull, arguments: [])
             default:
                 throw .postgrest(.badRequest, "PGRST100", "failed to parse filter (\(raw))", hint: "is. takes null or not_null here")
             }
@@ -152,7 +172,7 @@ struct RESTQuery: Sendable {
             throw .postgrest(.badRequest, "PGRST100", "failed to parse filter (\(raw))",
                              hint: "operators: eq, neq, lt, lte, gt, gte, in, is (and not.)")
         }
-        if negate { f.sql = "NOT (\(f.sql))" }
+        f.negated = negate
         return f
     }
 

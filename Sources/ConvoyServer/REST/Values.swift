@@ -22,6 +22,9 @@ enum Values {
         case .timestamptz:
             guard let d = Timestamps.parse(text) else { throw invalid(c, text) }
             return Timestamps.format(d).databaseValue
+        case .other:
+            // PostgreSQL parses it (with a cast to the column's type) and reports bad input.
+            return text.databaseValue
         }
     }
 
@@ -43,7 +46,7 @@ enum Values {
             } else {
                 throw invalid(c, "\(value)")
             }
-        case .text, .uuid, .timestamptz:
+        case .text, .uuid, .timestamptz, .other:
             guard let s = value as? String else { throw invalid(c, "\(value)") }
             stored = try parse(s, as: c)
         }
@@ -63,6 +66,15 @@ enum Values {
     static func filterText(_ value: DatabaseValue?) -> String? {
         guard let value else { return nil }
         return String.fromDatabaseValue(value) ?? Int64.fromDatabaseValue(value).map(String.init)
+    }
+
+    /// A JSON value from PostgreSQL as a filter operand: text and whole numbers
+    /// (what `eq`/`in` filters compare); nil for anything else.
+    static func fromPostgresJSON(_ value: Any) -> DatabaseValue? {
+        if let s = value as? String { return s.databaseValue }
+        if let n = value as? NSNumber, !isBoolean(n), let i = Int64(exactly: n.doubleValue) { return i.databaseValue }
+        if let n = value as? NSNumber, isBoolean(n) { return (n.boolValue ? "true" : "false").databaseValue }
+        return nil
     }
 
     /// A stored value as response JSON.

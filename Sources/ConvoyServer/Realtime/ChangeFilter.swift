@@ -79,11 +79,38 @@ struct ChangeBinding: Sendable, Hashable {
 }
 
 /// A committed row change, as the Realtime hub fans it out.
-struct ChangeEvent: Sendable {
+struct ChangeEvent: @unchecked Sendable {
     var table: String
     /// INSERT, UPDATE or DELETE.
     var type: String
+    /// The rows as values filters compare with.
     var record: [String: DatabaseValue]
     var oldRecord: [String: DatabaseValue]
     var commitTimestamp: String
+    /// The rows as payload JSON; PostgreSQL's own JSON when the change came from
+    /// there (booleans, numbers and JSON columns keep their types).
+    var recordJSON: [String: Any]
+    var oldRecordJSON: [String: Any]
+
+    init(table: String, type: String, record: [String: DatabaseValue], oldRecord: [String: DatabaseValue],
+         commitTimestamp: String) {
+        self.table = table
+        self.type = type
+        self.record = record
+        self.oldRecord = oldRecord
+        self.commitTimestamp = commitTimestamp
+        recordJSON = record.mapValues(Values.toJSON)
+        oldRecordJSON = oldRecord.mapValues(Values.toJSON)
+    }
+
+    /// From PostgreSQL's JSON rows (`row_to_json`).
+    init(table: String, type: String, recordJSON: [String: Any], oldRecordJSON: [String: Any], commitTimestamp: String) {
+        self.table = table
+        self.type = type
+        self.recordJSON = recordJSON
+        self.oldRecordJSON = oldRecordJSON
+        self.commitTimestamp = commitTimestamp
+        record = recordJSON.compactMapValues(Values.fromPostgresJSON)
+        oldRecord = oldRecordJSON.compactMapValues(Values.fromPostgresJSON)
+    }
 }

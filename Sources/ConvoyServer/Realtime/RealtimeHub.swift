@@ -42,7 +42,8 @@ final class RealtimeHub: Sendable {
     }
 
     private let state = Mutex(State())
-    let policies: Policies
+    /// The Swift policies (SQLite store); nil when PostgreSQL checks RLS itself.
+    let policies: Policies?
     let schema: Schema
     let clock: any ServerClock
     /// Supabase's limit per connection.
@@ -50,7 +51,7 @@ final class RealtimeHub: Sendable {
     /// Frames queued for one connection before it counts as not reading and is closed.
     static let maxQueued = 8192
 
-    init(policies: Policies, schema: Schema, clock: any ServerClock) {
+    init(policies: Policies?, schema: Schema, clock: any ServerClock) {
         self.policies = policies
         self.schema = schema
         self.clock = clock
@@ -189,38 +190,63 @@ final class RealtimeHub: Sendable {
 
     // MARK: - postgres_changes
 
+    /// A subscriber a change is bound for: its connection, topic, the ids of its
+    /// matching bindings, and who it is.
+    struct Delivery: @unchecked Sendable {
+        var connection: ConnectionID
+        var topic: String
+        var ids: [Int]
+        var member: Member
+    }
+
+    /// Whether anyone subscribes to changes of `table` (else there is nothing to route).
+    func hasSubscribers(table: String) -> Bool {
+        state.withLock { s in s.tables[table].map { !$0.scan.isEmpty || $0.eq.values.contains { !$0.isEmpty } } ?? false }
+    }
+
     /// Fans a committed change out to every subscriber whose binding matches
-    /// and whose role may read the row (RLS), closing channels whose token expired.
+    /// and whose role may read the row by the Swift policies (the SQLite store).
     func publish(_ change: ChangeEvent) {
         let record = change.type == "DELETE" ? change.oldRecord : change.record
-        let now = clock.now().timeIntervalSince1970
-        var deliveries: [(ConnectionID, String, [Int], Member)] = []
-        state.withLock { s in
-            guard let index = s.tables[change.table] else { return }
+        deliver(change, to: route(change).filter { visible(record, table: change.table, to: $0.member.principal) })
+    }
+
+    /// The subscribers whose bindings match `change`, before any RLS check.
+    func route(_ change: ChangeEvent) -> [Delivery] {
+        let record = change.type == "DELETE" ? change.oldRecord : change.record
+        return state.withLock { s in
+            guard let index = s.tables[change.table] else { return [] }
             var candidates = index.scan
             for (column, byValue) in index.eq {
                 if let v = Values.filterText(record[column]), let subs = byValue[v] { candidates.formUnion(subs) }
             }
+            var out: [Delivery] = []
             for key in candidates {
                 guard let m = s.channels[key.connection]?[key.topic] else { continue }
                 let ids = m.bindings.filter { $0.matches(change) }.map(\.id)
-                if !ids.isEmpty { deliveries.append((key.connection, key.topic, ids, m)) }
+                if !ids.isEmpty { out.append(Delivery(connection: key.connection, topic: key.topic, ids: ids, member: m)) }
             }
+            return out
         }
+    }
+
+    /// Sends `change` to each of `deliveries` (already checked against RLS),
+    /// closing channels whose token expired instead.
+    func deliver(_ change: ChangeEvent, to deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
+        let now = clock.now().timeIntervalSince1970
         let table = schema.tables[change.table]
         let columns: [[String: String]] = table?.columns.map { ["name": $0.name, "type": Self.shortType($0.type)] } ?? []
-        for (connection, topic, ids, m) in deliveries {
-            if let exp = m.expiresAt, exp <= now {
-                expire(connection, topic: topic, secondsAgo: Int(now - exp))
+        var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
+                                   "type": change.type, "columns": columns, "errors": NSNull()]
+        data["record"] = change.type == "DELETE" ? [String: Any]() : change.recordJSON
+        if change.type != "INSERT" { data["old_record"] = change.oldRecordJSON }
+        for d in deliveries {
+            if let exp = d.member.expiresAt, exp <= now {
+                expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
                 continue
             }
-            guard visible(record, table: change.table, to: m.principal) else { continue }
-            var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
-                                       "type": change.type, "columns": columns, "errors": NSNull()]
-            data["record"] = change.type == "DELETE" ? [String: Any]() : change.record.mapValues(Values.toJSON)
-            if change.type != "INSERT" { data["old_record"] = change.oldRecord.mapValues(Values.toJSON) }
-            send(connection, PhoenixMessage(topic: topic, event: "postgres_changes", payload: ["ids": ids, "data": data]))
+            send(d.connection, PhoenixMessage(topic: d.topic, event: "postgres_changes", payload: ["ids": d.ids, "data": data]))
         }
     }
 
@@ -239,7 +265,7 @@ final class RealtimeHub: Sendable {
         case .serviceRole: return true
         case .anon: return false
         case .authenticated:
-            guard let uid = who.userID, let check = policies.tables[table]?.readable else { return false }
+            guard let uid = who.userID, let check = policies?.tables[table]?.readable else { return false }
             return check(record, uid)
         }
     }
@@ -250,6 +276,7 @@ final class RealtimeHub: Sendable {
         case .text: "text"
         case .bigint: "int8"
         case .timestamptz: "timestamptz"
+        case .other(let name): name
         }
     }
 

@@ -1,12 +1,11 @@
 import Foundation
-import GRDB
 import Logging
 
 /// The PRD's `purge-old-locations` job: every `every` seconds, delete
 /// `encrypted_locations` older than `retention`. Each run is logged and kept
 /// in `purge_log`, which only the service role can read.
 struct RetentionPurger: Sendable {
-    let store: Store
+    let tables: any TableStore
     let clock: any ServerClock
     let retention: Double
     let logger: Logger
@@ -15,15 +14,9 @@ struct RetentionPurger: Sendable {
     @discardableResult
     func purgeOnce() async throws -> Int {
         let now = clock.now()
-        let cutoff = Timestamps.format(now.addingTimeInterval(-retention))
-        let deleted = try await store.pool.write { db in
-            try db.execute(sql: "DELETE FROM encrypted_locations WHERE created_at < ?", arguments: [cutoff])
-            let n = db.changesCount
-            try db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)",
-                           arguments: [Timestamps.format(now), n, cutoff])
-            return n
-        }
-        logger.info("purge-old-locations", metadata: ["deleted": "\(deleted)", "cutoff": "\(cutoff)"])
+        let cutoff = now.addingTimeInterval(-retention)
+        let deleted = try await tables.purge(before: cutoff, now: now)
+        logger.info("purge-old-locations", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))"])
         return deleted
     }
 

@@ -1,22 +1,41 @@
+import Foundation
+
 /// The tables REST serves, described once: identifiers in requests are checked
 /// against this, and values converted by column type. Mirrors greenbox-prd.md
 /// §3.1 plus what its invite flow (§5.2–5.3) needs.
 struct Schema: Sendable {
-    enum ColumnType: String, Sendable {
+    enum ColumnType: Sendable, Hashable {
         case uuid, text, bigint, timestamptz
+        /// Any other PostgreSQL type, by `format_type` (PostgreSQL store only: it
+        /// converts and checks such values itself).
+        case other(String)
 
-        /// PostgreSQL's name, for error messages.
+        /// PostgreSQL's name, for casts and error messages.
         var postgresName: String {
             switch self {
             case .uuid: "uuid"
             case .text: "text"
             case .bigint: "bigint"
             case .timestamptz: "timestamp with time zone"
+            case .other(let name): name
+            }
+        }
+
+        /// The type as `format_type` names it.
+        init(postgres name: String) {
+            switch name {
+            case "uuid": self = .uuid
+            case "text": self = .text
+            case "bigint": self = .bigint
+            case "timestamp with time zone": self = .timestamptz
+            default: self = .other(name)
             }
         }
     }
 
-    enum Default: Sendable { case identity, now, value(String) }
+    /// `identity`: the database numbers it; `now`: server-stamped; `value`: a
+    /// constant; `database`: some other default the database computes.
+    enum Default: Sendable { case identity, now, value(String), database }
 
     struct Column: Sendable {
         var name: String
@@ -38,6 +57,11 @@ struct Schema: Sendable {
     }
 
     var tables: [String: Table]
+
+    /// A double-quoted SQL identifier.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     static let preferences: Set<String> = ["precise", "general"]
 

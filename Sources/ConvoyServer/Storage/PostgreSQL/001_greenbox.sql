@@ -22,6 +22,12 @@ $$;
 CREATE OR REPLACE FUNCTION auth.role() RETURNS text LANGUAGE sql STABLE AS $$
   SELECT coalesce(auth.claims() ->> 'role', 'anon')
 $$;
+-- The server's clock: `convoy serve` sets request.now in each transaction from
+-- its own (injectable) clock, so tests run in compressed time; other clients
+-- get the database's now().
+CREATE OR REPLACE FUNCTION auth.now() RETURNS timestamptz LANGUAGE sql STABLE AS $$
+  SELECT coalesce(nullif(current_setting('request.now', true), '')::timestamptz, now())
+$$;
 
 CREATE TABLE IF NOT EXISTS auth.users (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -54,7 +60,7 @@ INSERT INTO auth.convoy_settings VALUES ('invite_ttl', '7 days') ON CONFLICT (ke
 -- public: the PRD's tables ----------------------------------------------------
 CREATE TABLE IF NOT EXISTS public.users (
   id uuid PRIMARY KEY REFERENCES auth.users(id) ON DELETE CASCADE,
-  created_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz NOT NULL DEFAULT auth.now(),
   full_name text,
   avatar_url text,
   public_key text NOT NULL
@@ -67,7 +73,7 @@ CREATE TABLE IF NOT EXISTS public.friendships (
   requested_by uuid NOT NULL REFERENCES public.users(id),
   preference_1 text CHECK (preference_1 IN ('precise', 'general')),  -- what user 1 shares with user 2
   preference_2 text CHECK (preference_2 IN ('precise', 'general')),  -- and the other way round
-  created_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz NOT NULL DEFAULT auth.now(),
   CHECK (user_id_1 <> user_id_2)
 );
 CREATE INDEX IF NOT EXISTS friendships_user_1 ON public.friendships (user_id_1);
@@ -77,7 +83,7 @@ CREATE TABLE IF NOT EXISTS public.encrypted_locations (
   sender_id uuid NOT NULL REFERENCES public.users(id),
   recipient_id uuid NOT NULL REFERENCES public.users(id),
   payload text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT auth.now()
 );
 CREATE INDEX IF NOT EXISTS encrypted_locations_recipient ON public.encrypted_locations (recipient_id, created_at);
 CREATE INDEX IF NOT EXISTS encrypted_locations_created ON public.encrypted_locations (created_at);
@@ -85,7 +91,7 @@ CREATE TABLE IF NOT EXISTS public.invites (
   code text PRIMARY KEY,
   inviter_id uuid NOT NULL REFERENCES public.users(id),
   preference text NOT NULL CHECK (preference IN ('precise', 'general')),
-  created_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz NOT NULL DEFAULT auth.now(),
   expires_at timestamptz NOT NULL,
   accepted_by uuid REFERENCES public.users(id),
   accepted_at timestamptz
@@ -101,7 +107,16 @@ CREATE TABLE IF NOT EXISTS public.purge_log (
 GRANT USAGE ON SCHEMA public, auth TO anon, authenticated, service_role;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO anon;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO authenticated, service_role;
-GRANT EXECUTE ON FUNCTION auth.uid(), auth.role(), auth.claims() TO anon, authenticated, service_role;
+GRANT EXECUTE ON FUNCTION auth.uid(), auth.role(), auth.claims(), auth.now() TO anon, authenticated, service_role;
+-- As on Supabase: tables that later migrations add are open to the API roles,
+-- and RLS decides; the server's own user acts as each role per request.
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO anon, authenticated, service_role;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON SEQUENCES TO anon, authenticated, service_role;
+DO $$ BEGIN
+  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    EXECUTE format('GRANT anon, authenticated, service_role TO %I', current_user);
+  END IF;
+END $$;
 
 -- Row-level security (PRD §3.2) -------------------------------------------------
 ALTER TABLE public.users ENABLE ROW LEVEL SECURITY;
@@ -149,7 +164,7 @@ CREATE POLICY invites_select ON public.invites FOR SELECT TO authenticated USING
 CREATE OR REPLACE FUNCTION public.stamp_created_at() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF current_user IN ('anon', 'authenticated') THEN
-    NEW.created_at := CASE WHEN TG_OP = 'INSERT' THEN now() ELSE OLD.created_at END;
+    NEW.created_at := CASE WHEN TG_OP = 'INSERT' THEN auth.now() ELSE OLD.created_at END;
   END IF;
   RETURN NEW;
 END $$;
@@ -188,7 +203,7 @@ DECLARE
   alphabet constant text := 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
   c text; b int; bytes bytea;
   ttl interval := coalesce((SELECT value FROM auth.convoy_settings WHERE key = 'invite_ttl'), '7 days')::interval;
-  expires timestamptz := now() + ttl;
+  expires timestamptz := auth.now() + ttl;
 BEGIN
   preference := coalesce(preference, 'precise');
   IF auth.uid() IS NULL THEN RAISE EXCEPTION 'permission denied for function create_invite' USING ERRCODE = '42501'; END IF;
@@ -225,14 +240,14 @@ BEGIN
     RAISE EXCEPTION 'preference must be ''precise'' or ''general'', got ''%''', preference USING ERRCODE = '22023';
   END IF;
   SELECT * INTO inv FROM invites i WHERE i.code = upper(accept_invite.code) FOR UPDATE;
-  IF NOT FOUND OR inv.accepted_by IS NOT NULL OR inv.expires_at <= now() THEN
+  IF NOT FOUND OR inv.accepted_by IS NOT NULL OR inv.expires_at <= auth.now() THEN
     RAISE EXCEPTION 'invite code is invalid, expired or already used';
   END IF;
   IF inv.inviter_id = me THEN RAISE EXCEPTION 'you cannot accept your own invite'; END IF;
   IF NOT EXISTS (SELECT 1 FROM users WHERE id = me) THEN
     RAISE EXCEPTION 'create a users row (with your public key) before accepting';
   END IF;
-  UPDATE invites SET accepted_by = me, accepted_at = now() WHERE invites.code = inv.code;
+  UPDATE invites SET accepted_by = me, accepted_at = auth.now() WHERE invites.code = inv.code;
   SELECT * INTO f FROM friendships
    WHERE (user_id_1 = inv.inviter_id AND user_id_2 = me) OR (user_id_1 = me AND user_id_2 = inv.inviter_id);
   IF FOUND THEN  -- re-accepting after a device migration
@@ -252,11 +267,11 @@ GRANT EXECUTE ON FUNCTION public.create_invite(text), public.accept_invite(text,
 -- Retention (PRD §3.3) ------------------------------------------------------------
 CREATE OR REPLACE FUNCTION public.purge_old_locations(retention interval DEFAULT '10 minutes') RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
-DECLARE n bigint; cut timestamptz := now() - retention;
+DECLARE n bigint; cut timestamptz := auth.now() - retention;
 BEGIN
   DELETE FROM encrypted_locations WHERE created_at < cut;
   GET DIAGNOSTICS n = ROW_COUNT;
-  INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (now(), n, cut);
+  INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (auth.now(), n, cut);
   RETURN n;
 END $$;
 REVOKE ALL ON FUNCTION public.purge_old_locations(interval) FROM PUBLIC;
@@ -264,18 +279,47 @@ GRANT EXECUTE ON FUNCTION public.purge_old_locations(interval) TO service_role;
 
 -- Realtime: every committed row change, in commit order, on one channel. Only
 -- the key travels (NOTIFY payloads stop at 8000 bytes); the listener reads the
--- row, and for a DELETE the key is the old record, as Supabase sends it.
+-- row, and for a DELETE the key is the old record, as Supabase sends it. The
+-- trigger's argument names the key column; `convoy serve` attaches it to every
+-- public table with a one-column primary key (also those of --migrations).
 CREATE OR REPLACE FUNCTION public.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
 BEGIN
   PERFORM pg_notify('convoy_changes', json_build_object(
-    'table', TG_TABLE_NAME, 'type', TG_OP, 'commit_timestamp', now(),
-    'key', CASE WHEN TG_TABLE_NAME = 'invites' THEN r -> 'code' ELSE r -> 'id' END)::text);
+    'table', TG_TABLE_NAME, 'type', TG_OP, 'commit_timestamp', auth.now(),
+    'key', r -> coalesce(TG_ARGV[0], 'id'))::text);
   RETURN NULL;
 END $$;
 DO $$ DECLARE t text; BEGIN
   FOREACH t IN ARRAY ARRAY['users', 'friendships', 'encrypted_locations', 'invites'] LOOP
     EXECUTE format('DROP TRIGGER IF EXISTS notify_change ON public.%I', t);
-    EXECUTE format('CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON public.%I FOR EACH ROW EXECUTE FUNCTION public.notify_change()', t);
+    EXECUTE format('CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON public.%I FOR EACH ROW EXECUTE FUNCTION public.notify_change(%L)',
+                   t, CASE WHEN t = 'invites' THEN 'code' ELSE 'id' END);
   END LOOP;
 END $$;
+
+-- Realtime's RLS check: of `audience` (an array of JWT claims), the positions
+-- of those who may SELECT the row of `target` whose `key_column` is `key`,
+-- each checked as that role with those claims, as Supabase checks each
+-- subscriber. Only the server calls it (its owner); it leaves the role as it was.
+CREATE OR REPLACE FUNCTION auth.readers(target regclass, key_column text, key text, audience jsonb) RETURNS SETOF int
+LANGUAGE plpgsql AS $$
+DECLARE
+  i int; c jsonb; ok boolean;
+  key_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                     WHERE a.attrelid = target AND a.attname = key_column AND NOT a.attisdropped);
+  probe text := format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I = $1::%s)', target, key_column, key_type);
+BEGIN
+  FOR i IN 0 .. jsonb_array_length(audience) - 1 LOOP
+    c := audience -> i;
+    BEGIN  -- a role without a grant on the table reads nothing
+      PERFORM set_config('request.jwt.claims', c::text, true);
+      PERFORM set_config('role', CASE WHEN c ->> 'role' IN ('authenticated', 'service_role') THEN c ->> 'role' ELSE 'anon' END, true);
+      EXECUTE probe INTO ok USING key;
+      PERFORM set_config('role', 'none', true);
+    EXCEPTION WHEN insufficient_privilege THEN ok := false;
+    END;
+    IF ok THEN RETURN NEXT i; END IF;
+  END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION auth.readers(regclass, text, text, jsonb) FROM PUBLIC;

@@ -34,7 +34,7 @@ struct InviteRPC: Sendable {
     }
 
     /// `create_invite(preference text)` → `{code, expires_at}`.
-    func create(_ args: [String: Any], as uid: String) async throws -> RESTService.JSONRow {
+    func create(_ args: [String: Any], as uid: String) async throws -> SQLiteTables.JSONRow {
         let preference = try Self.preference(args)
         let now = clock.now()
         let expires = Timestamps.format(now.addingTimeInterval(ttl))
@@ -59,7 +59,7 @@ struct InviteRPC: Sendable {
     /// `accept_invite(code text, preference text)` → the friendship row, active,
     /// with each side's sharing preference. One error for every kind of bad
     /// code, so codes cannot be told apart by probing.
-    func accept(_ args: [String: Any], as uid: String) async throws -> RESTService.JSONRow {
+    func accept(_ args: [String: Any], as uid: String) async throws -> SQLiteTables.JSONRow {
         guard let code = (args["code"] as? String)?.uppercased(), !code.isEmpty else {
             throw APIError.postgrest(.badRequest, "22023", "code is required")
         }
@@ -90,7 +90,7 @@ struct InviteRPC: Sendable {
                                            inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
                 let row = try Self.friendship(db, id: existing["id"])
                 let change = ChangeEvent(table: "friendships", type: "UPDATE", record: row,
-                                         oldRecord: RESTService.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now)
+                                         oldRecord: SQLiteTables.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now)
                 db.afterNextTransaction { _ in hub?.publish(change) }
                 return row
             }
@@ -105,8 +105,8 @@ struct InviteRPC: Sendable {
         }
     }
 
-    static func friendship(_ db: Database, id: Int64) throws -> RESTService.JSONRow {
+    static func friendship(_ db: Database, id: Int64) throws -> SQLiteTables.JSONRow {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM friendships WHERE id = ?", arguments: [id]) else { return [:] }
-        return RESTService.json(row, Schema.greenBox.tables["friendships"]!.columns.map(\.name))
+        return SQLiteTables.json(row, Schema.greenBox.tables["friendships"]!.columns.map(\.name))
     }
 }

@@ -5,32 +5,35 @@ import HTTPTypes
 /// PostgREST's table operations on the embedded store, with `Policies`
 /// applied as PostgreSQL applies RLS. Every statement's identifiers come from
 /// `Schema`; every value is a bound argument.
-struct RESTService: Sendable {
+struct SQLiteTables: TableStore {
     let store: Store
     let schema: Schema
     let policies: Policies
     let clock: any ServerClock
     /// Where committed changes go for Realtime subscribers.
     let hub: RealtimeHub?
+    let invites: InviteRPC
 
-    /// A result row: column name to stored value (Sendable; JSON at the HTTP edge).
+    init(store: Store, schema: Schema, policies: Policies, clock: any ServerClock, hub: RealtimeHub?, inviteTTL: Double) {
+        self.store = store
+        self.schema = schema
+        self.policies = policies
+        self.clock = clock
+        self.hub = hub
+        invites = InviteRPC(store: store, clock: clock, ttl: inviteTTL, hub: hub)
+    }
+
+    /// A result row: column name to stored value.
     typealias JSONRow = [String: DatabaseValue]
     typealias Row = Policies.Row
 
-    func table(_ name: String) throws(APIError) -> Schema.Table {
-        guard let t = schema.tables[name] else {
-            throw .postgrest(.notFound, "PGRST205", "Could not find the table 'public.\(name)' in the schema cache")
-        }
-        return t
-    }
-
     // MARK: - Reads
 
-    func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: [JSONRow], total: Int?) {
+    func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: JSONRows, total: Int?) {
         let visible = visibility(t, who, \.select)
         var whereSQL = visible.sql
         var args = visible.arguments
-        if let w = q.whereClause {
+        if let w = q.sqliteWhere {
             whereSQL += " AND \(w.sql)"
             args += w.arguments
         }
@@ -44,7 +47,7 @@ struct RESTService: Sendable {
         return try await store.pool.read { db in
             let rows = try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { Self.json($0, q.columns) }
             let total = countExact ? try Int.fetchOne(db, sql: countSQL, arguments: arguments) : nil
-            return (rows, total)
+            return (Self.objects(rows), total)
         }
     }
 
@@ -57,7 +60,7 @@ struct RESTService: Sendable {
     /// allow each written row, as PostgreSQL checks for `INSERT … RETURNING`:
     /// a sender asking for the location rows it posted gets 42501.
     func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
-                ignoreDuplicates: Bool, returning: Bool = false) async throws -> [JSONRow] {
+                ignoreDuplicates: Bool, returning: Bool = false) async throws -> JSONRows {
         let objects: [[String: Any]]
         if let one = body as? [String: Any] {
             objects = [one]
@@ -114,14 +117,14 @@ struct RESTService: Sendable {
 
     /// PATCH: the rows the filters select among those the policy lets the user
     /// see; each new row must pass the policy's check.
-    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool = false) async throws -> [JSONRow] {
+    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool = false) async throws -> JSONRows {
         guard let object = body as? [String: Any] else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
         let given = try provided(object, t, as: who, inserting: false)
         let visible = visibility(t, who) { $0.update?.using }
         var whereSQL = visible.sql, args = visible.arguments
-        if let w = q.whereClause {
+        if let w = q.sqliteWhere {
             whereSQL += " AND \(w.sql)"
             args += w.arguments
         }
@@ -139,10 +142,10 @@ struct RESTService: Sendable {
         }
     }
 
-    func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal) async throws -> [JSONRow] {
+    func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool = true) async throws -> JSONRows {
         let visible = visibility(t, who, \.delete)
         var whereSQL = visible.sql, args = visible.arguments
-        if let w = q.whereClause {
+        if let w = q.sqliteWhere {
             whereSQL += " AND \(w.sql)"
             args += w.arguments
         }
@@ -157,7 +160,37 @@ struct RESTService: Sendable {
         }
     }
 
+    // MARK: - RPC and retention
+
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue {
+        switch name {
+        case "create_invite", "accept_invite":
+            guard who.role == .authenticated, let uid = who.userID else {
+                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501",
+                                         "permission denied for function \(name)")
+            }
+            let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
+            return JSONValue(value: row.mapValues(Values.toJSON))
+        default:
+            throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
+        }
+    }
+
+    func purge(before cutoff: Date, now: Date) async throws -> Int {
+        let (cut, stamp) = (Timestamps.format(cutoff), Timestamps.format(now))
+        return try await store.pool.write { db in
+            try db.execute(sql: "DELETE FROM encrypted_locations WHERE created_at < ?", arguments: [cut])
+            let n = db.changesCount
+            try db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)", arguments: [stamp, n, cut])
+            return n
+        }
+    }
+
     // MARK: - Pieces
+
+    static func objects(_ rows: [JSONRow]) -> JSONRows {
+        JSONRows(objects: rows.map { $0.mapValues(Values.toJSON) })
+    }
 
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
                         _ db: Database, _ q: RESTQuery) throws -> (JSONRow, ChangeEvent) {
@@ -198,7 +231,7 @@ struct RESTService: Sendable {
             case .identity: continue
             case .now: full[c.name] = now.databaseValue
             case .value(let v): full[c.name] = v.databaseValue
-            case nil:
+            case .database, nil:
                 if !c.nullable, missing == nil { missing = c.name }
                 full[c.name] = .null
             }
@@ -256,9 +289,9 @@ struct RESTService: Sendable {
 
     /// Runs a write transaction, turning SQLite constraint failures into
     /// PostgreSQL's codes and statuses.
-    private func write(_ body: @escaping @Sendable (Database) throws -> ([JSONRow], [ChangeEvent])) async throws -> [JSONRow] {
+    private func write(_ body: @escaping @Sendable (Database) throws -> ([JSONRow], [ChangeEvent])) async throws -> JSONRows {
         do {
-            return try await store.pool.write { [hub] db in
+            return Self.objects(try await store.pool.write { [hub] db in
                 let (rows, changes) = try body(db)
                 // Published right after COMMIT, on the serial writer queue: in commit
                 // order, as logical replication delivers them; never on rollback.
@@ -266,7 +299,7 @@ struct RESTService: Sendable {
                     db.afterNextTransaction { _ in for c in changes { hub.publish(c) } }
                 }
                 return rows
-            }
+            })
         } catch let error as DatabaseError {
             throw Self.translate(error)
         }

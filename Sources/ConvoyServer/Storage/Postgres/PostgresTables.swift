@@ -1,0 +1,183 @@
+import Foundation
+import HTTPTypes
+import GRDB
+import PostgresNIO
+
+/// PostgREST's operations on every table of PostgreSQL's `public` schema, as
+/// PostgREST builds them: request JSON goes in through
+/// `json_populate_recordset`, rows come back through `json_agg`, filter values
+/// are bound parameters cast to their column's type, identifiers come from
+/// the schema read at start, and PostgreSQL enforces RLS (each statement runs
+/// as the request's role with its claims).
+struct PostgresTables: TableStore {
+    let store: PostgresStore
+    var schema: Schema { store.schema }
+
+    // MARK: - Reads
+
+    func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: JSONRows, total: Int?) {
+        var binds = PostgresBindings()
+        let filter = whereSQL(q, &binds)
+        var page = ""
+        if let limit = q.limit { page += " LIMIT \(limit)" }
+        if let offset = q.offset { page += " OFFSET \(offset)" }
+        let sql = """
+            SELECT coalesce((SELECT json_agg(r) FROM (SELECT \(columns(q)) FROM \(name(t))\(filter)\(q.orderClause)\(page)) r), '[]')::text,
+                   \(countExact ? "(SELECT count(*) FROM \(name(t))\(filter))" : "NULL::bigint")
+            """
+        let result: (String, Int64?)? = try await store.transaction(as: who) { c in
+            for try await row in try await c.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+                .decode((String, Int64?).self) {
+                return row
+            }
+            return nil
+        }
+        return (Self.rows(result?.0), result?.1.map(Int.init))
+    }
+
+    // MARK: - Writes
+
+    func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
+                ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows {
+        let objects: [[String: Any]]
+        if let one = body as? [String: Any] {
+            objects = [one]
+        } else if let many = body as? [[String: Any]] {
+            objects = many
+        } else {
+            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
+        }
+        guard !objects.isEmpty else { return .empty }
+        // PostgREST inserts the union of the objects' keys; a key an object lacks is NULL for it.
+        var keys: [String] = []
+        for object in objects {
+            for key in object.keys.sorted() where !keys.contains(key) { keys.append(try column(key, t)) }
+        }
+        let list = keys.map(Schema.quote).joined(separator: ", ")
+        var binds = PostgresBindings()
+        binds.append(try Self.json(objects))
+        var sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1::json)"
+        if upsert {
+            let conflict = q.onConflict ?? t.primaryKey
+            sql += " ON CONFLICT (\(Schema.quote(conflict))) "
+            sql += ignoreDuplicates ? "DO NOTHING"
+                : "DO UPDATE SET " + keys.map { "\(Schema.quote($0)) = EXCLUDED.\(Schema.quote($0))" }.joined(separator: ", ")
+        }
+        return try await write(sql, binds, q, as: who, returning: returning)
+    }
+
+    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
+        guard let object = body as? [String: Any] else {
+            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
+        }
+        guard !object.isEmpty else { return .empty }
+        let keys = try object.keys.sorted().map { try column($0, t) }
+        let list = keys.map(Schema.quote).joined(separator: ", ")
+        var binds = PostgresBindings()
+        binds.append(try Self.json(object))
+        let sql = "UPDATE \(name(t)) AS t SET (\(list)) = (SELECT \(list) FROM json_populate_record(NULL::\(name(t)), $1::json))"
+            + whereSQL(q, &binds)
+        return try await write(sql, binds, q, as: who, returning: returning)
+    }
+
+    func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
+        var binds = PostgresBindings()
+        let sql = "DELETE FROM \(name(t)) AS t" + whereSQL(q, &binds)
+        return try await write(sql, binds, q, as: who, returning: returning)
+    }
+
+    /// Runs a write; with `returning`, the written rows (`RETURNING` needs the
+    /// SELECT policy to pass for them, as in PostgREST).
+    private func write(_ sql: String, _ binds: PostgresBindings, _ q: RESTQuery, as who: Principal,
+                       returning: Bool) async throws -> JSONRows {
+        let statement = returning
+            ? "WITH w AS (\(sql) RETURNING t.*) SELECT coalesce(json_agg(r), '[]')::text FROM (SELECT \(columns(q)) FROM w) r"
+            : sql
+        let text = try await store.transaction(as: who) { c in
+            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: statement, binds: binds), logger: store.logger)
+        }
+        return returning ? Self.rows(text) : .empty
+    }
+
+    // MARK: - RPC and retention
+
+    /// `SELECT public.name(arg => $1::type, …)` as the caller: PostgreSQL checks
+    /// EXECUTE grants, and SECURITY DEFINER functions do their own checks.
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue {
+        guard let f = store.functions[name] else {
+            throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
+        }
+        var binds = PostgresBindings()
+        var named: [String] = []
+        for (key, value) in args.sorted(by: { $0.key < $1.key }) {
+            guard let type = f.arguments[key] else {
+                throw APIError.postgrest(.notFound, "PGRST202",
+                                         "Could not find the function public.\(name)(\(args.keys.sorted().joined(separator: ", "))) in the schema cache")
+            }
+            binds.append(try Self.argument(value))
+            named.append("\(Schema.quote(key)) => $\(binds.count)::\(type)")
+        }
+        let call = "public.\(Schema.quote(name))(\(named.joined(separator: ", ")))"
+        let sql = f.returnsVoid ? "SELECT \(call)::text"
+            : f.returnsSet ? "SELECT coalesce(json_agg(r), '[]')::text FROM \(call) r"
+            : "SELECT to_json(\(call))::text"
+        let text = try await store.transaction(as: who) { c in
+            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+        }
+        guard !f.returnsVoid, let data = text?.data(using: .utf8),
+              let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        else { return JSONValue(value: NSNull()) }
+        return JSONValue(value: value)
+    }
+
+    func purge(before cutoff: Date, now: Date) async throws -> Int {
+        let retention = now.timeIntervalSince(cutoff)
+        let deleted = try await store.transaction(as: nil) { c in
+            try await PostgresStore.text(c, "SELECT public.purge_old_locations(make_interval(secs => \(retention)))::text", logger: store.logger)
+        }
+        return deleted.flatMap { Int($0) } ?? 0
+    }
+
+    // MARK: - Pieces
+
+    private func name(_ t: Schema.Table) -> String { "public.\(Schema.quote(t.name))" }
+
+    private func columns(_ q: RESTQuery) -> String { q.columns.map(Schema.quote).joined(separator: ", ") }
+
+    private func column(_ key: String, _ t: Schema.Table) throws(APIError) -> String {
+        guard t.column(key) != nil else {
+            throw .postgrest(.badRequest, "PGRST204", "Could not find the '\(key)' column of '\(t.name)' in the schema cache")
+        }
+        return key
+    }
+
+    /// ` WHERE …` for the query's filters, each value a parameter cast to its column's type.
+    private func whereSQL(_ q: RESTQuery, _ binds: inout PostgresBindings) -> String {
+        q.whereClause { value, column in
+            binds.append(Values.filterText(value))
+            return "$\(binds.count)::\(column.type.postgresName)"
+        }.map { " WHERE \($0)" } ?? ""
+    }
+
+    static func json(_ value: Any) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An RPC argument as the text PostgreSQL casts to the parameter's type.
+    static func argument(_ value: Any) throws -> String? {
+        switch value {
+        case is NSNull: return nil
+        case let s as String: return s
+        case let n as NSNumber: return Values.isBoolean(n) ? (n.boolValue ? "true" : "false") : n.stringValue
+        default: return try json(value)
+        }
+    }
+
+    static func rows(_ text: String?) -> JSONRows {
+        guard let data = text?.data(using: .utf8),
+              let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return .empty }
+        return JSONRows(objects: objects)
+    }
+}
