@@ -3,8 +3,8 @@ import Testing
 @testable import ConvoyServer
 
 @Suite struct AuthTests {
-    @Test func signUpReturnsASupabaseSessionAndClaims() async throws {
-        let s = try await TestServer { $0.tokenTTL = 120 }
+    @Test(arguments: TestStore.all) func signUpReturnsASupabaseSessionAndClaims(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.tokenTTL = 120 }
         let r = try await s.request("POST", "/auth/v1/signup", body: ["email": "Alice@Example.com", "password": "secret123"])
         #expect(r.status == 200)
         let session = r.object
@@ -23,8 +23,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func anonymousSignUpAndBadSignUps() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func anonymousSignUpAndBadSignUps(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let anon = try await s.request("POST", "/auth/v1/signup", body: [String: Any]())
         #expect(anon.status == 200)
         #expect((anon.object["user"] as? [String: Any])?["is_anonymous"] as? Bool == true)
@@ -42,8 +42,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func passwordGrant() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func passwordGrant(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let u = try await s.signUp("bob@example.com", withProfile: false)
         let ok = try await s.request("POST", "/auth/v1/token?grant_type=password", body: ["email": "bob@example.com", "password": "secret123"])
         #expect(ok.status == 200)
@@ -57,8 +57,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func refreshTokensRotateAndReuseRevokesTheSession() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func refreshTokensRotateAndReuseRevokesTheSession(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let u = try await s.signUp(withProfile: false)
         let first = try await s.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": u.refresh])
         #expect(first.status == 200)
@@ -77,8 +77,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func logoutEndsTheSession() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func logoutEndsTheSession(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let u = try await s.signUp(withProfile: false)
         #expect(try await s.request("GET", "/auth/v1/user", token: u.token).status == 200)
         #expect(try await s.request("POST", "/auth/v1/logout", token: u.token).status == 204)
@@ -88,8 +88,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func adminUsersNeedsTheServiceRole() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func adminUsersNeedsTheServiceRole(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let body = ["email": "made@example.com", "password": "secret123"]
         #expect(try await s.request("POST", "/auth/v1/admin/users", body: body, token: s.keys.anonKey).status == 403)
         let u = try await s.signUp(withProfile: false)
@@ -100,8 +100,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func apiKeyIsRequiredAndChecked() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func apiKeyIsRequiredAndChecked(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let none = try await s.request("GET", "/rest/v1/users", apikey: .none)
         #expect(none.status == 401 && (none.object["message"] as? String)?.contains("No API key") == true)
         let wrong = try await s.request("GET", "/rest/v1/users", apikey: .some("not-a-key"))
@@ -112,8 +112,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func expiredForgedAndAlgNoneTokensAreRefused() async throws {
-        let s = try await TestServer { $0.tokenTTL = 60 }
+    @Test(arguments: TestStore.all) func expiredForgedAndAlgNoneTokensAreRefused(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.tokenTTL = 60 }
         let u = try await s.signUp()
         #expect(try await s.request("GET", "/rest/v1/users", token: u.token).status == 200)
         s.clock.advance(by: 61)

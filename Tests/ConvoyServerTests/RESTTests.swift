@@ -4,8 +4,8 @@ import Testing
 
 /// PostgREST behaviour and hostile input.
 @Suite struct RESTTests {
-    func seeded() async throws -> (TestServer, TestServer.User, [TestServer.User]) {
-        let s = try await TestServer()
+    func seeded(_ store: TestStore) async throws -> (TestServer, TestServer.User, [TestServer.User]) {
+        let s = try await TestServer(store: store)
         let me = try await s.signUp()
         var senders: [TestServer.User] = []
         for i in 0..<3 {
@@ -18,8 +18,8 @@ import Testing
         return (s, me, senders)
     }
 
-    @Test func filtersOrderPagingAndCount() async throws {
-        let (s, me, senders) = try await seeded()
+    @Test(arguments: TestStore.all) func filtersOrderPagingAndCount(store: TestStore) async throws {
+        let (s, me, senders) = try await seeded(store)
         func get(_ query: String) async throws -> TestServer.Reply {
             try await s.request("GET", "/rest/v1/encrypted_locations?\(query)", token: me.token, headers: ["Prefer": "count=exact"])
         }
@@ -49,8 +49,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func upsertPatchAndDelete() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func upsertPatchAndDelete(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(withProfile: false)
         let first = try await s.request("POST", "/rest/v1/users", body: ["id": a.id, "public_key": "k1"], token: a.token)
         #expect(first.status == 201)
@@ -68,8 +68,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func hostileRequestsGetWellFormedErrors() async throws {
-        let s = try await TestServer { $0.bodyLimit = 4096 }
+    @Test(arguments: TestStore.all) func hostileRequestsGetWellFormedErrors(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.bodyLimit = 4096 }
         let a = try await s.signUp()
         let cases: [(String, String, Data?, Int, String)] = [
             ("GET", "/rest/v1/nosuch", nil, 404, "PGRST205"),
@@ -85,7 +85,7 @@ import Testing
             ("POST", "/rest/v1/users", Data(#"{"id":"\#(UUID())","public_key":"k","evil":1}"#.utf8), 400, "PGRST204"),
             ("POST", "/rest/v1/users", Data(#"{"id":7,"public_key":"k"}"#.utf8), 400, "22P02"),
             ("POST", "/rest/v1/users", Data(#"{"id":"\#(a.id)","public_key":null}"#.utf8), 400, "23502"),
-            ("POST", "/rest/v1/friendships", Data(#"{"user_id_1":"\#(a.id)","user_id_2":"\#(UUID())","requested_by":"\#(a.id)","status":"maybe"}"#.utf8), 400, "23514"),
+            ("POST", "/rest/v1/friendships", Data(#"{"user_id_1":"\#(a.id)","user_id_2":"\#(UUID())","requested_by":"\#(a.id)","preference_1":"maybe"}"#.utf8), 400, "23514"),
             ("POST", "/rest/v1/friendships", Data(#"{"user_id_1":"\#(a.id)","user_id_2":"\#(UUID())","requested_by":"\#(a.id)"}"#.utf8), 409, "23503"),
             ("POST", "/rest/v1/encrypted_locations", Data(("[" + String(repeating: #"{"payload":"xxxxxxxx"},"#, count: 300) + "{}]").utf8), 413, "PGRST413"),
         ]
@@ -103,8 +103,8 @@ import Testing
 }
 
 @Suite struct RetentionTests {
-    @Test func purgeDeletesOnlyRowsPastTheWindowAndLogsIt() async throws {
-        let s = try await TestServer { $0.retention = 600 }
+    @Test(arguments: TestStore.all) func purgeDeletesOnlyRowsPastTheWindowAndLogsIt(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.retention = 600 }
         let a = try await s.signUp(), b = try await s.signUp()
         func post(_ payload: String) async throws {
             #expect(try await s.request("POST", "/rest/v1/encrypted_locations",
@@ -129,8 +129,8 @@ import Testing
 
     /// Retention 2 s, purge every 500 ms, in compressed time: each "sleep" moves
     /// the clock 500 ms. Rows go at the first purge after they pass 2 s.
-    @Test func purgeScheduleInCompressedTime() async throws {
-        let s = try await TestServer { $0.retention = 2 }  // its own loop off: this test drives one
+    @Test(arguments: TestStore.all) func purgeScheduleInCompressedTime(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.retention = 2 }  // its own loop off: this test drives one
         let a = try await s.signUp(), b = try await s.signUp()
         let t0 = s.clock.now()
         for payload in ["at-0s", "at-1s"] {

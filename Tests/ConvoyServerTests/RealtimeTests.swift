@@ -7,8 +7,8 @@ import Testing
         [["event": "INSERT", "schema": "public", "table": "encrypted_locations", "filter": "recipient_id=eq.\(recipient)"]]
     }
 
-    @Test func joinEchoesBindingsAndDeliversInsertsToTheRecipientOnly() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func joinEchoesBindingsAndDeliversInsertsToTheRecipientOnly(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
         let bob = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
         let join = try await bob.join("realtime:locations-b", token: b.token, changes: Self.locations(b.id))
@@ -43,8 +43,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func heartbeatTokenExpiryAndRefresh() async throws {
-        let s = try await TestServer { $0.tokenTTL = 60 }
+    @Test(arguments: TestStore.all) func heartbeatTokenExpiryAndRefresh(store: TestStore) async throws {
+        let s = try await TestServer(store: store) { $0.tokenTTL = 60 }
         let b = try await s.signUp()
         let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
         _ = try await client.join("realtime:one", token: b.token, changes: Self.locations(b.id))
@@ -75,8 +75,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func broadcastAndPresenceBetweenClients() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func broadcastAndPresenceBetweenClients(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let one = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
         let two = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
@@ -99,8 +99,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func joinLimitsAndErrors() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func joinLimitsAndErrors(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let b = try await s.signUp()
         let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
         for i in 0..<RealtimeHub.maxChannels {

@@ -5,8 +5,8 @@ import Testing
 /// Hostile requests found by review; each once crashed the server, broke it
 /// for everyone, or was read wrongly.
 @Suite struct ReviewRegressionTests {
-    @Test func absurdTimestampsAreBadValuesNotACrash() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func absurdTimestampsAreBadValuesNotACrash(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp()
         for value in ["300000-01-01T00:00:00Z", "10000-01-01T00:00:00Z", "-5000-01-01T00:00:00Z"] {
             let r = try await s.request("GET", "/rest/v1/users?created_at=lt.\(value)", token: a.token)
@@ -17,8 +17,8 @@ import Testing
         #expect(Timestamps.format(Date(timeIntervalSince1970: 1e15)).hasPrefix("9999-12-31T23:59:59"))
     }
 
-    @Test func usersCannotChooseIdsOrCreationTimes() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func usersCannotChooseIdsOrCreationTimes(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let pinned = try await s.request("POST", "/rest/v1/encrypted_locations",
                                          body: ["id": "9223372036854775807", "sender_id": a.id, "recipient_id": b.id, "payload": "x"], token: a.token)
@@ -39,12 +39,12 @@ import Testing
         let service = try await s.request("POST", "/rest/v1/encrypted_locations",
                                           body: ["sender_id": a.id, "recipient_id": b.id, "payload": "z", "created_at": "2020-01-01T00:00:00Z"],
                                           token: s.keys.serviceRoleKey, apikey: .some(s.keys.serviceRoleKey), headers: ["Prefer": "return=representation"])
-        #expect(service.rows.first?["created_at"] as? String == "2020-01-01T00:00:00.000000+00:00")
+        #expect((service.rows.first?["created_at"] as? String).flatMap(Timestamps.parse) == Timestamps.parse("2020-01-01T00:00:00Z"))
         await s.stop()
     }
 
-    @Test func theRequesterCannotSetTheInviteesPreference() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func theRequesterCannotSetTheInviteesPreference(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let r = try await s.request("POST", "/rest/v1/friendships",
                                     body: ["user_id_1": a.id, "user_id_2": b.id, "requested_by": a.id, "preference_2": "precise"], token: a.token)
@@ -52,8 +52,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func bodiesAreReadStrictly() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func bodiesAreReadStrictly(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp()
         #expect(try await s.request("POST", "/rest/v1/rpc/create_invite", rawBody: Data("garbage".utf8), token: a.token).status == 400)
         #expect(try await s.request("POST", "/rest/v1/rpc/create_invite", rawBody: Data("[1]".utf8), token: a.token).status == 400)
@@ -72,8 +72,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func headCountsWithoutABody() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func headCountsWithoutABody(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp()
         _ = try await s.signUp()
         let r = try await s.request("HEAD", "/rest/v1/users?select=id", token: a.token, headers: ["Prefer": "count=exact"])
@@ -82,8 +82,8 @@ import Testing
         await s.stop()
     }
 
-    @Test func largeFramesAndUppercaseFiltersWork() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func largeFramesAndUppercaseFiltersWork(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
         let upper = [["event": "INSERT", "schema": "public", "table": "encrypted_locations", "filter": "recipient_id=eq.\(b.id.uppercased())"]]
@@ -101,8 +101,8 @@ import Testing
 
 /// As PostgreSQL checks the SELECT policy for `INSERT … RETURNING`.
 @Suite struct ReturningTests {
-    @Test func representationNeedsTheSelectPolicy() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func representationNeedsTheSelectPolicy(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let body: [String: Any] = ["sender_id": a.id, "recipient_id": b.id, "payload": "p"]
         let minimal = try await s.request("POST", "/rest/v1/encrypted_locations", body: body, token: a.token)
@@ -117,8 +117,8 @@ import Testing
 
 @Suite struct UpsertPolicyTests {
     /// The INSERT policy comes first, so an upsert never tells a user whether a key exists.
-    @Test func upsertsDoNotRevealExistingKeys() async throws {
-        let s = try await TestServer()
+    @Test(arguments: TestStore.all) func upsertsDoNotRevealExistingKeys(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
         let a = try await s.signUp(), b = try await s.signUp()
         let code = try #require(try await s.request("POST", "/rest/v1/rpc/create_invite", body: [String: Any](), token: a.token).object["code"] as? String)
         for probe in [code, "NOSUCH99"] {

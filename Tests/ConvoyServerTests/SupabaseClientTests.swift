@@ -19,10 +19,10 @@ import Testing
         return p.terminationStatus == 0
     }
 
-    @Test(.enabled(if: required || available, "supabase-py is not installed: run scripts/setup"))
-    func supabasePyWorksUnchanged() async throws {
+    @Test(.enabled(if: required || available, "supabase-py is not installed: run scripts/setup"), arguments: TestStore.all)
+    func supabasePyWorksUnchanged(store: TestStore) async throws {
         #expect(Self.available, "supabase-py is missing from scripts/.venv: run scripts/setup")
-        let s = try await TestServer()
+        let s = try await TestServer(store: store)
         let (status, text, errors) = try await ChildProcess.run(
             Self.python, [Self.root.appendingPathComponent("scripts/supabase_compat.py").path, s.keys.url, s.keys.anonKey])
         #expect(status == 0, "\(text)\n\(errors.suffix(2000))")

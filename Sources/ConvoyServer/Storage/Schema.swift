@@ -42,8 +42,6 @@ struct Schema: Sendable {
         var type: ColumnType
         var nullable = false
         var defaultValue: Default?
-        /// A CHECK of allowed values (status, preferences).
-        var allowed: Set<String>?
     }
 
     struct Table: Sendable {
@@ -77,11 +75,11 @@ struct Schema: Sendable {
             Column(name: "id", type: .bigint, defaultValue: .identity),
             Column(name: "user_id_1", type: .uuid),
             Column(name: "user_id_2", type: .uuid),
-            Column(name: "status", type: .text, defaultValue: .value("pending"), allowed: ["pending", "active"]),
+            Column(name: "status", type: .text, defaultValue: .value("pending")),
             Column(name: "requested_by", type: .uuid),
             // What user 1 shares with user 2, and the other way round.
-            Column(name: "preference_1", type: .text, nullable: true, allowed: preferences),
-            Column(name: "preference_2", type: .text, nullable: true, allowed: preferences),
+            Column(name: "preference_1", type: .text, nullable: true),
+            Column(name: "preference_2", type: .text, nullable: true),
             Column(name: "created_at", type: .timestamptz, defaultValue: .now),
         ], primaryKey: "id"),
         "encrypted_locations": Table(name: "encrypted_locations", columns: [
@@ -94,7 +92,7 @@ struct Schema: Sendable {
         "invites": Table(name: "invites", columns: [
             Column(name: "code", type: .text),
             Column(name: "inviter_id", type: .uuid),
-            Column(name: "preference", type: .text, allowed: preferences),
+            Column(name: "preference", type: .text),
             Column(name: "created_at", type: .timestamptz, defaultValue: .now),
             Column(name: "expires_at", type: .timestamptz),
             Column(name: "accepted_by", type: .uuid, nullable: true),
