@@ -43,6 +43,8 @@ bench: setup
 	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
 	$(SWIFT) run -c release convoy-bench server
+	CONVOY_PG_FSYNC=on scripts/pg-test-cluster run /tmp/convoy-pg-bench-$$$$ \
+	  sh -c '$(SWIFT) run -c release convoy-bench server --database "$$CONVOY_TEST_POSTGRES_URL"'
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

@@ -6,7 +6,8 @@ import Logging
 import Synchronization
 import WSClient
 
-/// `convoy-bench server`: `convoy serve` (release, its own process, SQLite) with
+/// `convoy-bench server`: `convoy serve` (release, its own process, SQLite or
+/// the PostgreSQL database given with `--database`) with
 /// N users, each holding one Realtime connection subscribed to its own rows.
 /// Measures insert throughput, then Realtime delivery latency (insert sent →
 /// change received) under a paced open-loop load. Client and server share
@@ -16,6 +17,8 @@ struct ServerBench {
     var throughputSeconds = 10.0
     var latencyRate = 500.0  // rows per second, open loop
     var latencySeconds = 20.0
+    /// A postgres:// URL; nil: a new SQLite file.
+    var database: String?
 
     struct Keys: Decodable { let url: String; let anon_key: String }
 
@@ -29,7 +32,7 @@ struct ServerBench {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: convoy)
         server.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0",
-                            "--database", dir.appendingPathComponent("bench.sqlite").path]
+                            "--database", database ?? dir.appendingPathComponent("bench.sqlite").path]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
@@ -50,6 +53,7 @@ struct ServerBench {
                 for try await u in group { signedUp.append(u) }
             }
         }
+        print("server: store \(database == nil ? "SQLite (WAL)" : "PostgreSQL")")
         print(String(format: "server: %d users signed up with profiles in %.1f s", signedUp.count, Date().timeIntervalSince(t0)))
 
         // One Realtime connection each, subscribed to its own rows.
@@ -67,6 +71,7 @@ struct ServerBench {
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message else { continue }
                         if text.contains("\"Subscribed to PostgreSQL\"") { tally.joined.withLock { $0 += 1 } }
+                        if text.contains("\"bulk\"") { tally.bulkDelivered.withLock { $0 += 1 } }
                         if let r = text.range(of: "t=") {
                             let digits = text[r.upperBound...].prefix { $0.isNumber }
                             if let sent = UInt64(digits) {
@@ -102,7 +107,20 @@ struct ServerBench {
         let inserted = tally.rows.withLock { $0 }
         print(String(format: "server: inserts %.0f rows/s (%.0f requests/s of 10 rows) for %.0f s, 8 senders",
                      Double(inserted) / throughputSeconds, Double(inserted) / 10 / throughputSeconds, throughputSeconds))
-        try await Task.sleep(for: .seconds(2))  // let the bulk deliveries drain
+        // Realtime must deliver every bulk row before the latency run starts: wait
+        // until all have arrived, or until none arrived for 5 s.
+        let drainStart = Date()
+        var last = -1, quietSince = Date()
+        while tally.bulkDelivered.withLock({ $0 }) < inserted {
+            let now = tally.bulkDelivered.withLock { $0 }
+            if now != last { last = now; quietSince = Date() }
+            if Date().timeIntervalSince(quietSince) > 5 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let delivered = tally.bulkDelivered.withLock { $0 }
+        let drained = Date().timeIntervalSince(drainStart) + throughputSeconds
+        print(String(format: "server: Realtime delivered %d of %d bulk rows within %.1f s of the first insert (%.0f rows/s)",
+                     delivered, inserted, drained, Double(delivered) / drained))
         tally.latencies.withLock { $0.removeAll() }
 
         // Latency: open loop at a fixed rate; each row carries its send time.
@@ -135,6 +153,7 @@ final class Tally: Sendable {
     let latencies = Mutex<[Double]>([])
     let joined = Mutex(0)
     let rows = Mutex(0)
+    let bulkDelivered = Mutex(0)
 }
 
 /// The few REST calls the bench makes, on URLSession.

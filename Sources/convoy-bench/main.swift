@@ -7,8 +7,12 @@ import Foundation
 // `server`, the reference backend under load. Figures and the machine they came
 // from are in docs/performance.md.
 
+// `server [--database postgres://…]`: SQLite unless a PostgreSQL URL is given.
 if CommandLine.arguments.dropFirst().first == "server" {
-    try await ServerBench().run()
+    var bench = ServerBench()
+    let args = Array(CommandLine.arguments.dropFirst(2))
+    if let i = args.firstIndex(of: "--database"), i + 1 < args.count { bench.database = args[i + 1] }
+    try await bench.run()
     exit(0)
 }
 

@@ -50,6 +50,12 @@ import Testing
         let dir = Self.root.appendingPathComponent("examples/migrations/naarscars").path
         let s = try await TestServer(store: .postgres) { $0.migrationsDirectory = dir }
         let a = try await s.signUp(withProfile: false), b = try await s.signUp(withProfile: false)
+        // Realtime on a --migrations table: the service role (no RLS) and a user subscribe to rides.
+        let rides: [[String: Any]] = [["event": "INSERT", "schema": "public", "table": "rides"]]
+        let admin = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await admin.join("realtime:rides", token: s.keys.serviceRoleKey, changes: rides)
+        let user = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await user.join("realtime:rides", token: b.token, changes: rides)
         // profiles_insert_own: one's own profile only.
         #expect(try await s.request("POST", "/rest/v1/profiles", body: ["id": a.id, "name": "A"], token: a.token).status == 201)
         let forged = try await s.request("POST", "/rest/v1/profiles", body: ["id": b.id, "name": "B", "approved": true], token: a.token)
@@ -62,6 +68,11 @@ import Testing
         let profiles = try await s.request("GET", "/rest/v1/profiles", token: a.token)
         #expect(profiles.status == 500 && profiles.code == "42P17")
         #expect(try await s.request("GET", "/rest/v1/rides", token: a.token).code == "42P17")
+        // The user's RLS check fails the same way, so the ride reaches only the service role.
+        let ride = try await admin.next(topic: "realtime:rides", event: "postgres_changes")
+        #expect((((ride["payload"] as? [String: Any])?["data"] as? [String: Any])?["record"] as? [String: Any])?["pickup"] as? String == "station")
+        try await user.sync()
+        #expect(await user.count("postgres_changes") == 0)
         // The service role bypasses RLS; booleans and integers keep their JSON types.
         let all = try await s.request("GET", "/rest/v1/rides?select=pickup,seats", token: s.keys.serviceRoleKey, apikey: .some(s.keys.serviceRoleKey))
         #expect(all.rows.count == 1 && all.rows.first?["seats"] as? Int == 1)

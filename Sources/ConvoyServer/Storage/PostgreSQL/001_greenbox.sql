@@ -277,11 +277,28 @@ END $$;
 REVOKE ALL ON FUNCTION public.purge_old_locations(interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.purge_old_locations(interval) TO service_role;
 
+-- One API request in one statement (so one round trip): in the statement's own
+-- transaction, act as `role` with `claims` at the server's time `now`
+-- (set_config(…, true) is SET LOCAL), then run `statement`, whose parameters
+-- are `params[1]`, `params[2]`, … Returns the statement's one text value (JSON).
+-- Only the server calls it (its owner).
+CREATE OR REPLACE FUNCTION auth.request(role text, claims text, now text, statement text, params text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE result text;
+BEGIN
+  IF role NOT IN ('anon', 'authenticated', 'service_role') THEN
+    RAISE EXCEPTION 'role % is not an API role', role USING ERRCODE = '42501';
+  END IF;
+  PERFORM set_config('request.jwt.claims', claims, true), set_config('request.now', now, true), set_config('role', role, true);
+  EXECUTE statement INTO result USING params;
+  RETURN result;
+END $$;
+REVOKE ALL ON FUNCTION auth.request(text, text, text, text, text[]) FROM PUBLIC;
+
 -- Realtime: every committed row change, in commit order, on one channel. Only
 -- the key travels (NOTIFY payloads stop at 8000 bytes); the listener reads the
 -- row, and for a DELETE the key is the old record, as Supabase sends it. The
--- trigger's argument names the key column; `convoy serve` attaches it to every
--- public table with a one-column primary key (also those of --migrations).
+-- trigger's argument names the key column.
 CREATE OR REPLACE FUNCTION public.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
 BEGIN
@@ -290,36 +307,58 @@ BEGIN
     'key', r -> coalesce(TG_ARGV[0], 'id'))::text);
   RETURN NULL;
 END $$;
-DO $$ DECLARE t text; BEGIN
-  FOREACH t IN ARRAY ARRAY['users', 'friendships', 'encrypted_locations', 'invites'] LOOP
-    EXECUTE format('DROP TRIGGER IF EXISTS notify_change ON public.%I', t);
-    EXECUTE format('CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON public.%I FOR EACH ROW EXECUTE FUNCTION public.notify_change(%L)',
-                   t, CASE WHEN t = 'invites' THEN 'code' ELSE 'id' END);
-  END LOOP;
-END $$;
 
--- Realtime's RLS check: of `audience` (an array of JWT claims), the positions
--- of those who may SELECT the row of `target` whose `key_column` is `key`,
--- each checked as that role with those claims, as Supabase checks each
--- subscriber. Only the server calls it (its owner); it leaves the role as it was.
-CREATE OR REPLACE FUNCTION auth.readers(target regclass, key_column text, key text, audience jsonb) RETURNS SETOF int
+-- Realtime's RLS check: of the rows `keys[i]` of `target`, which may `claims[i]`
+-- SELECT? Returns those positions (1-based), each checked as its role with its
+-- claims, as Supabase checks each subscriber. Each table has its own function
+-- with static SQL (made by auth.attach_realtime), so PostgreSQL plans the probe
+-- once per role, not once per check. With `guarded`, a check that fails (no
+-- grant, a broken policy) reads nothing instead of failing the call; the
+-- server calls it so only after an unguarded call failed (savepoints cost).
+-- Only the server calls it (its owner); it leaves the role as it was.
+CREATE OR REPLACE FUNCTION auth.readers(target regclass, keys text[], claims jsonb[], guarded boolean DEFAULT false) RETURNS SETOF int
 LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE format('SELECT * FROM auth.%I($1, $2, $3)', 'readers_' || target::oid) USING keys, claims, guarded;
+END $$;
+REVOKE ALL ON FUNCTION auth.readers(regclass, text[], jsonb[], boolean) FROM PUBLIC;
+
+-- Realtime for a table: the NOTIFY trigger and its RLS-check function.
+-- `convoy serve` calls it at start for every public table with a one-column
+-- primary key (also those of --migrations); idempotent.
+CREATE OR REPLACE FUNCTION auth.attach_realtime(target regclass, key_column text) RETURNS void
+LANGUAGE plpgsql AS $attach$
 DECLARE
-  i int; c jsonb; ok boolean;
   key_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
                      WHERE a.attrelid = target AND a.attname = key_column AND NOT a.attisdropped);
-  probe text := format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I = $1::%s)', target, key_column, key_type);
+  check_one text := format($c$
+        role := CASE WHEN claims[i] ->> 'role' IN ('authenticated', 'service_role') THEN claims[i] ->> 'role' ELSE 'anon' END;
+        PERFORM set_config('request.jwt.claims', claims[i]::text, true), set_config('role', role, true);
+        SELECT EXISTS (SELECT 1 FROM %s WHERE %I = keys[i]::%s) INTO ok;
+        PERFORM set_config('role', 'none', true);$c$, target, key_column, key_type);
 BEGIN
-  FOR i IN 0 .. jsonb_array_length(audience) - 1 LOOP
-    c := audience -> i;
-    BEGIN  -- a role without a grant on the table reads nothing
-      PERFORM set_config('request.jwt.claims', c::text, true);
-      PERFORM set_config('role', CASE WHEN c ->> 'role' IN ('authenticated', 'service_role') THEN c ->> 'role' ELSE 'anon' END, true);
-      EXECUTE probe INTO ok USING key;
-      PERFORM set_config('role', 'none', true);
-    EXCEPTION WHEN insufficient_privilege THEN ok := false;
-    END;
-    IF ok THEN RETURN NEXT i; END IF;
-  END LOOP;
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = target AND tgname = 'notify_change') THEN
+    EXECUTE format('CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION public.notify_change(%L)',
+                   target, key_column);
+  END IF;
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION auth.%I(keys text[], claims jsonb[], guarded boolean) RETURNS SETOF int LANGUAGE plpgsql AS $body$
+    DECLARE i int; ok boolean; role text;
+    BEGIN
+      FOR i IN 1 .. coalesce(array_length(keys, 1), 0) LOOP
+        IF guarded THEN
+          BEGIN %s
+          EXCEPTION WHEN OTHERS THEN ok := false;
+          END;
+        ELSE %s
+        END IF;
+        IF ok THEN RETURN NEXT i; END IF;
+      END LOOP;
+    END $body$ $f$, 'readers_' || target::oid, check_one, check_one);
+  EXECUTE format('REVOKE ALL ON FUNCTION auth.%I(text[], jsonb[], boolean) FROM PUBLIC', 'readers_' || target::oid);
+END $attach$;
+REVOKE ALL ON FUNCTION auth.attach_realtime(regclass, text) FROM PUBLIC;
+DO $$ BEGIN
+  PERFORM auth.attach_realtime(format('public.%I', t)::regclass, CASE WHEN t = 'invites' THEN 'code' ELSE 'id' END)
+     FROM unnest(ARRAY['users', 'friendships', 'encrypted_locations', 'invites']) t;
 END $$;
-REVOKE ALL ON FUNCTION auth.readers(regclass, text, text, jsonb) FROM PUBLIC;

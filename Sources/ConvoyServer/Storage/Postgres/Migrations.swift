@@ -51,17 +51,10 @@ struct Migrations {
         try await connection.query("UPDATE auth.convoy_settings SET value = \("\(configuration.inviteTTL) seconds") WHERE key = 'invite_ttl'",
                                    logger: logger)
         try await connection.query("""
-            DO $$ DECLARE r record; BEGIN
-              FOR r IN SELECT c.relname, a.attname FROM pg_index i
-                  JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
-                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
-                  WHERE i.indisprimary AND i.indnatts = 1 AND c.relkind IN ('r', 'p')
-                    AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'notify_change')
-              LOOP
-                EXECUTE format('CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON public.%I FOR EACH ROW EXECUTE FUNCTION public.notify_change(%L)',
-                               r.relname, r.attname);
-              END LOOP;
-            END $$
+            SELECT auth.attach_realtime(c.oid::regclass, a.attname::text) FROM pg_index i
+              JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+              WHERE i.indisprimary AND i.indnatts = 1 AND c.relkind IN ('r', 'p')
             """, logger: logger)
     }
 

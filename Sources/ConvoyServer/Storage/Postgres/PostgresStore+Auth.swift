@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresStore: AuthStore {
     func insertUser(id: String, email: String?, passwordHash: String?, now: Date) async throws -> Bool {
         do {
-            try await transaction(as: nil) { c in
+            try await transaction { c in
                 try await c.query("""
                     INSERT INTO auth.users (id, email, password_hash, is_anonymous, created_at, updated_at)
                     VALUES (\(id)::uuid, \(email), \(passwordHash), \(email == nil), \(now), \(now))
@@ -18,7 +18,7 @@ extension PostgresStore: AuthStore {
     }
 
     func credentials(email: String) async throws -> (id: String, hash: String?)? {
-        let found: Credentials? = try await transaction(as: nil) { c in
+        let found: Credentials? = try await transaction { c in
             for try await (id, hash) in try await c.query("SELECT id::text, password_hash FROM auth.users WHERE email = \(email)",
                                                          logger: logger).decode((String, String?).self) {
                 return Credentials(id: id, hash: hash)
@@ -31,7 +31,7 @@ extension PostgresStore: AuthStore {
     private struct Credentials: Sendable { var id: String; var hash: String? }
 
     func insertSession(id: String, userID: String, refreshToken: String, now: Date) async throws {
-        try await transaction(as: nil) { c in
+        try await transaction { c in
             try await c.query("INSERT INTO auth.sessions (id, user_id, created_at) VALUES (\(id)::uuid, \(userID)::uuid, \(now))", logger: logger)
             try await c.query("""
                 INSERT INTO auth.refresh_tokens (token, session_id, user_id, created_at) VALUES (\(refreshToken), \(id)::uuid, \(userID)::uuid, \(now))
@@ -41,7 +41,7 @@ extension PostgresStore: AuthStore {
     }
 
     func rotate(token: String, fresh: String, now: Date, graceCutoff: Date) async throws -> RefreshOutcome {
-        try await transaction(as: nil) { c in
+        try await transaction { c in
             var found: (userID: String, sessionID: String, revoked: Bool, sessionRevoked: Bool)?
             for try await row in try await c.query("""
                 SELECT t.user_id::text, t.session_id::text, t.revoked, s.revoked
@@ -70,7 +70,7 @@ extension PostgresStore: AuthStore {
     }
 
     func revokeSessions(userID: String, sessionID: String?) async throws {
-        try await transaction(as: nil) { c in
+        try await transaction { c in
             if let sessionID {
                 try await c.query("UPDATE auth.sessions SET revoked = true WHERE id = \(sessionID)::uuid", logger: logger)
             } else {
@@ -81,7 +81,7 @@ extension PostgresStore: AuthStore {
 
     func sessionIsLive(_ sessionID: String) async throws -> Bool {
         guard UUID(uuidString: sessionID) != nil else { return false }
-        return try await transaction(as: nil) { c in
+        return try await transaction { c in
             for try await (revoked,) in try await c.query("SELECT revoked FROM auth.sessions WHERE id = \(sessionID)::uuid",
                                                            logger: logger).decode((Bool,).self) {
                 return !revoked
@@ -92,7 +92,7 @@ extension PostgresStore: AuthStore {
 
     func authUser(id: String) async throws -> AuthUser? {
         guard UUID(uuidString: id) != nil else { return nil }
-        return try await transaction(as: nil) { c in
+        return try await transaction { c in
             for try await (id, email, anonymous, created, updated, lastSignIn) in try await c.query("""
                 SELECT id::text, email, is_anonymous, created_at, updated_at, last_sign_in_at FROM auth.users WHERE id = \(id)::uuid
                 """, logger: logger).decode((String, String?, Bool, Date, Date, Date?).self) {

@@ -61,23 +61,15 @@ final class PostgresStore: Sendable {
 
     // MARK: - Transactions
 
-    /// Runs `body` in a transaction. As a request (`who` given) it runs as the
-    /// request's role with its JWT claims (`auth.uid()`), as PostgREST does;
-    /// without, as the server's own user. Either way `auth.now()` is the
-    /// server's clock. Database errors become PostgREST's responses.
-    func transaction<T: Sendable>(as who: Principal?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// Runs `body` in a transaction as the server's own user (auth, the purge),
+    /// with `auth.now()` the server's clock. Database errors become PostgREST's
+    /// responses; requests go through `request` instead.
+    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in
                 try await connection.query("BEGIN", logger: logger)
                 do {
-                    let now = Timestamps.format(clock.now())
-                    if let who {
-                        try await connection.query(
-                            "SELECT set_config('role', \(who.role.rawValue), true), set_config('request.jwt.claims', \(who.claimsJSON), true), set_config('request.now', \(now), true)",
-                            logger: logger)
-                    } else {
-                        try await connection.query("SELECT set_config('request.now', \(now), true)", logger: logger)
-                    }
+                    try await connection.query("SELECT set_config('request.now', \(Timestamps.format(clock.now())), true)", logger: logger)
                     let value = try await body(connection)
                     try await connection.query("COMMIT", logger: logger)
                     return value
@@ -87,7 +79,30 @@ final class PostgresStore: Sendable {
                 }
             }
         } catch {
-            throw Self.translate(error, role: who?.role ?? .serviceRole)
+            throw Self.translate(error, role: .serviceRole)
+        }
+    }
+
+    /// One API request as one statement (one round trip): `auth.request` acts
+    /// as `who`'s role with its claims at the server's time, in the
+    /// statement's own transaction, and runs `statement` with `params` as
+    /// `$1[1]`, `$1[2]`, … Returns its text (JSON). Database errors become
+    /// PostgREST's responses.
+    func request(_ statement: String, _ params: [String], as who: Principal) async throws -> String? {
+        var binds = PostgresBindings()
+        binds.append(who.role.rawValue)
+        binds.append(who.claimsJSON)
+        binds.append(Timestamps.format(clock.now()))
+        binds.append(statement)
+        binds.append(params)
+        do {
+            for try await (text,) in try await client.query(PostgresQuery(unsafeSQL: "SELECT auth.request($1, $2, $3, $4, $5)", binds: binds),
+                                                            logger: logger).decode((String?).self) {
+                return text
+            }
+            return nil
+        } catch {
+            throw Self.translate(error, role: who.role)
         }
     }
 

@@ -6,9 +6,10 @@ import PostgresNIO
 /// PostgREST's operations on every table of PostgreSQL's `public` schema, as
 /// PostgREST builds them: request JSON goes in through
 /// `json_populate_recordset`, rows come back through `json_agg`, filter values
-/// are bound parameters cast to their column's type, identifiers come from
-/// the schema read at start, and PostgreSQL enforces RLS (each statement runs
-/// as the request's role with its claims).
+/// are parameters cast to their column's type, identifiers come from the
+/// schema read at start, and PostgreSQL enforces RLS: each statement runs
+/// through `auth.request` as the request's role with its claims. Parameters
+/// are `$1[1]`, `$1[2]`, … (one text array).
 struct PostgresTables: TableStore {
     let store: PostgresStore
     var schema: Schema { store.schema }
@@ -16,23 +17,20 @@ struct PostgresTables: TableStore {
     // MARK: - Reads
 
     func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: JSONRows, total: Int?) {
-        var binds = PostgresBindings()
-        let filter = whereSQL(q, &binds)
+        var params: [String] = []
+        let filter = whereSQL(q, &params)
         var page = ""
         if let limit = q.limit { page += " LIMIT \(limit)" }
         if let offset = q.offset { page += " OFFSET \(offset)" }
         let sql = """
-            SELECT coalesce((SELECT json_agg(r) FROM (SELECT \(columns(q)) FROM \(name(t))\(filter)\(q.orderClause)\(page)) r), '[]')::text,
-                   \(countExact ? "(SELECT count(*) FROM \(name(t))\(filter))" : "NULL::bigint")
+            SELECT json_build_array(
+              coalesce((SELECT json_agg(r) FROM (SELECT \(columns(q)) FROM \(name(t))\(filter)\(q.orderClause)\(page)) r), '[]'),
+              \(countExact ? "(SELECT count(*) FROM \(name(t))\(filter))" : "NULL"))::text
             """
-        let result: (String, Int64?)? = try await store.transaction(as: who) { c in
-            for try await row in try await c.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
-                .decode((String, Int64?).self) {
-                return row
-            }
-            return nil
-        }
-        return (Self.rows(result?.0), result?.1.map(Int.init))
+        let text = try await store.request(sql, params, as: who)
+        let pair = text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
+        let rows = JSONRows(objects: pair?.first as? [[String: Any]] ?? [])
+        return (rows, (pair?.last as? NSNumber)?.intValue)
     }
 
     // MARK: - Writes
@@ -54,16 +52,15 @@ struct PostgresTables: TableStore {
             for key in object.keys.sorted() where !keys.contains(key) { keys.append(try column(key, t)) }
         }
         let list = keys.map(Schema.quote).joined(separator: ", ")
-        var binds = PostgresBindings()
-        binds.append(try Self.json(objects))
-        var sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1::json)"
+        var params = [try Self.json(objects)]
+        var sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1[1]::json)"
         if upsert {
             let conflict = q.onConflict ?? t.primaryKey
             sql += " ON CONFLICT (\(Schema.quote(conflict))) "
             sql += ignoreDuplicates ? "DO NOTHING"
                 : "DO UPDATE SET " + keys.map { "\(Schema.quote($0)) = EXCLUDED.\(Schema.quote($0))" }.joined(separator: ", ")
         }
-        return try await write(sql, binds, q, as: who, returning: returning)
+        return try await write(sql, params, q, as: who, returning: returning)
     }
 
     func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
@@ -73,29 +70,26 @@ struct PostgresTables: TableStore {
         guard !object.isEmpty else { return .empty }
         let keys = try object.keys.sorted().map { try column($0, t) }
         let list = keys.map(Schema.quote).joined(separator: ", ")
-        var binds = PostgresBindings()
-        binds.append(try Self.json(object))
-        let sql = "UPDATE \(name(t)) AS t SET (\(list)) = (SELECT \(list) FROM json_populate_record(NULL::\(name(t)), $1::json))"
-            + whereSQL(q, &binds)
-        return try await write(sql, binds, q, as: who, returning: returning)
+        var params = [try Self.json(object)]
+        let sql = "UPDATE \(name(t)) AS t SET (\(list)) = (SELECT \(list) FROM json_populate_record(NULL::\(name(t)), $1[1]::json))"
+            + whereSQL(q, &params)
+        return try await write(sql, params, q, as: who, returning: returning)
     }
 
     func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
-        var binds = PostgresBindings()
-        let sql = "DELETE FROM \(name(t)) AS t" + whereSQL(q, &binds)
-        return try await write(sql, binds, q, as: who, returning: returning)
+        var params: [String] = []
+        let sql = "DELETE FROM \(name(t)) AS t" + whereSQL(q, &params)
+        return try await write(sql, params, q, as: who, returning: returning)
     }
 
     /// Runs a write; with `returning`, the written rows (`RETURNING` needs the
     /// SELECT policy to pass for them, as in PostgREST).
-    private func write(_ sql: String, _ binds: PostgresBindings, _ q: RESTQuery, as who: Principal,
+    private func write(_ sql: String, _ params: [String], _ q: RESTQuery, as who: Principal,
                        returning: Bool) async throws -> JSONRows {
         let statement = returning
             ? "WITH w AS (\(sql) RETURNING t.*) SELECT coalesce(json_agg(r), '[]')::text FROM (SELECT \(columns(q)) FROM w) r"
-            : sql
-        let text = try await store.transaction(as: who) { c in
-            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: statement, binds: binds), logger: store.logger)
-        }
+            : "WITH w AS (\(sql)) SELECT NULL::text"
+        let text = try await store.request(statement, params, as: who)
         return returning ? Self.rows(text) : .empty
     }
 
@@ -107,23 +101,25 @@ struct PostgresTables: TableStore {
         guard let f = store.functions[name] else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
-        var binds = PostgresBindings()
+        var params: [String] = []
         var named: [String] = []
         for (key, value) in args.sorted(by: { $0.key < $1.key }) {
             guard let type = f.arguments[key] else {
                 throw APIError.postgrest(.notFound, "PGRST202",
                                          "Could not find the function public.\(name)(\(args.keys.sorted().joined(separator: ", "))) in the schema cache")
             }
-            binds.append(try Self.argument(value))
-            named.append("\(Schema.quote(key)) => $\(binds.count)::\(type)")
+            if let text = try Self.argument(value) {
+                params.append(text)
+                named.append("\(Schema.quote(key)) => $1[\(params.count)]::\(type)")
+            } else {
+                named.append("\(Schema.quote(key)) => NULL::\(type)")
+            }
         }
         let call = "public.\(Schema.quote(name))(\(named.joined(separator: ", ")))"
         let sql = f.returnsVoid ? "SELECT \(call)::text"
             : f.returnsSet ? "SELECT coalesce(json_agg(r), '[]')::text FROM \(call) r"
             : "SELECT to_json(\(call))::text"
-        let text = try await store.transaction(as: who) { c in
-            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
-        }
+        let text = try await store.request(sql, params, as: who)
         guard !f.returnsVoid, let data = text?.data(using: .utf8),
               let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         else { return JSONValue(value: NSNull()) }
@@ -132,7 +128,7 @@ struct PostgresTables: TableStore {
 
     func purge(before cutoff: Date, now: Date) async throws -> Int {
         let retention = now.timeIntervalSince(cutoff)
-        let deleted = try await store.transaction(as: nil) { c in
+        let deleted = try await store.transaction { c in
             try await PostgresStore.text(c, "SELECT public.purge_old_locations(make_interval(secs => \(retention)))::text", logger: store.logger)
         }
         return deleted.flatMap { Int($0) } ?? 0
@@ -152,10 +148,10 @@ struct PostgresTables: TableStore {
     }
 
     /// ` WHERE …` for the query's filters, each value a parameter cast to its column's type.
-    private func whereSQL(_ q: RESTQuery, _ binds: inout PostgresBindings) -> String {
+    private func whereSQL(_ q: RESTQuery, _ params: inout [String]) -> String {
         q.whereClause { value, column in
-            binds.append(Values.filterText(value))
-            return "$\(binds.count)::\(column.type.postgresName)"
+            params.append(Values.filterText(value) ?? "")
+            return "$1[\(params.count)]::\(column.type.postgresName)"
         }.map { " WHERE \($0)" } ?? ""
     }
 
