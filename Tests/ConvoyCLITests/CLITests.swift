@@ -239,5 +239,18 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(forever.status == 2 && forever.stderr.contains("token TTL"), "\(forever.stderr)")
         let short = try CLI.run("serve", "--jwt-secret", "short")
         #expect(short.status == 2 && short.stderr.contains("at least 32 bytes"))
+        let sqliteMigrations = try CLI.run("serve", "--port", "0", "--migrations", "/tmp")
+        #expect(sqliteMigrations.status == 2 && sqliteMigrations.stderr.contains("needs a PostgreSQL database"), "\(sqliteMigrations.stderr)")
+        let badSSL = try CLI.run("serve", "--port", "0", "--database", "postgres://u@127.0.0.1:1/db?sslmode=sometimes")
+        #expect(badSSL.status == 2 && badSSL.stderr.contains("sslmode"), "\(badSSL.stderr)")
+    }
+
+    /// A PostgreSQL server that is not there is a runtime failure (exit 1) that
+    /// names the URL without its password.
+    @Test func anUnreachableDatabaseIsARuntimeFailure() throws {
+        let r = try CLI.run("serve", "--port", "0", "--database", "postgres://convoy:hunter2@127.0.0.1:1/convoy?sslmode=disable")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot connect to postgres://convoy:***@127.0.0.1:1/convoy"), "\(r.stderr)")
+        #expect(!r.stderr.contains("hunter2"), "the password is not printed")
     }
 }
