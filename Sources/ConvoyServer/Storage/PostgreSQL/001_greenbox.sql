@@ -6,9 +6,11 @@
 -- Mirrors Sources/ConvoyServer/Policy/Policies.swift (the SQLite store).
 
 -- Roles -----------------------------------------------------------------------
-DO $$ BEGIN CREATE ROLE anon NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-DO $$ BEGIN CREATE ROLE authenticated NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-DO $$ BEGIN CREATE ROLE service_role NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+-- Roles belong to the cluster: a server migrating another database at the same
+-- moment may create them first (unique_violation once its transaction commits).
+DO $$ BEGIN CREATE ROLE anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE authenticated NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE service_role NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 
 -- auth ------------------------------------------------------------------------
 CREATE SCHEMA IF NOT EXISTS auth;

@@ -29,7 +29,19 @@ struct Migrations {
             guard let url = Bundle.module.url(forResource: name, withExtension: "sql", subdirectory: "PostgreSQL") else {
                 throw PostgresStoreError("the build is missing its PostgreSQL schema (\(name).sql)")
             }
-            try await file(url, label: "\(name).sql (built in)")
+            // Roles and grants are cluster-wide, outside the advisory lock (which is per
+            // database): a server migrating another database at the same moment can
+            // collide with this one there. Such a collision is retried.
+            var attempt = 0
+            while true {
+                do {
+                    try await file(url, label: "\(name).sql (built in)")
+                    break
+                } catch let error as ServerConfiguration.Invalid where attempt < 5 && Self.isRace(error.description) {
+                    attempt += 1
+                    try await Task.sleep(for: .milliseconds(50 * attempt))
+                }
+            }
         }
         try await connection.query("""
             CREATE TABLE IF NOT EXISTS auth.convoy_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
@@ -56,6 +68,12 @@ struct Migrations {
               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
               WHERE i.indisprimary AND i.indnatts = 1 AND c.relkind IN ('r', 'p')
             """, logger: logger)
+    }
+
+    /// A concurrent catalog update on cluster-wide objects (roles, their members).
+    static func isRace(_ message: String) -> Bool {
+        message.contains("23505") || message.contains("tuple concurrently updated") || message.contains("40001")
+            || message.contains("40P01")
     }
 
     /// One SQL file in one transaction; a failing statement names the file and line.
