@@ -108,6 +108,67 @@ import Testing
         #expect(s.postgres?.schema.tables["ok"] == nil)
     }
 
+    /// The review's findings, each as a case: what Realtime sends is what the
+    /// subscriber's own read returns; a restart keeps what migrations changed;
+    /// owner-run views are not served; a pool of one still serves; `{}`,
+    /// array arguments and OUT arguments work as in PostgREST.
+    @Test(.enabled(if: PostgresTestCluster.enabled, "no PostgreSQL test cluster (make test starts one)"))
+    func migrationsKeepTheirGrantsAndRealtimeSendsOnlyWhatRLSReads() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-migrations-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+            CREATE TABLE public.notes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, secret text);
+            ALTER TABLE public.notes ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY notes_read ON public.notes FOR SELECT TO authenticated USING (true);
+            REVOKE SELECT ON public.notes FROM authenticated, anon;
+            GRANT SELECT (id, body) ON public.notes TO authenticated;
+            -- Tighter than Green Box's: a user reads only their own profile.
+            DROP POLICY users_select ON public.users;
+            CREATE POLICY users_select ON public.users FOR SELECT TO authenticated USING (id = auth.uid());
+            CREATE VIEW public.all_users AS SELECT id, public_key FROM public.users;
+            CREATE VIEW public.my_users WITH (security_invoker = true) AS SELECT id, public_key FROM public.users;
+            CREATE TABLE public.ticks (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+            CREATE FUNCTION public.total(xs int[]) RETURNS int LANGUAGE sql AS $$ SELECT sum(x)::int FROM unnest(xs) x $$;
+            CREATE FUNCTION public.shout(x text, OUT y text) LANGUAGE sql AS $$ SELECT upper(x) $$;
+            """.write(to: dir.appendingPathComponent("001_probe.sql"), atomically: true, encoding: .utf8)
+        let s = try await TestServer(store: .postgres) {
+            $0.migrationsDirectory = dir.path
+            $0.postgresConnections = 1
+        }
+        let a = try await s.signUp(), b = try await s.signUp()
+        #expect(try await s.request("GET", "/rest/v1/users", token: a.token).rows.count == 1, "the migration's policy")
+        #expect(try await s.request("GET", "/rest/v1/all_users", token: a.token).code == "PGRST205", "an owner-run view is not served")
+        #expect(try await s.request("GET", "/rest/v1/my_users", token: a.token).rows.count == 1, "an invoker view is, under RLS")
+        #expect(try await s.request("POST", "/rest/v1/ticks", body: [String: Any](), token: a.token).status == 201, "{} is a row of defaults")
+        let total = try await s.request("POST", "/rest/v1/rpc/total", body: ["xs": [1, 2, 3]], token: a.token)
+        #expect(total.status == 200 && total.json as? Int == 6, "\(String(decoding: total.body, as: UTF8.self))")
+        let shout = try await s.request("POST", "/rest/v1/rpc/shout", body: ["x": "hi"], token: a.token)
+        #expect(shout.json as? String == "HI", "\(String(decoding: shout.body, as: UTF8.self))")
+
+        // Realtime: Bob may read notes' id and body, never their secret. The row as
+        // the server reads it has the secret; Bob's own read fails, so he gets nothing.
+        let bob = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await bob.join("realtime:b", token: b.token, changes: RealtimeTests.locations(b.id)
+                               + [["event": "INSERT", "schema": "public", "table": "notes"]])
+        try await Self.execute(s, "INSERT INTO notes (body, secret) VALUES ('hello', 'SECRET')")
+        try await Self.execute(s, "INSERT INTO encrypted_locations (sender_id, recipient_id, payload) VALUES ('\(a.id)', '\(b.id)', 'after')")
+        let change = try await bob.next(topic: "realtime:b", event: "postgres_changes")
+        let record = ((change["payload"] as? [String: Any])?["data"] as? [String: Any])?["record"] as? [String: Any]
+        #expect(record?["payload"] as? String == "after", "the first change Bob gets is the location, not the note")
+        try await bob.sync()
+        #expect(await bob.count("postgres_changes") == 0)
+        await s.stop()
+
+        // A restart applies nothing again that would undo the migration.
+        var config = s.server.configuration
+        config.port = 0
+        let again = try await TestServer(store: .postgres) { $0 = config }
+        let user = try await again.signUp()
+        #expect(try await again.request("GET", "/rest/v1/users", token: user.token).rows.count == 1)
+        await again.stop()
+    }
+
     @Test func sqlScriptsSplitLikePsql() {
         let script = """
             -- a comment; not a statement
@@ -122,5 +183,8 @@ import Testing
         #expect(statements[1].sql == #"SELECT 'it''s; fine', "odd;name", E'\';'"#)
         #expect(statements[2].sql == "DO $body$ BEGIN PERFORM 1; END $body$")
         #expect(statements[3].sql == "SELECT $1")
+        // A comment between tokens still separates them; `$` inside an identifier is not a quote.
+        #expect(SQLScript.statements("CREATE TABLE t (id int/**/PRIMARY KEY); SELECT a$b$ FROM t; SELECT 1").map(\.sql)
+                    == ["CREATE TABLE t (id int PRIMARY KEY)", "SELECT a$b$ FROM t", "SELECT 1"])
     }
 }

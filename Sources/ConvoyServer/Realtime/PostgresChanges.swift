@@ -6,24 +6,32 @@ import Synchronization
 /// Realtime in PostgreSQL mode: every committed change arrives on
 /// `LISTEN convoy_changes` (a trigger on each public table sends its table,
 /// type, commit time and key), whoever made it. Changes are handled in
-/// batches, in commit order: the rows of a batch are read with one query per
-/// table, routed through the hub's filter index, and PostgreSQL decides in one
-/// call which subscribers' roles and claims may SELECT each row
-/// (`auth.readers`), as Supabase checks RLS per subscriber.
+/// batches, in commit order: the rows of a batch are read once per table to
+/// route them through the hub's filter index, then read again as each
+/// matching subscriber (`auth.readers`), so PostgreSQL's RLS decides what each
+/// subscriber gets, as Supabase checks each one.
 struct PostgresChanges: Sendable {
     let store: PostgresStore
     let hub: RealtimeHub
     /// Most notifications handled in one batch.
     static let batchLimit = 1000
+    /// Most notifications waiting; beyond it the oldest are dropped (and logged).
+    static let backlogLimit = 200_000
 
-    /// Listens until cancelled; reconnects after 1, 2, 5, then every 10 s.
-    /// Changes committed while disconnected are not replayed.
+    /// Listens until cancelled, on a connection of its own (not the pool's);
+    /// reconnects after 1, 2, 5, then every 10 s. Changes committed while
+    /// disconnected are not replayed.
     func run() async {
-        let inbox = Inbox()
+        let inbox = Inbox(limit: Self.backlogLimit)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await listen(into: inbox) }
             group.addTask {
-                while let batch = await inbox.take(upTo: Self.batchLimit) { await handle(batch) }
+                while let batch = await inbox.take(upTo: Self.batchLimit) {
+                    if batch.dropped > 0 {
+                        store.logger.error("realtime: backlog over \(Self.backlogLimit) changes; dropped the \(batch.dropped) oldest")
+                    }
+                    await handle(batch.items)
+                }
             }
             await group.next()
             inbox.close()
@@ -32,153 +40,193 @@ struct PostgresChanges: Sendable {
     }
 
     private func listen(into inbox: Inbox) async {
-        let failures = Mutex(0)
+        var failures = 0
         while !Task.isCancelled {
             do {
-                try await store.client.withConnection { connection in
+                let connection = try await PostgresConnection.connect(configuration: store.connection, id: 1, logger: store.logger)
+                failures = 0
+                do {
                     try await connection.listen(on: "convoy_changes") { notifications in
-                        failures.withLock { $0 = 0 }
                         for try await n in notifications { inbox.put(n.payload) }
                     }
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
+                try? await connection.close()
             } catch {
                 if Task.isCancelled { return }
                 store.logger.error("realtime: LISTEN convoy_changes failed", metadata: ["error": "\(PostgresStore.describe(error))"])
             }
-            let backoff = [1.0, 2, 5, 10][min(failures.withLock { $0 }, 3)]
-            failures.withLock { $0 += 1 }
+            let backoff = [1.0, 2, 5, 10][min(failures, 3)]
+            failures += 1
             try? await Task.sleep(for: .seconds(backoff))
         }
     }
 
-    struct Notice: Decodable {
+    /// One notification: `{table, type, commit_timestamp, key, key_text}`.
+    struct Notice {
         var table: String
         var type: String
-        var commit_timestamp: String
-        var key: Key
+        var commitTimestamp: String
+        /// The key as JSON (for `old_record`) and as the text rows are matched by.
+        var key: Any
+        var keyText: String
 
-        /// A key as JSON gives it: text (uuid, text) or a number (bigint).
-        struct Key: Decodable {
-            var text: String
-            init(from decoder: any Decoder) throws {
-                let c = try decoder.singleValueContainer()
-                if let s = try? c.decode(String.self) { text = s } else { text = String(try c.decode(Int64.self)) }
+        init?(_ payload: String) {
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any],
+                  let table = o["table"] as? String, let type = o["type"] as? String,
+                  let commit = o["commit_timestamp"] as? String, let key = o["key"], let keyText = o["key_text"] as? String
+            else { return nil }
+            (self.table, self.type, commitTimestamp, self.key, self.keyText) = (table, type, commit, key, keyText)
+        }
+    }
+
+    /// Routes a batch of notifications, in order, table by table (a table that
+    /// fails to route loses its changes of this batch, not the others').
+    func handle(_ payloads: [String]) async {
+        var byTable: [String: [Notice]] = [:]
+        var order: [String] = []
+        for payload in payloads {
+            guard let n = Notice(payload), store.schema.tables[n.table].map({ !$0.primaryKey.isEmpty }) == true,
+                  hub.hasSubscribers(table: n.table)
+            else { continue }
+            if byTable[n.table] == nil { order.append(n.table) }
+            byTable[n.table, default: []].append(n)
+        }
+        for table in order {
+            guard let t = store.schema.tables[table], let key = t.column(t.primaryKey), let notices = byTable[table] else { continue }
+            do {
+                try await route(notices, t, key)
+            } catch {
+                store.logger.error("realtime: cannot route \(notices.count) changes", metadata: [
+                    "table": "\(table)", "error": "\(PostgresStore.describe(error))"])
             }
         }
     }
 
-    /// Routes a batch of notifications, in order.
-    func handle(_ payloads: [String]) async {
-        let decoder = JSONDecoder()
-        let notices = payloads.compactMap { payload -> (Notice, Schema.Table, Schema.Column)? in
-            guard let n = try? decoder.decode(Notice.self, from: Data(payload.utf8)),
-                  let t = store.schema.tables[n.table], !t.primaryKey.isEmpty, let key = t.column(t.primaryKey),
-                  hub.hasSubscribers(table: n.table)
-            else { return nil }
-            return (n, t, key)
-        }
-        guard !notices.isEmpty else { return }
-        do {
-            // The rows, one query per table: table → key → row.
-            var rows: [String: [String: [String: Any]]] = [:]
-            for (table, group) in Dictionary(grouping: notices.filter { $0.0.type != "DELETE" }, by: { $0.1.name }) {
-                let key = group[0].2
-                let sql = """
-                    SELECT \(Schema.quote(key.name))::text, row_to_json(r)::text FROM public.\(Schema.quote(table)) r
-                    WHERE \(Schema.quote(key.name)) = ANY($1::text[]::\(key.type.postgresName)[])
-                    """
-                var binds = PostgresBindings()
-                binds.append(Array(Set(group.map(\.0.key.text))))
-                for try await (k, json) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
-                    .decode((String, String).self) {
-                    rows[table, default: [:]][k] = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
-                }
+    /// One table's changes: read the rows (as the server) to find the
+    /// subscribers whose bindings match, then read each row again as each of
+    /// them (`auth.readers`: RLS decides, in one statement with the read) and
+    /// send what that read returned.
+    private func route(_ notices: [Notice], _ t: Schema.Table, _ key: Schema.Column) async throws {
+        var current: [String: String] = [:]
+        let live = Array(Set(notices.filter { $0.type != "DELETE" }.map(\.keyText)))
+        if !live.isEmpty {
+            let sql = """
+                SELECT to_json(r.\(Schema.quote(key.name))) #>> '{}', row_to_json(r)::text FROM public.\(Schema.quote(t.name)) r
+                WHERE r.\(Schema.quote(key.name)) = ANY($1::text[]::\(key.type.postgresName)[])
+                """
+            var binds = PostgresBindings()
+            binds.append(live)
+            for try await (k, json) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+                .decode((String, String).self) {
+                current[k] = json
             }
-            // Each change and the subscribers its bindings match.
-            var routed: [(ChangeEvent, [RealtimeHub.Delivery], Notice, Schema.Column)] = []
-            for (n, t, key) in notices {
-                let keyJSON: Any = key.type == .bigint ? (Int64(n.key.text) as Any? ?? n.key.text) : n.key.text
-                let change: ChangeEvent
-                if n.type == "DELETE" {
-                    // The row is gone: as Supabase sends it, the old record is its key.
-                    change = ChangeEvent(table: t.name, type: "DELETE", recordJSON: [:], oldRecordJSON: [key.name: keyJSON],
-                                         commitTimestamp: n.commit_timestamp)
-                } else {
-                    // Deleted since: a later notice says so. Changed since: the current row is sent.
-                    guard let record = rows[t.name]?[n.key.text] else { continue }
-                    change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
-                                         oldRecordJSON: n.type == "UPDATE" ? [key.name: keyJSON] : [:], commitTimestamp: n.commit_timestamp)
-                }
+        }
+        var deletes: [(ChangeEvent, [RealtimeHub.Delivery])] = []
+        var reads: [(notice: Notice, candidate: RealtimeHub.Delivery)] = []
+        for n in notices {
+            if n.type == "DELETE" {
+                // The row is gone: as Supabase sends it, the old record is its key.
+                let change = ChangeEvent(table: t.name, type: "DELETE", recordJSON: [:], oldRecordJSON: [key.name: n.key],
+                                         commitTimestamp: n.commitTimestamp)
                 let candidates = hub.route(change)
-                if !candidates.isEmpty { routed.append((change, candidates, n, key)) }
+                if !candidates.isEmpty { deletes.append((change, candidates)) }
+                continue
             }
-            guard !routed.isEmpty else { return }
-            // One RLS check per (row, subscriber), one call per table. A DELETE has no
-            // row left to check: as on Supabase it goes to the signed-in subscribers it matched.
-            var checks: [String: (keys: [String], claims: [String], owners: [(change: Int, candidate: Int)])] = [:]
-            for (i, (change, candidates, n, _)) in routed.enumerated() where change.type != "DELETE" {
-                for (j, d) in candidates.enumerated() {
-                    checks[change.table, default: ([], [], [])].keys.append(n.key.text)
-                    checks[change.table, default: ([], [], [])].claims.append(d.member.principal.claimsJSON)
-                    checks[change.table, default: ([], [], [])].owners.append((i, j))
-                }
-            }
-            var allowed: [(change: Int, candidate: Int)] = []
-            for (table, batch) in checks {
-                let positions: Set<Int>
-                do {
-                    positions = try await readers(table, batch.keys, batch.claims, guarded: false)
-                } catch {
-                    // A check failed (a missing grant, a broken policy): again, each check on its own.
-                    positions = try await readers(table, batch.keys, batch.claims, guarded: true)
-                }
-                allowed += positions.map { batch.owners[$0 - 1] }
-            }
-            var pass: [Int: [Int]] = [:]
-            for owner in allowed { pass[owner.change, default: []].append(owner.candidate) }
-            for (i, (change, candidates, _, _)) in routed.enumerated() {
-                if change.type == "DELETE" {
-                    hub.deliver(change, to: candidates.filter { $0.member.principal.role != .anon })
-                } else {
-                    hub.deliver(change, to: (pass[i] ?? []).map { candidates[$0] })
-                }
-            }
-        } catch {
-            store.logger.error("realtime: cannot route \(notices.count) changes", metadata: ["error": "\(PostgresStore.describe(error))"])
+            // Deleted since: a later notice says so.
+            guard let json = current[n.keyText], let record = Self.object(json) else { continue }
+            let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
+                                     oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
+            for candidate in hub.route(change) { reads.append((n, candidate)) }
         }
+        if !reads.isEmpty {
+            let keys = reads.map(\.notice.keyText), claims = reads.map(\.candidate.member.principal.claimsJSON)
+            let visible: [Int: String]
+            do {
+                visible = try await readers(t.name, keys, claims, guarded: false)
+            } catch {
+                // A read failed (a missing grant, a broken policy): again, each read on its own.
+                visible = try await readers(t.name, keys, claims, guarded: true)
+            }
+            for (i, (n, candidate)) in reads.enumerated() {
+                guard let json = visible[i + 1], let record = Self.object(json) else { continue }
+                // What this subscriber may see, checked against its bindings again.
+                let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
+                                         oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
+                var delivery = candidate
+                delivery.ids = candidate.member.bindings.filter { $0.matches(change) }.map(\.id)
+                if !delivery.ids.isEmpty { hub.deliver(change, to: [delivery]) }
+            }
+        }
+        if !deletes.isEmpty {
+            // No row to check: as Supabase does, to the matching subscribers whose role may SELECT the table.
+            let roles = Set(deletes.flatMap { $0.1.map(\.member.principal.role) })
+            var allowed = Set<Principal.Role>()
+            for role in roles {
+                var binds = PostgresBindings()
+                binds.append(role.rawValue)
+                binds.append("public.\(Schema.quote(t.name))")
+                for try await (ok,) in try await store.client.query(
+                    PostgresQuery(unsafeSQL: "SELECT has_table_privilege($1, $2::regclass, 'SELECT')", binds: binds), logger: store.logger
+                ).decode((Bool,).self) where ok {
+                    allowed.insert(role)
+                }
+            }
+            for (change, candidates) in deletes {
+                hub.deliver(change, to: candidates.filter { allowed.contains($0.member.principal.role) })
+            }
+        }
+    }
+
+    static func object(_ json: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
     }
 }
 
 extension PostgresChanges {
-    /// The positions (1-based) of the checks whose claims may read their row of `table` (`auth.readers`).
-    func readers(_ table: String, _ keys: [String], _ claims: [String], guarded: Bool) async throws -> Set<Int> {
+    /// Position (1-based) → the row as that check's claims may read it (`auth.readers`).
+    func readers(_ table: String, _ keys: [String], _ claims: [String], guarded: Bool) async throws -> [Int: String] {
         var binds = PostgresBindings()
         binds.append("public.\(Schema.quote(table))")
         binds.append(keys)
         binds.append(claims)
+        binds.append(Timestamps.format(store.clock.now()))
         binds.append(guarded)
-        var out = Set<Int>()
-        let sql = "SELECT auth.readers($1::regclass, $2, $3::jsonb[], $4)"
-        for try await (i,) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger).decode((Int32,).self) {
-            out.insert(Int(i))
+        var out: [Int: String] = [:]
+        let sql = "SELECT pos, row_json FROM auth.readers($1::regclass, $2, $3::jsonb[], $4, $5)"
+        for try await (i, json) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+            .decode((Int32, String).self) {
+            out[Int(i)] = json
         }
         return out
     }
 }
 
 /// Notifications waiting to be handled: the listener puts, the router takes
-/// everything there is (up to a limit) each time it wakes.
+/// everything there is (up to a limit) each time it wakes. Bounded: past
+/// `limit` the oldest go, and the next batch says how many.
 final class Inbox: Sendable {
     private struct State {
         var items: [String] = []
+        var dropped = 0
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
     }
     private let state = Mutex(State())
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
 
     func put(_ item: String) {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             s.items.append(item)
+            let over = s.items.count - limit
+            if over > 0 {
+                s.items.removeFirst(over)
+                s.dropped += over
+            }
             defer { s.waiter = nil }
             return s.waiter
         }
@@ -194,14 +242,18 @@ final class Inbox: Sendable {
         waiter?.resume()
     }
 
-    /// The next items, waiting for at least one; nil once closed.
-    func take(upTo limit: Int) async -> [String]? {
+    /// The next items (and how many were dropped before them), waiting for at
+    /// least one; nil once closed.
+    func take(upTo max: Int) async -> (items: [String], dropped: Int)? {
         while true {
-            if let batch = state.withLock({ s -> [String]? in
+            if let batch = state.withLock({ s -> (items: [String], dropped: Int)? in
                 guard !s.items.isEmpty else { return nil }
-                let n = min(limit, s.items.count)
-                defer { s.items.removeFirst(n) }
-                return Array(s.items.prefix(n))
+                let n = min(max, s.items.count)
+                defer {
+                    s.items.removeFirst(n)
+                    s.dropped = 0
+                }
+                return (Array(s.items.prefix(n)), s.dropped)
             }) {
                 return batch
             }

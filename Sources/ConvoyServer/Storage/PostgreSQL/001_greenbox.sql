@@ -21,6 +21,10 @@ $$;
 CREATE OR REPLACE FUNCTION auth.uid() RETURNS uuid LANGUAGE sql STABLE AS $$
   SELECT nullif(auth.claims() ->> 'sub', '')::uuid
 $$;
+-- Supabase's auth.jwt(): the request's claims (migrations written for Supabase use it).
+CREATE OR REPLACE FUNCTION auth.jwt() RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT auth.claims()
+$$;
 CREATE OR REPLACE FUNCTION auth.role() RETURNS text LANGUAGE sql STABLE AS $$
   SELECT coalesce(auth.claims() ->> 'role', 'anon')
 $$;
@@ -107,9 +111,10 @@ CREATE TABLE IF NOT EXISTS public.purge_log (
 
 -- Grants: what each role may attempt; RLS decides which rows. -------------------
 GRANT USAGE ON SCHEMA public, auth TO anon, authenticated, service_role;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO anon;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO authenticated, service_role;
-GRANT EXECUTE ON FUNCTION auth.uid(), auth.role(), auth.claims(), auth.now() TO anon, authenticated, service_role;
+GRANT SELECT ON public.users, public.friendships, public.encrypted_locations, public.invites, public.purge_log TO anon;
+GRANT SELECT, INSERT, UPDATE, DELETE ON public.users, public.friendships, public.encrypted_locations, public.invites, public.purge_log
+  TO authenticated, service_role;
+GRANT EXECUTE ON FUNCTION auth.uid(), auth.role(), auth.claims(), auth.jwt(), auth.now() TO anon, authenticated, service_role;
 -- As on Supabase: tables that later migrations add are open to the API roles,
 -- and RLS decides; the server's own user acts as each role per request.
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO anon, authenticated, service_role;
@@ -298,34 +303,38 @@ END $$;
 REVOKE ALL ON FUNCTION auth.request(text, text, text, text, text[]) FROM PUBLIC;
 
 -- Realtime: every committed row change, in commit order, on one channel. Only
--- the key travels (NOTIFY payloads stop at 8000 bytes); the listener reads the
--- row, and for a DELETE the key is the old record, as Supabase sends it. The
--- trigger's argument names the key column.
+-- the key travels (NOTIFY payloads stop at 8000 bytes), as JSON and as text
+-- (the form `convoy serve` matches rows by); the listener reads the row, and
+-- for a DELETE the key is the old record, as Supabase sends it. The trigger's
+-- argument names the key column.
 CREATE OR REPLACE FUNCTION public.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
 BEGIN
   PERFORM pg_notify('convoy_changes', json_build_object(
     'table', TG_TABLE_NAME, 'type', TG_OP, 'commit_timestamp', auth.now(),
-    'key', r -> coalesce(TG_ARGV[0], 'id'))::text);
+    'key', r -> coalesce(TG_ARGV[0], 'id'), 'key_text', r ->> coalesce(TG_ARGV[0], 'id'))::text);
   RETURN NULL;
 END $$;
 
--- Realtime's RLS check: of the rows `keys[i]` of `target`, which may `claims[i]`
--- SELECT? Returns those positions (1-based), each checked as its role with its
--- claims, as Supabase checks each subscriber. Each table has its own function
--- with static SQL (made by auth.attach_realtime), so PostgreSQL plans the probe
--- once per role, not once per check. With `guarded`, a check that fails (no
--- grant, a broken policy) reads nothing instead of failing the call; the
+-- Realtime's RLS read: for each i, the row of `target` whose key is keys[i], as
+-- claims[i] may SELECT it (its role, its claims, the server's time `now`):
+-- (i, the row as JSON) for the rows it may read, nothing for the others. The
+-- read and the RLS check are one statement, so what is sent is what RLS
+-- allowed at that moment, as Supabase checks each subscriber. Each table has
+-- its own function with static SQL (made by auth.attach_realtime), so its
+-- plan is cached rather than made per check. With `guarded`, a read that fails
+-- (no grant, a broken policy) returns nothing instead of failing the call; the
 -- server calls it so only after an unguarded call failed (savepoints cost).
 -- Only the server calls it (its owner); it leaves the role as it was.
-CREATE OR REPLACE FUNCTION auth.readers(target regclass, keys text[], claims jsonb[], guarded boolean DEFAULT false) RETURNS SETOF int
+CREATE OR REPLACE FUNCTION auth.readers(target regclass, keys text[], claims jsonb[], now text, guarded boolean DEFAULT false)
+RETURNS TABLE (pos int, row_json text)
 LANGUAGE plpgsql AS $$
 BEGIN
-  RETURN QUERY EXECUTE format('SELECT * FROM auth.%I($1, $2, $3)', 'readers_' || target::oid) USING keys, claims, guarded;
+  RETURN QUERY EXECUTE format('SELECT * FROM auth.%I($1, $2, $3, $4)', 'readers_' || target::oid) USING keys, claims, now, guarded;
 END $$;
-REVOKE ALL ON FUNCTION auth.readers(regclass, text[], jsonb[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION auth.readers(regclass, text[], jsonb[], text, boolean) FROM PUBLIC;
 
--- Realtime for a table: the NOTIFY trigger and its RLS-check function.
+-- Realtime for a table: the NOTIFY trigger and its RLS-read function.
 -- `convoy serve` calls it at start for every public table with a one-column
 -- primary key (also those of --migrations); idempotent.
 CREATE OR REPLACE FUNCTION auth.attach_realtime(target regclass, key_column text) RETURNS void
@@ -333,10 +342,12 @@ LANGUAGE plpgsql AS $attach$
 DECLARE
   key_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
                      WHERE a.attrelid = target AND a.attname = key_column AND NOT a.attisdropped);
-  check_one text := format($c$
-        role := CASE WHEN claims[i] ->> 'role' IN ('authenticated', 'service_role') THEN claims[i] ->> 'role' ELSE 'anon' END;
-        PERFORM set_config('request.jwt.claims', claims[i]::text, true), set_config('role', role, true);
-        SELECT EXISTS (SELECT 1 FROM %s WHERE %I = keys[i]::%s) INTO ok;
+  read_one text := format($c$
+        convoy_role := CASE WHEN convoy_claims[convoy_i] ->> 'role' IN ('authenticated', 'service_role')
+                            THEN convoy_claims[convoy_i] ->> 'role' ELSE 'anon' END;
+        PERFORM set_config('request.jwt.claims', convoy_claims[convoy_i]::text, true), set_config('request.now', convoy_now, true),
+                set_config('role', convoy_role, true);
+        convoy_row := (SELECT row_to_json(r)::text FROM %s r WHERE r.%I = convoy_keys[convoy_i]::%s);
         PERFORM set_config('role', 'none', true);$c$, target, key_column, key_type);
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = target AND tgname = 'notify_change') THEN
@@ -344,20 +355,24 @@ BEGIN
                    target, key_column);
   END IF;
   EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION auth.%I(keys text[], claims jsonb[], guarded boolean) RETURNS SETOF int LANGUAGE plpgsql AS $body$
-    DECLARE i int; ok boolean; role text;
+    CREATE OR REPLACE FUNCTION auth.%I(convoy_keys text[], convoy_claims jsonb[], convoy_now text, convoy_guarded boolean)
+    RETURNS TABLE (pos int, row_json text) LANGUAGE plpgsql AS $body$
+    DECLARE convoy_i int; convoy_row text; convoy_role text;
     BEGIN
-      FOR i IN 1 .. coalesce(array_length(keys, 1), 0) LOOP
-        IF guarded THEN
+      FOR convoy_i IN 1 .. coalesce(array_length(convoy_keys, 1), 0) LOOP
+        IF convoy_guarded THEN
           BEGIN %s
-          EXCEPTION WHEN OTHERS THEN ok := false;
+          EXCEPTION WHEN OTHERS THEN convoy_row := NULL;
           END;
         ELSE %s
         END IF;
-        IF ok THEN RETURN NEXT i; END IF;
+        IF convoy_row IS NOT NULL THEN
+          pos := convoy_i; row_json := convoy_row;
+          RETURN NEXT;
+        END IF;
       END LOOP;
-    END $body$ $f$, 'readers_' || target::oid, check_one, check_one);
-  EXECUTE format('REVOKE ALL ON FUNCTION auth.%I(text[], jsonb[], boolean) FROM PUBLIC', 'readers_' || target::oid);
+    END $body$ $f$, 'readers_' || target::oid, read_one, read_one);
+  EXECUTE format('REVOKE ALL ON FUNCTION auth.%I(text[], jsonb[], text, boolean) FROM PUBLIC', 'readers_' || target::oid);
 END $attach$;
 REVOKE ALL ON FUNCTION auth.attach_realtime(regclass, text) FROM PUBLIC;
 DO $$ BEGIN

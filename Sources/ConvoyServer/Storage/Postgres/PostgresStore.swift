@@ -10,6 +10,8 @@ import PostgresNIO
 /// itself enforces row-level security, as Supabase's PostgREST does.
 final class PostgresStore: Sendable {
     let client: PostgresClient
+    /// For connections outside the pool (Realtime's LISTEN).
+    let connection: PostgresConnection.Configuration
     /// The `public` schema as read at start: REST serves every table in it.
     let schema: Schema
     /// The `public` schema's functions, callable through `/rpc`.
@@ -24,8 +26,10 @@ final class PostgresStore: Sendable {
         var returnsVoid: Bool
     }
 
-    private init(client: PostgresClient, schema: Schema, functions: [String: Function], clock: any ServerClock, logger: Logger) {
+    private init(client: PostgresClient, connection: PostgresConnection.Configuration, schema: Schema,
+                 functions: [String: Function], clock: any ServerClock, logger: Logger) {
         self.client = client
+        self.connection = connection
         self.schema = schema
         self.functions = functions
         self.clock = clock
@@ -52,7 +56,7 @@ final class PostgresStore: Sendable {
             var clientConfiguration = target.client
             clientConfiguration.options = options
             return PostgresStore(client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger),
-                                 schema: schema, functions: functions, clock: clock, logger: logger)
+                                 connection: target.connection, schema: schema, functions: functions, clock: clock, logger: logger)
         } catch {
             try? await connection.close()
             throw error
@@ -206,15 +210,24 @@ struct PostgresURL {
         guard let host = url.host, !host.isEmpty else {
             throw ServerConfiguration.Invalid(description: "--database: the URL names no host")
         }
+        // libpq's meanings: prefer and require encrypt without checking the
+        // certificate; verify-ca checks the chain; verify-full also the host name.
+        let mode = query["sslmode"] ?? "prefer"
+        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case "prefer", "allow", "require": tlsConfiguration.certificateVerification = .none
+        case "verify-ca": tlsConfiguration.certificateVerification = .noHostnameVerification
+        default: break
+        }
         let tls: (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS)
-        switch query["sslmode"] ?? "prefer" {
+        switch mode {
         case "disable": tls = (.disable, .disable)
-        case "prefer", "allow":
-            tls = (.prefer(try NIOSSLContext(configuration: .makeClientConfiguration())), .prefer(.makeClientConfiguration()))
+        case "prefer", "allow": tls = (.prefer(try NIOSSLContext(configuration: tlsConfiguration)), .prefer(tlsConfiguration))
         case "require", "verify-ca", "verify-full":
-            tls = (.require(try NIOSSLContext(configuration: .makeClientConfiguration())), .require(.makeClientConfiguration()))
+            tls = (.require(try NIOSSLContext(configuration: tlsConfiguration)), .require(tlsConfiguration))
         case let other:
-            throw ServerConfiguration.Invalid(description: "--database: sslmode \(other) is not one of disable, prefer, require")
+            throw ServerConfiguration.Invalid(
+                description: "--database: sslmode \(other) is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
         connection = .init(host: host, port: port, username: user, password: password, database: database, tls: tls.0)
         client = .init(host: host, port: port, username: user, password: password, database: database, tls: tls.1)

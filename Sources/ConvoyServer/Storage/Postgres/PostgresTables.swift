@@ -51,9 +51,18 @@ struct PostgresTables: TableStore {
         for object in objects {
             for key in object.keys.sorted() where !keys.contains(key) { keys.append(try column(key, t)) }
         }
-        let list = keys.map(Schema.quote).joined(separator: ", ")
         var params = [try Self.json(objects)]
-        var sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1[1]::json)"
+        var sql: String
+        if keys.isEmpty {
+            // `{}`: a row of defaults.
+            guard objects.count == 1 else {
+                throw APIError.postgrest(.badRequest, "PGRST102", "A bulk insert of empty objects: give at least one column")
+            }
+            sql = "INSERT INTO \(name(t)) AS t DEFAULT VALUES"
+        } else {
+            let list = keys.map(Schema.quote).joined(separator: ", ")
+            sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1[1]::json)"
+        }
         if upsert {
             let conflict = q.onConflict ?? t.primaryKey
             sql += " ON CONFLICT (\(Schema.quote(conflict))) "
@@ -101,25 +110,23 @@ struct PostgresTables: TableStore {
         guard let f = store.functions[name] else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
-        var params: [String] = []
-        var named: [String] = []
-        for (key, value) in args.sorted(by: { $0.key < $1.key }) {
+        // As PostgREST: the arguments object becomes a typed record (json_to_record
+        // converts strings, numbers, arrays and objects by each argument's type).
+        var named: [String] = [], columns: [String] = []
+        for key in args.keys.sorted() {
             guard let type = f.arguments[key] else {
                 throw APIError.postgrest(.notFound, "PGRST202",
                                          "Could not find the function public.\(name)(\(args.keys.sorted().joined(separator: ", "))) in the schema cache")
             }
-            if let text = try Self.argument(value) {
-                params.append(text)
-                named.append("\(Schema.quote(key)) => $1[\(params.count)]::\(type)")
-            } else {
-                named.append("\(Schema.quote(key)) => NULL::\(type)")
-            }
+            named.append("\(Schema.quote(key)) => a.\(Schema.quote(key))")
+            columns.append("\(Schema.quote(key)) \(type)")
         }
         let call = "public.\(Schema.quote(name))(\(named.joined(separator: ", ")))"
-        let sql = f.returnsVoid ? "SELECT \(call)::text"
-            : f.returnsSet ? "SELECT coalesce(json_agg(r), '[]')::text FROM \(call) r"
-            : "SELECT to_json(\(call))::text"
-        let text = try await store.request(sql, params, as: who)
+        let from = columns.isEmpty ? "" : " FROM json_to_record($1[1]::json) AS a(\(columns.joined(separator: ", ")))"
+        let sql = f.returnsVoid ? "SELECT \(call)::text\(from)"
+            : f.returnsSet ? "SELECT coalesce(json_agg(r), '[]')::text\(from.isEmpty ? " FROM" : "\(from),") \(call) r"
+            : "SELECT to_json(\(call))::text\(from)"
+        let text = try await store.request(sql, [try Self.json(args)], as: who)
         guard !f.returnsVoid, let data = text?.data(using: .utf8),
               let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         else { return JSONValue(value: NSNull()) }
@@ -158,16 +165,6 @@ struct PostgresTables: TableStore {
     static func json(_ value: Any) throws -> String {
         let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// An RPC argument as the text PostgreSQL casts to the parameter's type.
-    static func argument(_ value: Any) throws -> String? {
-        switch value {
-        case is NSNull: return nil
-        case let s as String: return s
-        case let n as NSNumber: return Values.isBoolean(n) ? (n.boolValue ? "true" : "false") : n.stringValue
-        default: return try json(value)
-        }
     }
 
     static func rows(_ text: String?) -> JSONRows {

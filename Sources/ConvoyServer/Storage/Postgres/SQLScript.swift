@@ -61,12 +61,17 @@ enum SQLScript {
                     if chars[i] == "\n" { line += 1 }
                     i += 1
                 } while depth > 0 && i < chars.count
+                append(" ")  // a comment separates tokens: `int/**/PRIMARY` is `int PRIMARY`
             case "'":
                 let escaped = i > 0 && (chars[i - 1] == "E" || chars[i - 1] == "e")
                     && (i < 2 || !(chars[i - 2].properties.isAlphabetic || chars[i - 2] == "_"))
                 quoted("'", backslash: escaped)
             case "\"":
                 quoted("\"", backslash: false)
+            case "$" where i > 0 && (chars[i - 1].properties.isAlphabetic || chars[i - 1] == "_"
+                                     || ("0"..."9").contains(chars[i - 1]) || chars[i - 1] == "$"):
+                // Inside an identifier (`a$b`), not a dollar quote.
+                append(c); i += 1
             case "$":
                 // $tag$ where tag is empty or an identifier not starting with a digit.
                 var j = i + 1
