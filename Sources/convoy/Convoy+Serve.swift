@@ -37,7 +37,7 @@ extension Convoy {
                                    valueName: "dir"))
         var migrations: String?
 
-        @Option(name: .customLong("pg-pool"), help: "PostgreSQL only: most connections in the pool.")
+        @Option(name: .customLong("pg-pool"), help: "PostgreSQL only: most connections for requests (Realtime's LISTEN has one more of its own).")
         var pgPool = 20
 
         @Option(name: .customLong("jwt-secret"), help: "HS256 secret for tokens and API keys (default: random).")

@@ -1,9 +1,11 @@
 -- Green Box (greenbox-prd.md §3) for PostgreSQL, as Supabase runs it: roles
 -- anon / authenticated / service_role, auth.uid() read from request.jwt.claims,
--- row-level security enforced by PostgreSQL itself. Each request runs in a
--- transaction with `SET LOCAL ROLE <role>` and
--- `set_config('request.jwt.claims', <claims json>, true)`.
--- Mirrors Sources/ConvoyServer/Policy/Policies.swift (the SQLite store).
+-- row-level security enforced by PostgreSQL itself. Each request is one
+-- statement, `SELECT auth.request(role, claims, now, statement, params)`, which
+-- in that statement's transaction does `set_config('role', role, true)` (SET
+-- LOCAL ROLE) and `set_config('request.jwt.claims', claims, true)`, then runs it.
+-- `convoy serve` applies this file once per database (again only when a build
+-- changes it). Mirrors Sources/ConvoyServer/Policy/Policies.swift (the SQLite store).
 
 -- Roles -----------------------------------------------------------------------
 -- Roles belong to the cluster: a server migrating another database at the same
