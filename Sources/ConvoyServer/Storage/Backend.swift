@@ -62,6 +62,13 @@ extension TableStore {
         }
         return t
     }
+
+    /// An insert's body: one object or an array of them.
+    static func objects(_ body: Any) throws(APIError) -> [[String: Any]] {
+        if let one = body as? [String: Any] { return [one] }
+        if let many = body as? [[String: Any]] { return many }
+        throw .postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
+    }
 }
 
 /// Response rows: JSON objects, built once and then only read.

@@ -68,6 +68,7 @@ final class PostgresStore: Sendable {
     /// Runs `body` in a transaction as the server's own user (auth, the purge),
     /// with `auth.now()` the server's clock. Database errors become PostgREST's
     /// responses; requests go through `request` instead.
+    @discardableResult
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in

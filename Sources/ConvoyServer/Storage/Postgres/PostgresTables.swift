@@ -37,21 +37,14 @@ struct PostgresTables: TableStore {
 
     func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows {
-        let objects: [[String: Any]]
-        if let one = body as? [String: Any] {
-            objects = [one]
-        } else if let many = body as? [[String: Any]] {
-            objects = many
-        } else {
-            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
-        }
+        let objects = try Self.objects(body)
         guard !objects.isEmpty else { return .empty }
         // PostgREST inserts the union of the objects' keys; a key an object lacks is NULL for it.
         var keys: [String] = []
         for object in objects {
             for key in object.keys.sorted() where !keys.contains(key) { keys.append(try column(key, t)) }
         }
-        var params = [try Self.json(objects)]
+        let params = [try Self.json(objects)]
         var sql: String
         if keys.isEmpty {
             // `{}`: a row of defaults.
@@ -66,7 +59,7 @@ struct PostgresTables: TableStore {
         if upsert {
             let conflict = q.onConflict ?? t.primaryKey
             sql += " ON CONFLICT (\(Schema.quote(conflict))) "
-            sql += ignoreDuplicates ? "DO NOTHING"
+            sql += ignoreDuplicates || keys.isEmpty ? "DO NOTHING"
                 : "DO UPDATE SET " + keys.map { "\(Schema.quote($0)) = EXCLUDED.\(Schema.quote($0))" }.joined(separator: ", ")
         }
         return try await write(sql, params, q, as: who, returning: returning)

@@ -61,14 +61,7 @@ struct SQLiteTables: TableStore {
     /// a sender asking for the location rows it posted gets 42501.
     func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool = false) async throws -> JSONRows {
-        let objects: [[String: Any]]
-        if let one = body as? [String: Any] {
-            objects = [one]
-        } else if let many = body as? [[String: Any]] {
-            objects = many
-        } else {
-            throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
-        }
+        let objects = try Self.objects(body)
         let conflict = upsert ? (q.onConflict ?? t.primaryKey) : nil
         if let conflict, conflict != t.primaryKey, !t.unique.contains(conflict) {
             throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
