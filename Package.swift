@@ -104,6 +104,9 @@ let package = Package(
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "ConvoyWireTests", dependencies: ["ConvoyWire", "ConvoyServer"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],
             swiftSettings: swiftSettings),
     ]

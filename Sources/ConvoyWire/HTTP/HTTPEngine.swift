@@ -1,0 +1,302 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// HTTP for thousands of virtual devices on libcurl's multi interface: one
+/// event thread drives every transfer (`curl_multi_perform` and
+/// `curl_multi_poll`), and `send` bridges each to async/await. HTTP/1.1 with
+/// keep-alive, HTTP/2 over TLS when the server offers it, TLS verification on.
+///
+/// Connections: a request sent on an `HTTPConnection` uses that connection's
+/// own connection cache, so each virtual device holds its own connection as a
+/// phone does; a request sent without one uses the engine's shared pool.
+public final class HTTPEngine: Sendable {
+    private let multi: Handle
+    private let inbox = Mutex(Inbox())
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var stopping = false
+    }
+
+    private enum Command {
+        case add(Transfer)
+        case cancel(Transfer)
+        case release(Handle)
+    }
+
+    /// A libcurl handle, used only on the engine thread (or before it starts).
+    struct Handle: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+
+    public init() throws(WireError) {
+        try Curl.ensureReady()
+        guard let m = curl_multi_init() else { throw .libraryUnavailable("curl_multi_init failed") }
+        multi = Handle(pointer: m)
+        // HTTP/2: several streams over one connection when the server allows it.
+        _ = convoy_multi_setopt_long(m, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // The thread holds the engine until `shutdown`.
+        let t = Thread { [self] in loop() }
+        t.name = "convoy-http"
+        t.start()
+    }
+
+    /// Stops the event thread; transfers still running fail with `.shutdown`.
+    public func shutdown() {
+        inbox.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi.pointer)
+    }
+
+    /// Sends `request` and waits for its response. Cancelling the awaiting task
+    /// aborts the transfer.
+    public func send(_ request: HTTPRequest, on connection: HTTPConnection? = nil) async throws(WireError) -> HTTPResponse {
+        let transfer = Transfer(request: request, share: connection?.share)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
+                    transfer.continuation = c
+                    post(.add(transfer))
+                }
+            } onCancel: {
+                transfer.cancelRequested.store(true, ordering: .relaxed)
+                post(.cancel(transfer))
+            }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    private func post(_ command: Command) {
+        let accepted = inbox.withLock { box -> Bool in
+            guard !box.stopping else { return false }
+            box.commands.append(command)
+            return true
+        }
+        if accepted {
+            curl_multi_wakeup(multi.pointer)
+        } else if case .add(let t) = command {
+            t.continuation?.resume(throwing: WireError.shutdown)
+            t.continuation = nil
+        }
+    }
+
+    func release(_ share: Handle) { post(.release(share)) }
+
+    // MARK: - The event thread
+
+    private func loop() {
+        var active: [UnsafeMutableRawPointer: Transfer] = [:]
+        var running: Int32 = 0
+        while true {
+            let (commands, stopping) = inbox.withLock { box -> ([Command], Bool) in
+                defer { box.commands.removeAll(keepingCapacity: true) }
+                return (box.commands, box.stopping)
+            }
+            for command in commands {
+                switch command {
+                case .add(let t):
+                    if t.cancelRequested.load(ordering: .relaxed) {
+                        t.finish(.failure(.cancelled))
+                    } else if let easy = t.start() {
+                        if curl_multi_add_handle(multi.pointer, easy) == CURLM_OK {
+                            active[easy] = t
+                        } else {
+                            t.finish(.failure(.invalidRequest("curl_multi_add_handle refused the transfer")))
+                        }
+                    }
+                case .cancel(let t):
+                    if let easy = t.easy, active.removeValue(forKey: easy) != nil {
+                        curl_multi_remove_handle(multi.pointer, easy)
+                        t.finish(.failure(.cancelled))
+                    }
+                case .release(let share):
+                    curl_share_cleanup(share.pointer)
+                }
+            }
+            if stopping {
+                for (easy, t) in active {
+                    curl_multi_remove_handle(multi.pointer, easy)
+                    t.finish(.failure(.shutdown))
+                }
+                curl_multi_cleanup(multi.pointer)
+                return
+            }
+            curl_multi_perform(multi.pointer, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi.pointer, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                      let t = active.removeValue(forKey: easy)
+                else { continue }
+                let code = convoy_msg_result(message)
+                curl_multi_remove_handle(multi.pointer, easy)
+                t.finish(code == CURLE_OK ? .success(t.response()) : .failure(Transfer.error(code, t.errorBuffer)))
+            }
+            curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+        }
+    }
+}
+
+/// A device's own connection: requests sent on it share one connection cache
+/// (a libcurl share of `CURL_LOCK_DATA_CONNECT`), apart from every other
+/// device's, so each device keeps its own keep-alive connection.
+public final class HTTPConnection: Sendable {
+    let share: HTTPEngine.Handle
+    private let engine: HTTPEngine
+
+    public init(engine: HTTPEngine) throws(WireError) {
+        guard let s = curl_share_init() else { throw .libraryUnavailable("curl_share_init failed") }
+        _ = convoy_share_setopt_long(s, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_CONNECT.rawValue))
+        share = HTTPEngine.Handle(pointer: s)
+        self.engine = engine
+    }
+
+    deinit { engine.release(share) }
+}
+
+/// One transfer's state. Touched by the engine thread only, except
+/// `continuation` (set before the transfer is posted) and `cancelRequested`.
+final class Transfer: @unchecked Sendable {
+    let request: HTTPRequest
+    let share: HTTPEngine.Handle?
+    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    let cancelRequested = Atomic(false)
+    private(set) var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    var status = 0
+    var headers: [String: String] = [:]
+    var body: [UInt8] = []
+    /// CURL_ERROR_SIZE bytes for libcurl's own error text.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+
+    init(request: HTTPRequest, share: HTTPEngine.Handle?) {
+        self.request = request
+        self.share = share
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        if let easy { curl_easy_cleanup(easy) }
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// Makes the easy handle; on a bad request, finishes with the error and returns nil.
+    func start() -> UnsafeMutableRawPointer? {
+        guard let h = curl_easy_init() else {
+            finish(.failure(.libraryUnavailable("curl_easy_init failed")))
+            return nil
+        }
+        easy = h
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var ok = convoy_easy_setopt_ptr(h, CURLOPT_URL, request.url) == CURLE_OK
+        ok = ok && convoy_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1) == CURLE_OK
+        _ = convoy_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = convoy_easy_setopt_ptr(h, CURLOPT_PRIVATE, me)
+        _ = convoy_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, Transfer.onBody)
+        _ = convoy_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me)
+        _ = convoy_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, Transfer.onHeader)
+        _ = convoy_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me)
+        _ = convoy_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000)))
+        _ = convoy_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        _ = convoy_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        if let share { _ = convoy_easy_setopt_ptr(h, CURLOPT_SHARE, share.pointer) }
+        switch request.method {
+        case "GET": _ = convoy_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
+        case "HEAD": _ = convoy_easy_setopt_long(h, CURLOPT_NOBODY, 1)
+        default: ok = ok && convoy_easy_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, request.method) == CURLE_OK
+        }
+        if let body = request.body {
+            _ = convoy_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            ok = ok && body.withUnsafeBytes { convoy_easy_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(errorBuffer)) } == CURLE_OK
+        }
+        // No `Expect: 100-continue` round trip before a body.
+        for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
+            headerList = curl_slist_append(headerList, line)
+        }
+        _ = convoy_easy_setopt_ptr(h, CURLOPT_HTTPHEADER, headerList)
+        guard ok else {
+            finish(.failure(.invalidRequest("libcurl refused the request for \(request.url)")))
+            return nil
+        }
+        return h
+    }
+
+    /// Resumes the awaiting task and frees the handle, on the engine thread
+    /// (the handle may use a device's shared connection cache).
+    func finish(_ result: Result<HTTPResponse, WireError>) {
+        continuation?.resume(with: result.mapError { $0 as any Error })
+        continuation = nil
+        if let easy { curl_easy_cleanup(easy) }
+        easy = nil
+        curl_slist_free_all(headerList)
+        headerList = nil
+    }
+
+    func response() -> HTTPResponse {
+        guard let h = easy else { return HTTPResponse(status: 0, headers: [:], body: [], timing: .init(
+            connect: 0, firstByte: 0, total: 0, newConnections: 0, httpVersion: "", bytesSent: 0, bytesReceived: 0)) }
+        func seconds(_ info: CURLINFO) -> Double {
+            var v: curl_off_t = 0
+            _ = convoy_easy_getinfo_off(h, info, &v)
+            return Double(v) / 1e6
+        }
+        func long(_ info: CURLINFO) -> Int {
+            var v = 0
+            _ = convoy_easy_getinfo_long(h, info, &v)
+            return v
+        }
+        func off(_ info: CURLINFO) -> Int {
+            var v: curl_off_t = 0
+            _ = convoy_easy_getinfo_off(h, info, &v)
+            return Int(v)
+        }
+        let version: String
+        switch long(CURLINFO_HTTP_VERSION) {
+        case Int(CURL_HTTP_VERSION_1_0): version = "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): version = "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): version = "2"
+        case Int(CURL_HTTP_VERSION_3): version = "3"
+        default: version = "?"
+        }
+        let timing = HTTPResponse.Timing(
+            connect: seconds(CURLINFO_CONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T), total: seconds(CURLINFO_TOTAL_TIME_T),
+            newConnections: long(CURLINFO_NUM_CONNECTS), httpVersion: version,
+            bytesSent: long(CURLINFO_REQUEST_SIZE) + off(CURLINFO_SIZE_UPLOAD_T),
+            bytesReceived: long(CURLINFO_HEADER_SIZE) + off(CURLINFO_SIZE_DOWNLOAD_T))
+        return HTTPResponse(status: long(CURLINFO_RESPONSE_CODE), headers: headers, body: body, timing: timing)
+    }
+
+    static func error(_ code: CURLcode, _ buffer: UnsafeMutablePointer<CChar>) -> WireError {
+        let detail = buffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: buffer)
+        let message = "\(detail) (libcurl error \(code.rawValue))"
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_FUNCTION_ARGUMENT: return .invalidRequest(message)
+        default: return .transport(message)
+        }
+    }
+
+    private static let onBody: curl_write_callback = { data, size, count, user in
+        guard let data, let user else { return 0 }
+        let t = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+        let n = size * count
+        data.withMemoryRebound(to: UInt8.self, capacity: n) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+        return n
+    }
+
+    private static let onHeader: curl_write_callback = { data, size, count, user in
+        guard let data, let user else { return 0 }
+        let t = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+        let n = size * count
+        let line = data.withMemoryRebound(to: UInt8.self, capacity: n) { String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self) }
+        if line.hasPrefix("HTTP/") {
+            t.headers = [:]  // a new response (after 100 Continue or a redirect)
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            t.headers[name] = value
+        }
+        return n
+    }
+}

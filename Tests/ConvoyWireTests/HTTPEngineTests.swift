@@ -1,0 +1,125 @@
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The libcurl multi engine against a real `convoy serve` on a free port.
+@Suite struct HTTPEngineTests {
+    /// A reference server on a free loopback port, and its keys.
+    static func server() async throws -> (Task<Void, any Error>, ServerKeys) {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = try await ReferenceServer(configuration: .testing, logger: logger)
+        let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
+        let task = Task { try await server.run { keys in continuation.yield(keys) } }
+        var iterator = stream.makeAsyncIterator()
+        guard let keys = await iterator.next() else { throw CancellationError() }
+        return (task, keys)
+    }
+
+    static func get(_ keys: ServerKeys, _ path: String, headers: [(name: String, value: String)] = []) -> HTTPRequest {
+        HTTPRequest(url: keys.url + path, headers: [("apikey", keys.anonKey)] + headers)
+    }
+
+    @Test func manyConcurrentTransfersOnOneThread() async throws {
+        let (task, keys) = try await Self.server()
+        let engine = try HTTPEngine()
+        let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for _ in 0..<300 {
+                group.addTask {
+                    let r = try await engine.send(Self.get(keys, "/rest/v1/users?select=id"))
+                    return (r.status, String(decoding: r.body, as: UTF8.self))
+                }
+            }
+            return try await group.reduce(into: [(Int, String)]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == (200, "[]") })
+        engine.shutdown()
+        task.cancel()
+    }
+
+    @Test func eachDeviceKeepsItsOwnConnection() async throws {
+        let (task, keys) = try await Self.server()
+        let engine = try HTTPEngine()
+        let phoneA = try HTTPConnection(engine: engine), phoneB = try HTTPConnection(engine: engine)
+        var opened: [Int] = []
+        for _ in 0..<3 { opened.append(try await engine.send(Self.get(keys, "/rest/v1/users"), on: phoneA).timing.newConnections) }
+        #expect(opened == [1, 0, 0], "a device reuses its keep-alive connection")
+        #expect(try await engine.send(Self.get(keys, "/rest/v1/users"), on: phoneB).timing.newConnections == 1,
+                "another device does not share it")
+        let pooled = [try await engine.send(Self.get(keys, "/rest/v1/users")), try await engine.send(Self.get(keys, "/rest/v1/users"))]
+        #expect(pooled.map(\.timing.newConnections) == [1, 0], "without a device connection, the engine's pool")
+        #expect(pooled[0].timing.httpVersion == "1.1" && pooled[0].timing.bytesReceived > pooled[0].body.count)
+        engine.shutdown()
+        task.cancel()
+    }
+
+    @Test func bodiesGoOutAndHeadersComeBack() async throws {
+        let (task, keys) = try await Self.server()
+        let engine = try HTTPEngine()
+        let signup = HTTPRequest(method: "POST", url: keys.url + "/auth/v1/signup",
+                                 headers: [("apikey", keys.anonKey), ("Content-Type", "application/json")],
+                                 body: Array(#"{"email":"wire@example.com","password":"secret123"}"#.utf8))
+        let session = try await engine.send(signup)
+        #expect(session.status == 200)
+        let object = try JSONSerialization.jsonObject(with: Data(session.body)) as? [String: Any]
+        let token = try #require(object?["access_token"] as? String)
+        let counted = try await engine.send(Self.get(keys, "/rest/v1/users", headers: [("Authorization", "Bearer \(token)"),
+                                                                                     ("Prefer", "count=exact")]))
+        #expect(counted.status == 200 && counted.header("Content-Range") == "*/0")
+        let head = try await engine.send(HTTPRequest(method: "HEAD", url: keys.url + "/rest/v1/users", headers: [("apikey", keys.anonKey)]))
+        #expect(head.status == 200 && head.body.isEmpty)
+        let patch = try await engine.send(HTTPRequest(method: "PATCH", url: keys.url + "/rest/v1/users?id=eq.\(UUID())",
+                                                      headers: [("apikey", keys.anonKey), ("Content-Type", "application/json")],
+                                                      body: Array(#"{"full_name":"x"}"#.utf8)))
+        #expect(patch.status == 204, "anon changes nothing, and says so as PostgREST does")
+        engine.shutdown()
+        task.cancel()
+    }
+
+    /// A port that accepts connections (the kernel completes the handshake) and never answers.
+    static func silentPort() throws -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        #expect(bound)
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test func failuresAreTyped() async throws {
+        let engine = try HTTPEngine()
+        let (fd, port) = try Self.silentPort()
+        defer { close(fd) }
+        func kind(_ request: HTTPRequest) async -> WireError.Kind? {
+            do {
+                _ = try await engine.send(request)
+                return nil
+            } catch {
+                return error.kind
+            }
+        }
+        #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 0.2)) == .timeout)
+        #expect(await kind(HTTPRequest(url: "not a url")) == .invalidRequest)
+        // A port nothing listens on: take a free one and close it.
+        let (closed, closedPort) = try Self.silentPort()
+        close(closed)
+        #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(closedPort)/")) == .transport)
+
+        // Cancelling the awaiting task aborts the transfer (its timeout is far away).
+        let waiting = Task { await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 600)) }
+        waiting.cancel()
+        #expect(await waiting.value == .cancelled)
+
+        engine.shutdown()
+        #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/")) == .shutdown)
+    }
+}
