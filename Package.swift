@@ -50,7 +50,14 @@ let package = Package(
         .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
-        .target(name: "ConvoyWire", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        .target(
+            name: "ConvoyWire",
+            dependencies: [
+                "CCurl",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
 
         // The reference backend `convoy serve`: stores and forwards opaque blobs.
         .target(

@@ -1,0 +1,290 @@
+import Foundation
+import Logging
+import Synchronization
+import WSClient
+
+/// Supabase Realtime over a websocket (Phoenix v1 JSON, vsn 1.0.0), as
+/// realtime-js speaks it: `phx_join` with `postgres_changes` bindings and the
+/// access token; a heartbeat every 25 s (a heartbeat still unanswered at the
+/// next one drops the connection); reconnects after 1, 2, 5, then every 10 s,
+/// rejoining every channel with the current token; `access_token` pushed to
+/// joined channels when the token changes. Everything that happens arrives on
+/// `events`.
+public final class RealtimeClient: Sendable {
+    /// A `postgres_changes` binding.
+    public struct Binding: Sendable, Equatable {
+        public var event: String
+        public var table: String
+        public var filter: String?
+        public var schema: String
+
+        public init(event: String = "INSERT", table: String, filter: String? = nil, schema: String = "public") {
+            (self.event, self.table, self.filter, self.schema) = (event, table, filter, schema)
+        }
+
+        var json: [String: Any] {
+            var o: [String: Any] = ["event": event, "schema": schema, "table": table]
+            if let filter { o["filter"] = filter }
+            return o
+        }
+    }
+
+    /// A row change. `record` values are text (numbers and booleans as their JSON text).
+    public struct Change: Sendable {
+        public var type: String
+        public var table: String
+        public var commitTimestamp: String
+        public var record: [String: String]
+    }
+
+    public enum Event: Sendable {
+        /// Connected; `attempt` 0 is the first connection, then reconnections.
+        case connected(attempt: Int)
+        case disconnected(reason: String)
+        /// The channel's `postgres_changes` are live ("Subscribed to PostgreSQL"), or it joined without any.
+        case subscribed(topic: String)
+        case joinFailed(topic: String, reason: String)
+        /// The server closed the channel (e.g. "Token has expired …"); join again with a fresh token.
+        case channelClosed(topic: String, reason: String)
+        case change(topic: String, Change)
+        /// A heartbeat's reply, with its round trip in seconds.
+        case heartbeat(roundTrip: Double)
+    }
+
+    public let events: AsyncStream<Event>
+    private let sink: AsyncStream<Event>.Continuation
+    private let url: String
+    private let logger: Logger
+    private let heartbeatWait: @Sendable () async throws -> Void
+    private let backoffWait: @Sendable (Double) async throws -> Void
+    private let state: Mutex<State>
+
+    /// realtime-js's reconnect delays, seconds; the last repeats.
+    public static let backoff: [Double] = [1, 2, 5, 10]
+    public static let heartbeatInterval = 25.0
+
+    private struct Channel {
+        var bindings: [Binding]
+        var joined = false
+        var joinRef = ""
+    }
+
+    private struct State {
+        var token: String
+        var channels: [String: Channel] = [:]
+        var outgoing: AsyncStream<String>.Continuation?
+        var ref = 0
+        var pendingHeartbeat: (ref: String, sent: ContinuousClock.Instant)?
+
+        mutating func nextRef() -> String {
+            ref += 1
+            return String(ref)
+        }
+    }
+
+    /// `heartbeatWait` and `backoffWait` wait between heartbeats and before a
+    /// reconnection (injected by tests; by default 25 s and the backoff).
+    public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
+                heartbeatWait: (@Sendable () async throws -> Void)? = nil,
+                backoffWait: (@Sendable (Double) async throws -> Void)? = nil) {
+        (events, sink) = AsyncStream<Event>.makeStream()
+        self.url = url
+        self.logger = logger
+        self.heartbeatWait = heartbeatWait ?? { try await Task.sleep(for: .seconds(Self.heartbeatInterval)) }
+        self.backoffWait = backoffWait ?? { try await Task.sleep(for: .seconds($0)) }
+        state = Mutex(State(token: accessToken))
+    }
+
+    deinit { sink.finish() }
+
+    // MARK: - Channels
+
+    /// Joins `topic` (`realtime:<name>`) with these bindings, now or on connecting.
+    public func join(_ topic: String, bindings: [Binding]) {
+        let frame = state.withLock { s -> String? in
+            s.channels[topic] = Channel(bindings: bindings)
+            return s.outgoing == nil ? nil : Self.joinFrame(topic, &s)
+        }
+        if let frame { send(frame) }
+    }
+
+    public func leave(_ topic: String) {
+        let frame = state.withLock { s -> String? in
+            guard s.channels.removeValue(forKey: topic) != nil else { return nil }
+            return Self.frame(topic, "phx_leave", [:], ref: s.nextRef())
+        }
+        if let frame { send(frame) }
+    }
+
+    /// A new access token: used for every later join, and pushed now to each joined channel.
+    public func setAccessToken(_ token: String) {
+        let frames = state.withLock { s -> [String] in
+            s.token = token
+            return s.channels.filter { $0.value.joined }.map { topic, channel in
+                Self.frame(topic, "access_token", ["access_token": token], ref: s.nextRef(), joinRef: channel.joinRef)
+            }
+        }
+        for f in frames { send(f) }
+    }
+
+    // MARK: - The connection
+
+    /// Connects and stays connected until cancelled.
+    public func run() async {
+        var attempt = 0, failures = 0
+        let opened = Atomic(false)
+        while !Task.isCancelled {
+            var reason = "closed"
+            opened.store(false, ordering: .relaxed)
+            do {
+                try await connection(attempt: attempt) { opened.store(true, ordering: .relaxed) }
+            } catch {
+                reason = "\(error)"
+            }
+            // realtime-js starts the backoff again after a connection that opened.
+            if opened.load(ordering: .relaxed) { failures = 0 }
+            state.withLock { s in
+                s.outgoing?.finish()
+                s.outgoing = nil
+                s.pendingHeartbeat = nil
+                for key in s.channels.keys { s.channels[key]?.joined = false }
+            }
+            if Task.isCancelled { break }
+            sink.yield(.disconnected(reason: reason))
+            do {
+                try await backoffWait(Self.backoff[min(failures, Self.backoff.count - 1)])
+            } catch {
+                break
+            }
+            failures += 1
+            attempt += 1
+        }
+    }
+
+    private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
+        let (outgoing, continuation) = AsyncStream<String>.makeStream()
+        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+            let joins = self.state.withLock { s -> [String] in
+                s.outgoing = continuation
+                return s.channels.keys.sorted().map { Self.joinFrame($0, &s) }
+            }
+            opened()
+            self.sink.yield(.connected(attempt: attempt))
+            for j in joins { continuation.yield(j) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await text in outgoing { try await outbound.write(.text(text)) }
+                }
+                group.addTask {
+                    while true {
+                        try await self.heartbeatWait()
+                        // Phoenix: a heartbeat still unanswered at the next one means the connection is dead.
+                        let frame = self.state.withLock { s -> String? in
+                            if s.pendingHeartbeat != nil { return nil }
+                            let ref = s.nextRef()
+                            s.pendingHeartbeat = (ref, ContinuousClock.now)
+                            return Self.frame("phoenix", "heartbeat", [:], ref: ref)
+                        }
+                        guard let frame else { throw HeartbeatTimeout() }
+                        continuation.yield(frame)
+                    }
+                }
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    if case .text(let text) = message { self.receive(text) }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    struct HeartbeatTimeout: Error, CustomStringConvertible {
+        var description: String { "heartbeat timeout" }
+    }
+
+    private func send(_ frame: String) {
+        _ = state.withLock { $0.outgoing }?.yield(frame)
+    }
+
+    private func receive(_ text: String) {
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+              let topic = o["topic"] as? String, let event = o["event"] as? String
+        else { return }
+        let payload = o["payload"] as? [String: Any] ?? [:]
+        switch event {
+        case "postgres_changes":
+            guard let data = payload["data"] as? [String: Any] else { return }
+            let record = (data["record"] as? [String: Any] ?? [:]).compactMapValues(Self.text)
+            sink.yield(.change(topic: topic, Change(type: data["type"] as? String ?? "", table: data["table"] as? String ?? "",
+                                                    commitTimestamp: data["commit_timestamp"] as? String ?? "", record: record)))
+        case "phx_reply":
+            let ref = o["ref"] as? String
+            if topic == "phoenix" {
+                let sent = state.withLock { s -> ContinuousClock.Instant? in
+                    guard let p = s.pendingHeartbeat, p.ref == ref else { return nil }
+                    s.pendingHeartbeat = nil
+                    return p.sent
+                }
+                if let sent {
+                    let d = ContinuousClock.now - sent
+                    sink.yield(.heartbeat(roundTrip: Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18))
+                }
+                return
+            }
+            let isJoin = state.withLock { s in s.channels[topic].map { $0.joinRef == ref } ?? false }
+            guard isJoin else { return }
+            let status = payload["status"] as? String
+            let response = payload["response"] as? [String: Any] ?? [:]
+            if status == "ok" {
+                let withChanges = !((response["postgres_changes"] as? [Any]) ?? []).isEmpty
+                state.withLock { $0.channels[topic]?.joined = true }
+                if !withChanges { sink.yield(.subscribed(topic: topic)) }
+            } else {
+                sink.yield(.joinFailed(topic: topic, reason: response["reason"] as? String ?? "join refused"))
+            }
+        case "system":
+            let message = payload["message"] as? String ?? ""
+            if payload["status"] as? String == "ok", message == "Subscribed to PostgreSQL" {
+                sink.yield(.subscribed(topic: topic))
+            } else if payload["status"] as? String == "error" {
+                sink.yield(.channelClosed(topic: topic, reason: message))
+            }
+        case "phx_close", "phx_error":
+            let known = state.withLock { s -> Bool in
+                guard s.channels[topic]?.joined == true else { return false }
+                s.channels[topic]?.joined = false
+                return true
+            }
+            if known, event == "phx_error" { sink.yield(.channelClosed(topic: topic, reason: "phx_error")) }
+        default:
+            break
+        }
+    }
+
+    // MARK: - Frames
+
+    private static func joinFrame(_ topic: String, _ s: inout State) -> String {
+        let ref = s.nextRef()
+        s.channels[topic]?.joinRef = ref
+        let bindings = s.channels[topic]?.bindings.map(\.json) ?? []
+        let config: [String: Any] = ["broadcast": ["ack": false, "self": false], "presence": ["key": ""],
+                                     "postgres_changes": bindings, "private": false]
+        return frame(topic, "phx_join", ["config": config, "access_token": s.token], ref: ref, joinRef: ref)
+    }
+
+    private static func frame(_ topic: String, _ event: String, _ payload: [String: Any], ref: String, joinRef: String? = nil) -> String {
+        var o: [String: Any] = ["topic": topic, "event": event, "payload": payload, "ref": ref]
+        if let joinRef { o["join_ref"] = joinRef }
+        return String(decoding: (try? JSONSerialization.data(withJSONObject: o)) ?? Data(), as: UTF8.self)
+    }
+
+    private static func text(_ value: Any) -> String? {
+        switch value {
+        case let s as String: return s
+        case is NSNull: return nil
+        case let n as NSNumber:
+            return String(cString: n.objCType) == "c" ? (n.boolValue ? "true" : "false") : n.stringValue
+        default:
+            return (try? JSONSerialization.data(withJSONObject: value)).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// A Supabase project (or `convoy serve`): its URL and API keys.
+public struct SupabaseTarget: Sendable {
+    public var url: String
+    public var anonKey: String
+    /// Bypasses RLS: only for set-up and verification, never for a device.
+    public var serviceKey: String?
+
+    public init(url: String, anonKey: String, serviceKey: String? = nil) {
+        self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+        self.anonKey = anonKey
+        self.serviceKey = serviceKey
+    }
+
+    /// `wss://…/realtime/v1/websocket?apikey=…&vsn=1.0.0` (ws:// for http://).
+    public var realtimeURL: String {
+        let ws = url.hasPrefix("https://") ? "wss://" + url.dropFirst(8) : "ws://" + url.dropFirst(url.hasPrefix("http://") ? 7 : 0)
+        return ws + "/realtime/v1/websocket?apikey=\(anonKey)&vsn=1.0.0"
+    }
+}
+
+/// A signed-in user's tokens. Secrets: never log them.
+public struct Session: Sendable {
+    public var accessToken: String
+    public var refreshToken: String
+    /// Unix seconds.
+    public var expiresAt: Double
+    public var userID: String
+    public var email: String?
+}
+
+/// Why a Supabase call failed: the transport, or the service's own error
+/// (PostgREST's `code`/`message`, GoTrue's `error_code`/`msg`).
+public struct SupabaseError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case wire(WireError.Kind)
+        /// An HTTP error status with the service's code (SQLSTATE, PGRST…, or GoTrue's error_code).
+        case http(status: Int, code: String?)
+        /// A 2xx response that is not what the API documents.
+        case unexpectedResponse
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public var description: String {
+        switch kind {
+        case .wire: "transport: \(message)"
+        case .http(let status, let code): "HTTP \(status)\(code.map { " \($0)" } ?? ""): \(message)"
+        case .unexpectedResponse: "unexpected response: \(message)"
+        }
+    }
+
+    public var status: Int? {
+        if case .http(let status, _) = kind { return status }
+        return nil
+    }
+
+    public var code: String? {
+        if case .http(_, let code) = kind { return code }
+        return nil
+    }
+
+    static func wire(_ e: WireError) -> SupabaseError { SupabaseError(kind: .wire(e.kind), message: e.message) }
+
+    static func from(_ r: HTTPResponse) -> SupabaseError {
+        let object = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any]
+        let code = object?["code"] as? String ?? object?["error_code"] as? String
+        let message = object?["message"] as? String ?? object?["msg"] as? String ?? String(decoding: r.body.prefix(300), as: UTF8.self)
+        return SupabaseError(kind: .http(status: r.status, code: code), message: message)
+    }
+}
+
+/// The requests every Supabase client makes: the engine, the target, and a
+/// device's own connection when it has one.
+public struct SupabaseHTTP: Sendable {
+    public let engine: HTTPEngine
+    public let target: SupabaseTarget
+    public let connection: HTTPConnection?
+
+    public init(engine: HTTPEngine, target: SupabaseTarget, connection: HTTPConnection? = nil) {
+        self.engine = engine
+        self.target = target
+        self.connection = connection
+    }
+
+    /// Sends with `apikey` and, when given, `Authorization: Bearer`; a status
+    /// of 300 or more is the service's error.
+    func send(_ method: String, _ path: String, body: [UInt8]? = nil, token: String? = nil,
+              headers: [(name: String, value: String)] = []) async throws(SupabaseError) -> HTTPResponse {
+        var all: [(name: String, value: String)] = [("apikey", target.anonKey)]
+        if let token { all.append(("Authorization", "Bearer \(token)")) }
+        if body != nil { all.append(("Content-Type", "application/json")) }
+        all += headers
+        let response: HTTPResponse
+        do {
+            response = try await engine.send(HTTPRequest(method: method, url: target.url + path, headers: all, body: body), on: connection)
+        } catch {
+            throw .wire(error)
+        }
+        guard response.status < 300 else { throw .from(response) }
+        return response
+    }
+
+    static func json(_ value: Any) -> [UInt8] {
+        Array((try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])) ?? Data("null".utf8))
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// GoTrue (`/auth/v1`): sign-up, password sign-in, token refresh.
+public struct SupabaseAuth: Sendable {
+    public let http: SupabaseHTTP
+
+    public init(_ http: SupabaseHTTP) { self.http = http }
+
+    /// Email and password sign-up (auto-confirmed on `convoy serve`; a project
+    /// with email confirmation on returns no session, which is an error here).
+    public func signUp(email: String, password: String) async throws(SupabaseError) -> Session {
+        try Self.session(try await http.send("POST", "/auth/v1/signup", body: SupabaseHTTP.json(["email": email, "password": password])))
+    }
+
+    public func signIn(email: String, password: String) async throws(SupabaseError) -> Session {
+        try Self.session(try await http.send("POST", "/auth/v1/token?grant_type=password",
+                                             body: SupabaseHTTP.json(["email": email, "password": password])))
+    }
+
+    /// A new session for a refresh token (which rotates: keep the new one).
+    public func refresh(_ refreshToken: String) async throws(SupabaseError) -> Session {
+        try Self.session(try await http.send("POST", "/auth/v1/token?grant_type=refresh_token",
+                                             body: SupabaseHTTP.json(["refresh_token": refreshToken])))
+    }
+
+    static func session(_ r: HTTPResponse) throws(SupabaseError) -> Session {
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any],
+              let access = o["access_token"] as? String, let refresh = o["refresh_token"] as? String,
+              let user = o["user"] as? [String: Any], let id = user["id"] as? String
+        else { throw SupabaseError(kind: .unexpectedResponse, message: "no session in the response (is email confirmation on?)") }
+        let expiresAt = (o["expires_at"] as? NSNumber)?.doubleValue
+            ?? Date().timeIntervalSince1970 + ((o["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
+        let email = (user["email"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        return Session(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, userID: id, email: email)
+    }
+}

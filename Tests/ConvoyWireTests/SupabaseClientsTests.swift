@@ -1,0 +1,148 @@
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Convoy's Supabase clients against `convoy serve`: the same wire formats a
+/// real project speaks.
+@Suite struct SupabaseClientsTests {
+    /// Waits (bounded) for the first event that `match` picks out.
+    static func next<T>(_ events: inout AsyncStream<RealtimeClient.Event>.Iterator, _ match: (RealtimeClient.Event) -> T?) async throws -> T {
+        while let e = await events.next() {
+            if let t = match(e) { return t }
+        }
+        throw CancellationError()
+    }
+
+    @Test func authRestAndRealtimeWorkTogether() async throws {
+        let (task, keys) = try await HTTPEngineTests.server()
+        let engine = try HTTPEngine()
+        let target = SupabaseTarget(url: keys.url, anonKey: keys.anonKey)
+        let http = SupabaseHTTP(engine: engine, target: target, connection: try HTTPConnection(engine: engine))
+        let auth = SupabaseAuth(http), rest = SupabaseREST(http)
+
+        let alice = try await auth.signUp(email: "alice@example.com", password: "secret123")
+        let bob = try await auth.signUp(email: "bob@example.com", password: "secret123")
+        #expect(alice.email == "alice@example.com" && !alice.userID.isEmpty && alice.expiresAt > Date().timeIntervalSince1970)
+        do {
+            _ = try await auth.signIn(email: "alice@example.com", password: "wrong")
+            Issue.record("a wrong password signed in")
+        } catch {
+            #expect(error.status == 400 && error.code == "invalid_credentials")
+        }
+        let again = try await auth.refresh(alice.refreshToken)
+        #expect(again.userID == alice.userID && again.refreshToken != alice.refreshToken, "refresh tokens rotate")
+
+        for (user, key) in [(alice, "pk-a"), (bob, "pk-b")] {
+            try await rest.insert("users", json: Array(#"{"id":"\#(user.userID)","public_key":"\#(key)"}"#.utf8), token: user.accessToken)
+        }
+        let invite = try await rest.rpc("create_invite", ["preference": "precise"], token: alice.accessToken) as? [String: Any]
+        let code = try #require(invite?["code"] as? String)
+        let friendship = try await rest.rpc("accept_invite", ["code": code, "preference": "general"], token: bob.accessToken) as? [String: Any]
+        #expect(friendship?["status"] as? String == "active")
+
+        // Bob listens for his rows; Alice posts one.
+        let realtime = RealtimeClient(url: target.realtimeURL, accessToken: bob.accessToken)
+        let running = Task { await realtime.run() }
+        var events = realtime.events.makeAsyncIterator()
+        realtime.join("realtime:bob", bindings: [.init(table: "encrypted_locations", filter: "recipient_id=eq.\(bob.userID)")])
+        _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
+        try await rest.insert("encrypted_locations",
+                              json: Array(#"[{"sender_id":"\#(alice.userID)","recipient_id":"\#(bob.userID)","payload":"sealed"}]"#.utf8),
+                              token: alice.accessToken)
+        let change = try await Self.next(&events) { if case .change(_, let c) = $0 { c } else { nil } }
+        #expect(change.type == "INSERT" && change.record["payload"] == "sealed" && change.record["sender_id"] == alice.userID)
+        #expect(Int(change.record["id"] ?? "") != nil, "numbers arrive as their text")
+
+        // RLS refuses a spoofed sender, as the service's own error.
+        do {
+            try await rest.insert("encrypted_locations",
+                                  json: Array(#"{"sender_id":"\#(bob.userID)","recipient_id":"\#(alice.userID)","payload":"x"}"#.utf8),
+                                  token: alice.accessToken)
+            Issue.record("a spoofed sender_id was accepted")
+        } catch {
+            #expect(error.status == 403 && error.code == "42501")
+        }
+        let rows = try await rest.select("encrypted_locations", query: "select=payload&order=id", token: bob.accessToken)
+        #expect(rows.map { $0["payload"] as? String } == ["sealed"])
+
+        // A new token is pushed to the joined channel, which keeps delivering.
+        let fresh = try await SupabaseAuth(http).refresh(bob.refreshToken)
+        realtime.setAccessToken(fresh.accessToken)
+        try await rest.insert("encrypted_locations",
+                              json: Array(#"{"sender_id":"\#(alice.userID)","recipient_id":"\#(bob.userID)","payload":"second"}"#.utf8),
+                              token: alice.accessToken)
+        let second = try await Self.next(&events) { if case .change(_, let c) = $0 { c } else { nil } }
+        #expect(second.record["payload"] == "second")
+
+        running.cancel()
+        engine.shutdown()
+        task.cancel()
+    }
+
+    /// Heartbeats on an injected tick; after the server goes away, reconnects
+    /// with realtime-js's backoff and rejoins when it is back.
+    @Test func heartbeatsReconnectsAndRejoins() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-wire-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = ServerConfiguration.testing
+        config.databasePath = dir.appendingPathComponent("db.sqlite").path
+        config.jwtSecret = String(repeating: "s", count: 40)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        func start(_ config: ServerConfiguration) async throws -> (Task<Void, any Error>, ServerKeys) {
+            let server = try await ReferenceServer(configuration: config, logger: logger)
+            let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
+            let task = Task { try await server.run { keys in continuation.yield(keys) } }
+            var iterator = stream.makeAsyncIterator()
+            guard let keys = await iterator.next() else { throw CancellationError() }
+            return (task, keys)
+        }
+        let (first, keys) = try await start(config)
+        config.port = Int(keys.url.split(separator: ":").last!)!
+        let engine = try HTTPEngine()
+        let target = SupabaseTarget(url: keys.url, anonKey: keys.anonKey)
+        let user = try await SupabaseAuth(SupabaseHTTP(engine: engine, target: target)).signUp(email: "hb@example.com", password: "secret123")
+
+        let (ticks, tick) = AsyncStream<Void>.makeStream()
+        let waits = Mutex<[Double]>([])
+        let (gate, openGate) = AsyncStream<Void>.makeStream()
+        let realtime = RealtimeClient(
+            url: target.realtimeURL, accessToken: user.accessToken,
+            heartbeatWait: {
+                for await _ in ticks { return }  // one heartbeat per tick the test sends
+                throw CancellationError()
+            },
+            backoffWait: { delay in
+                let n = waits.withLock { $0.append(delay); return $0.count }
+                if n == 4 { for await _ in gate { break } }  // hold the fourth wait until the server is back
+            })
+        let running = Task { await realtime.run() }
+        var events = realtime.events.makeAsyncIterator()
+        realtime.join("realtime:me", bindings: [.init(table: "encrypted_locations", filter: "recipient_id=eq.\(user.userID)")])
+        #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 0)
+        _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
+        tick.yield()
+        let roundTrip = try await Self.next(&events) { if case .heartbeat(let rt) = $0 { rt } else { nil } }
+        #expect(roundTrip >= 0)
+
+        // The server goes away: the client waits 1, 2, 5, 10 s (injected) between attempts.
+        first.cancel()
+        _ = try? await first.value
+        _ = try await Self.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
+        while waits.withLock({ $0.count }) < 4 { await Task.yield() }
+        #expect(waits.withLock { $0 } == [1, 2, 5, 10])
+        let (second, _) = try await start(config)
+        openGate.yield()
+        #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 4)
+        _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
+
+        running.cancel()
+        tick.finish()
+        engine.shutdown()
+        second.cancel()
+    }
+}
