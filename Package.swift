@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "ConvoyCrypto", targets: ["ConvoyCrypto"]),
         .library(name: "ConvoyGeo", targets: ["ConvoyGeo"]),
         .library(name: "ConvoyWire", targets: ["ConvoyWire"]),
+        .library(name: "ConvoyMetrics", targets: ["ConvoyMetrics"]),
         .library(name: "ConvoyServer", targets: ["ConvoyServer"]),
     ],
     dependencies: [
@@ -32,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -50,6 +52,10 @@ let package = Package(
         .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
+        .target(
+            name: "ConvoyMetrics",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings),
         .target(
             name: "ConvoyWire",
             dependencies: [
@@ -112,6 +118,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyWireTests", dependencies: ["ConvoyWire", "ConvoyServer"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConvoyMetricsTests", dependencies: ["ConvoyMetrics"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

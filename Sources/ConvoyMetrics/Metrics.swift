@@ -1,0 +1,75 @@
+import Histogram
+import Synchronization
+
+/// A run's measurements: HdrHistograms of durations in microseconds (3
+/// significant digits, 1 µs to 1 hour) and counters, recorded from any
+/// thread. `snapshot()` copies them out; snapshots merge losslessly (shards).
+public final class Metrics: Sendable {
+    private let state = Mutex(MetricsSnapshot())
+
+    public init() {}
+
+    /// Records one duration, in microseconds (clamped to the trackable range).
+    public func record(_ name: String, microseconds: UInt64) {
+        state.withLock { $0.record(name, microseconds: microseconds) }
+    }
+
+    public func record(_ name: String, seconds: Double) {
+        record(name, microseconds: seconds <= 0 ? 0 : UInt64(min(seconds * 1e6, Double(MetricsSnapshot.highest))))
+    }
+
+    public func count(_ name: String, by n: Int = 1) {
+        state.withLock { $0.counters[name, default: 0] += n }
+    }
+
+    public func snapshot() -> MetricsSnapshot { state.withLock { $0 } }
+}
+
+/// Histograms and counters at one moment; Codable, so shards' results can be
+/// written and merged later without loss.
+public struct MetricsSnapshot: Codable, Sendable, Equatable {
+    public var histograms: [String: Histogram<UInt64>] = [:]
+    public var counters: [String: Int] = [:]
+
+    /// One hour, in microseconds: the largest duration a histogram tracks.
+    public static let highest: UInt64 = 3_600_000_000
+
+    public init() {}
+
+    public mutating func record(_ name: String, microseconds: UInt64) {
+        if histograms[name] == nil {
+            histograms[name] = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.highest, numberOfSignificantValueDigits: .three)
+        }
+        _ = histograms[name]!.record(Swift.min(Swift.max(microseconds, 1), Self.highest))
+    }
+
+    /// Adds another snapshot's recordings and counts (histograms losslessly).
+    public mutating func merge(_ other: MetricsSnapshot) {
+        for (name, h) in other.histograms {
+            if histograms[name] == nil { histograms[name] = h } else { histograms[name]!.add(h) }
+        }
+        for (name, n) in other.counters { counters[name, default: 0] += n }
+    }
+
+    /// A histogram's statistic in microseconds: `p50`, `p99`, `p99.9`, `min`, `max`, `mean`, `count`.
+    public func statistic(_ name: String, _ stat: String) -> Double? {
+        guard let h = histograms[name], h.totalCount > 0 else { return nil }
+        switch stat {
+        case "min": return Double(h.min)
+        case "max": return Double(h.max)
+        case "mean": return h.mean
+        case "count": return Double(h.totalCount)
+        default:
+            guard stat.hasPrefix("p"), let p = Double(stat.dropFirst()), p >= 0, p <= 100 else { return nil }
+            return Double(h.valueAtPercentile(p))
+        }
+    }
+
+    /// The percentile distribution in HdrHistogram's `.hgrm` text, in milliseconds.
+    public func hgrm(_ name: String) -> String? {
+        guard let h = histograms[name] else { return nil }
+        var out = ""
+        h.outputPercentileDistribution(to: &out, outputValueUnitScalingRatio: 1000)
+        return out
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// A pass/fail rule on a run's results, as a scenario writes it:
+///
+///     e2e_latency.p99 < 500ms      a histogram statistic (p50 … p99.9, min, max, mean) with a time unit (us, ms, s)
+///     delivery.loss < 0.1%         a ratio of counters, in percent (or as a fraction: < 0.001)
+///     decrypt_failures == 0        a counter
+///
+/// Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
+public struct Threshold: Sendable, Equatable, CustomStringConvertible {
+    public enum Subject: Sendable, Equatable {
+        case statistic(histogram: String, stat: String)
+        case ratio(String)
+        case counter(String)
+    }
+
+    public enum Comparison: String, Sendable, CaseIterable {
+        case lessOrEqual = "<=", greaterOrEqual = ">=", equal = "==", notEqual = "!=", less = "<", greater = ">"
+
+        func holds(_ a: Double, _ b: Double) -> Bool {
+            switch self {
+            case .less: a < b
+            case .lessOrEqual: a <= b
+            case .greater: a > b
+            case .greaterOrEqual: a >= b
+            case .equal: a == b
+            case .notEqual: a != b
+            }
+        }
+    }
+
+    public let text: String
+    public let subject: Subject
+    public let comparison: Comparison
+    /// In the subject's unit: microseconds, a fraction, or a count.
+    public let limit: Double
+
+    public var description: String { text }
+
+    /// Ratios of counters that thresholds may name.
+    public static let ratios: [String: (numerator: String, denominator: String)] = [
+        "delivery.loss": ("lost", "sent"),
+        "delivery.duplicates": ("duplicate", "sent"),
+        "delivery.stale": ("stale_rejected", "sent"),
+        "http.errors": ("http_errors", "http_requests"),
+    ]
+
+    public struct ParseError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(_ text: String) throws(ParseError) {
+        self.text = text
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let op = Comparison.allCases.lazy.compactMap({ c in trimmed.range(of: " \(c.rawValue) ").map { (c, $0) } }).first
+            ?? Comparison.allCases.lazy.compactMap({ c in trimmed.range(of: c.rawValue).map { (c, $0) } }).first
+        else {
+            throw ParseError(description: "threshold \"\(text)\": no comparison; write e.g. e2e_latency.p99 < 500ms")
+        }
+        comparison = op.0
+        let left = trimmed[..<op.1.lowerBound].trimmingCharacters(in: .whitespaces)
+        let right = trimmed[op.1.upperBound...].trimmingCharacters(in: .whitespaces).lowercased()
+        guard !left.isEmpty, !right.isEmpty else {
+            throw ParseError(description: "threshold \"\(text)\": a metric and a value go on either side of \(op.0.rawValue)")
+        }
+        if Self.ratios[left] != nil {
+            subject = .ratio(left)
+            if right.hasSuffix("%"), let v = Double(right.dropLast().trimmingCharacters(in: .whitespaces)) {
+                limit = v / 100
+            } else if let v = Double(right) {
+                limit = v
+            } else {
+                throw ParseError(description: "threshold \"\(text)\": \(left) is a ratio; give a percentage (0.1%) or a fraction (0.001)")
+            }
+            return
+        }
+        // The statistic follows the histogram's name: the first tail after a dot that is one (p99.9 has a dot of its own).
+        if let dot = left.indices.filter({ left[$0] == "." }).first(where: { Self.isStatistic(String(left[left.index(after: $0)...])) }) {
+            subject = .statistic(histogram: String(left[..<dot]), stat: String(left[left.index(after: dot)...]))
+            guard let us = Self.microseconds(right) else {
+                throw ParseError(description: "threshold \"\(text)\": \(right) is not a duration; write e.g. 500ms, 2s or 800us")
+            }
+            limit = us
+            return
+        }
+        guard !left.contains("."), let v = Double(right) else {
+            let known = Self.ratios.keys.sorted().joined(separator: ", ")
+            throw ParseError(description: "threshold \"\(text)\": \(left) is neither a histogram statistic (name.p99), a ratio (\(known)) nor a counter with a number")
+        }
+        subject = .counter(left)
+        limit = v
+    }
+
+    static func isStatistic(_ s: String) -> Bool {
+        ["min", "max", "mean"].contains(s) || (s.hasPrefix("p") && Double(s.dropFirst()).map { $0 >= 0 && $0 <= 100 } == true)
+    }
+
+    static func microseconds(_ s: String) -> Double? {
+        for (unit, scale) in [("us", 1.0), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)] where s.hasSuffix(unit) {
+            return Double(s.dropLast(unit.count).trimmingCharacters(in: .whitespaces)).map { $0 * scale }
+        }
+        return nil
+    }
+
+    /// The subject's value in `snapshot` (nil: nothing was recorded for it).
+    public func value(in snapshot: MetricsSnapshot) -> Double? {
+        switch subject {
+        case .statistic(let h, let stat): return snapshot.statistic(h, stat)
+        case .counter(let c): return Double(snapshot.counters[c] ?? 0)
+        case .ratio(let r):
+            guard let (n, d) = Self.ratios[r] else { return nil }
+            let denominator = Double(snapshot.counters[d] ?? 0)
+            return denominator == 0 ? nil : Double(snapshot.counters[n] ?? 0) / denominator
+        }
+    }
+
+    public struct Outcome: Sendable {
+        public let threshold: Threshold
+        public let value: Double?
+        /// A threshold on something never measured fails: a run that sent nothing has not shown its latency is low.
+        public var passed: Bool { value.map { threshold.comparison.holds($0, threshold.limit) } ?? false }
+    }
+
+    public func evaluate(_ snapshot: MetricsSnapshot) -> Outcome { Outcome(threshold: self, value: value(in: snapshot)) }
+}

@@ -1,0 +1,59 @@
+import ConvoyMetrics
+import Foundation
+import Testing
+
+@Suite struct MetricsTests {
+    @Test func thresholdsParseEachForm() throws {
+        let p99 = try Threshold("e2e_latency.p99 < 500ms")
+        #expect(p99.subject == .statistic(histogram: "e2e_latency", stat: "p99") && p99.comparison == .less && p99.limit == 500_000)
+        let loss = try Threshold("delivery.loss<0.1%")
+        #expect(loss.subject == .ratio("delivery.loss") && loss.limit == 0.001)
+        #expect(try Threshold("delivery.loss <= 0.002").limit == 0.002)
+        let failures = try Threshold("decrypt_failures == 0")
+        #expect(failures.subject == .counter("decrypt_failures") && failures.comparison == .equal && failures.limit == 0)
+        #expect(try Threshold("scheduler_lag.p99.9 <= 1ms").subject == .statistic(histogram: "scheduler_lag", stat: "p99.9"))
+        #expect(try Threshold("seal.max >= 2s").limit == 2_000_000 && (try Threshold("open.mean != 800us")).comparison == .notEqual)
+        for bad in ["e2e_latency.p99 500ms", "e2e_latency.p99 < fast", "delivery.loss < lots", "something.weird < 3", "< 3"] {
+            #expect(throws: Threshold.ParseError.self, "\(bad)") { try Threshold(bad) }
+        }
+    }
+
+    @Test func thresholdsJudgeASnapshot() throws {
+        let metrics = Metrics()
+        for ms in 1...100 { metrics.record("e2e_latency", microseconds: UInt64(ms * 1000)) }
+        metrics.count("sent", by: 1000)
+        metrics.count("lost", by: 2)
+        let s = metrics.snapshot()
+        // p99 of 1…100 ms is 99 ms, within HdrHistogram's 3 significant digits.
+        let p99 = try #require(s.statistic("e2e_latency", "p99"))
+        #expect(abs(p99 - 99_000) <= 99)
+        #expect(try Threshold("e2e_latency.p99 < 100ms").evaluate(s).passed)
+        #expect(try !Threshold("e2e_latency.p99 < 50ms").evaluate(s).passed)
+        #expect(try Threshold("delivery.loss < 0.3%").evaluate(s).passed)
+        #expect(try !Threshold("delivery.loss < 0.1%").evaluate(s).passed)
+        #expect(try Threshold("decrypt_failures == 0").evaluate(s).passed, "an uncounted counter is 0")
+        let never = try Threshold("open.p99 < 1s").evaluate(s)
+        #expect(never.value == nil && !never.passed, "nothing measured is not a pass")
+    }
+
+    @Test func snapshotsMergeLosslessly() throws {
+        let whole = Metrics(), a = Metrics(), b = Metrics()
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<20_000 {
+            let v = UInt64.random(in: 1...5_000_000, using: &rng)
+            whole.record("post", microseconds: v)
+            (i.isMultiple(of: 3) ? a : b).record("post", microseconds: v)
+        }
+        a.count("sent", by: 3)
+        b.count("sent", by: 4)
+        var merged = a.snapshot()
+        merged.merge(b.snapshot())
+        #expect(merged.histograms["post"] == whole.snapshot().histograms["post"])
+        #expect(merged.counters["sent"] == 7)
+        // Through JSON, as shard results travel.
+        let decoded = try JSONDecoder().decode(MetricsSnapshot.self, from: try JSONEncoder().encode(merged))
+        #expect(decoded == merged)
+        let hgrm = try #require(merged.hgrm("post"))
+        #expect(hgrm.contains("Percentile") && hgrm.contains("#[Mean"))
+    }
+}
