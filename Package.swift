@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ConvoyGeo", targets: ["ConvoyGeo"]),
         .library(name: "ConvoyWire", targets: ["ConvoyWire"]),
         .library(name: "ConvoyMetrics", targets: ["ConvoyMetrics"]),
+        .library(name: "ConvoyFleet", targets: ["ConvoyFleet"]),
         .library(name: "ConvoyServer", targets: ["ConvoyServer"]),
     ],
     dependencies: [
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -63,6 +65,12 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings),
+
+        // Devices, scenarios, the social graph, scheduling (issue 4 onwards).
+        .target(
+            name: "ConvoyFleet",
+            dependencies: ["ConvoyGeo", "ConvoyMetrics", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings),
 
         // The reference backend `convoy serve`: stores and forwards opaque blobs.
@@ -121,6 +129,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyMetricsTests", dependencies: ["ConvoyMetrics"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConvoyFleetTests", dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

@@ -1,0 +1,90 @@
+import ConvoyGeo
+import ConvoyMetrics
+
+/// What `convoy run` runs: a backend, groups of virtual devices, who is
+/// friends with whom, a timeline, and the thresholds that decide the exit
+/// code. Every key is documented in docs/scenarios.md; `ScenarioFile.load`
+/// reads one from YAML with errors that name file, line, column and key.
+public struct Scenario: Sendable, Equatable {
+    public var name: String
+    /// Everything random (social graph, tracks, jitter, noise) derives from it.
+    public var seed: UInt64
+    public var target: Target
+    public var groups: [DeviceGroup]
+    public var social: Social
+    public var timeline: Timeline
+    public var workload: Workload
+    public var thresholds: [Threshold]
+
+    public enum Target: Sendable, Equatable {
+        /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
+        case embedded
+        /// A Supabase project or any compatible server.
+        case project(url: String, anonKey: String, serviceKey: String?)
+        /// A `convoy serve --keys-file` file: `{url, anon_key, service_role_key}`.
+        case keysFile(String)
+    }
+
+    public enum Workload: String, Sendable, Equatable, CaseIterable {
+        /// Updates happen when their time comes, however slow the backend is (the default).
+        case open
+        /// Each device waits for its previous update before the next: a slow backend slows the load.
+        case closed
+    }
+
+    public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
+}
+
+/// Devices that share a configuration.
+public struct DeviceGroup: Sendable, Equatable {
+    public var name: String
+    public var count: Int
+    public var tracks: TrackSource
+    public var replay: ReplayMode
+    /// GPS error: 68 % radius (metres) and Gauss–Markov correlation time (seconds).
+    public var accuracy: Double
+    public var correlationTime: Double
+    /// Foreground sharing interval, seconds, drawn uniformly per tick (PRD: 10–15 s).
+    public var cadence: ClosedRange<Double>
+    /// Share of devices sharing in the background (significant change: ≥ 500 m, at most every 5 min).
+    public var backgroundShare: Double
+    /// How these devices share with each friend: the fraction sharing precisely; the rest share general (fuzzed).
+    public var preciseShare: Double
+    public var network: Network
+
+    public enum TrackSource: Sendable, Equatable {
+        case synthetic(MobilityProfile)
+        /// GPX files, by path or glob, relative to the scenario file.
+        case files([String])
+    }
+
+    public enum Network: String, Sendable, Equatable, CaseIterable {
+        case lte, threeG = "3g", wifi
+    }
+}
+
+/// The social graph, deterministic from the seed.
+public struct Social: Sendable, Equatable {
+    /// Friends per device, drawn uniformly.
+    public var friends: ClosedRange<Int>
+    /// Devices are split into this many communities; friends come from one's own.
+    public var communities: Int
+    /// The fraction of invitations left to "decide later" (pending, never shared).
+    public var decideLater: Double
+
+    public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0) {
+        (self.friends, self.communities, self.decideLater) = (friends, communities, decideLater)
+    }
+}
+
+/// The arrival of devices, the steady part, and the departures, in seconds.
+public struct Timeline: Sendable, Equatable {
+    /// Devices coming online, per second (the ramp-up lasts count ÷ rate).
+    public var arrivalRate: Double
+    public var steady: Double
+    public var rampDown: Double
+
+    public init(arrivalRate: Double = 10, steady: Double = 60, rampDown: Double = 0) {
+        (self.arrivalRate, self.steady, self.rampDown) = (arrivalRate, steady, rampDown)
+    }
+}

@@ -1,0 +1,334 @@
+import ConvoyGeo
+import ConvoyMetrics
+import Foundation
+import Yams
+
+/// A scenario file that cannot be used: where, which key, what is wrong, and
+/// what was probably meant.
+public struct ScenarioError: Error, Sendable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let column: Int
+    /// The key path, e.g. `groups[1].cadence`.
+    public let path: String
+    public let message: String
+
+    public var description: String {
+        "\(file):\(line):\(column): \(path.isEmpty ? "" : "\(path): ")\(message)"
+    }
+}
+
+/// Reads scenario YAML strictly: unknown keys and wrong types are errors
+/// with their position, never silently ignored.
+public enum ScenarioFile {
+    public static func load(_ path: String) throws(ScenarioError) -> Scenario {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ScenarioError(file: path, line: 0, column: 0, path: "", message: "cannot read the file (\(error.localizedDescription))")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ScenarioError) -> Scenario {
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else {
+                throw ScenarioError(file: file, line: 1, column: 1, path: "", message: "the file is empty; a scenario needs at least name and groups")
+            }
+            root = node
+        } catch let error as ScenarioError {
+            throw error
+        } catch let error as YamlError {
+            throw ScenarioError(file: file, line: error.line, column: error.column, path: "", message: "not valid YAML: \(error.problem)")
+        } catch {
+            throw ScenarioError(file: file, line: 0, column: 0, path: "", message: "not valid YAML: \(error)")
+        }
+        return try Reader(file: file, node: root, path: "").scenario()
+    }
+}
+
+extension YamlError {
+    var mark: Mark? {
+        switch self {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark
+        case .duplicatedKeysInMapping(_, let context): context.mark
+        default: nil
+        }
+    }
+    var line: Int { mark?.line ?? 0 }
+    var column: Int { mark?.column ?? 0 }
+    var problem: String {
+        switch self {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): problem
+        case .duplicatedKeysInMapping(let keys, _): "a key is given twice: \(keys.joined(separator: ", "))"
+        default: "\(self)"
+        }
+    }
+}
+
+/// A position in the YAML tree and what can be read from it.
+struct Reader {
+    let file: String
+    let node: Node
+    let path: String
+
+    func error(_ message: String) -> ScenarioError {
+        ScenarioError(file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0, path: path, message: message)
+    }
+
+    // MARK: Shapes
+
+    /// The mapping here, after checking every key is one of `allowed`.
+    func mapping(_ allowed: [String]) throws(ScenarioError) -> [String: Reader] {
+        guard case .mapping(let m) = node else { throw error("expected a mapping (key: value lines), found \(kind)") }
+        var out: [String: Reader] = [:]
+        for (k, v) in m {
+            let key = k.string ?? ""
+            let sub = Reader(file: file, node: k, path: child(key))
+            guard allowed.contains(key) else {
+                var message = "unknown key \"\(key)\""
+                if let guess = Self.closest(key, among: allowed) { message += "; did you mean \"\(guess)\"?" }
+                throw sub.error(message + " (keys here: \(allowed.joined(separator: ", ")))")
+            }
+            guard out[key] == nil else { throw sub.error("\"\(key)\" is given twice") }
+            out[key] = Reader(file: file, node: v, path: child(key))
+        }
+        return out
+    }
+
+    func sequence() throws(ScenarioError) -> [Reader] {
+        guard case .sequence(let s) = node else { throw error("expected a list (- item lines), found \(kind)") }
+        return s.enumerated().map { Reader(file: file, node: $1, path: "\(path)[\($0)]") }
+    }
+
+    func string() throws(ScenarioError) -> String {
+        guard case .scalar(let s) = node else { throw error("expected a value, found \(kind)") }
+        return s.string
+    }
+
+    func int(_ range: ClosedRange<Int>) throws(ScenarioError) -> Int {
+        let s = try string()
+        guard let n = Int(s.replacingOccurrences(of: "_", with: "")) else { throw error("expected a whole number, found \"\(s)\"") }
+        guard range.contains(n) else { throw error("\(n) is out of range \(range.lowerBound)…\(range.upperBound)") }
+        return n
+    }
+
+    /// A fraction: 0.25 or 25%.
+    func fraction() throws(ScenarioError) -> Double {
+        let s = try string().trimmingCharacters(in: .whitespaces)
+        let value = s.hasSuffix("%") ? Double(s.dropLast()).map { $0 / 100 } : Double(s)
+        guard let v = value, (0...1).contains(v) else { throw error("expected a fraction 0…1 or a percentage (25%), found \"\(s)\"") }
+        return v
+    }
+
+    /// A duration: 90, 90s, 1.5m, 250ms, 1h30m (a bare number is seconds).
+    func duration(minimum: Double = 0) throws(ScenarioError) -> Double {
+        let s = try string()
+        guard let seconds = Quantity.seconds(s) else { throw error("expected a duration such as 30s, 2m, 250ms or 1h30m, found \"\(s)\"") }
+        guard seconds >= minimum else { throw error("must be at least \(Quantity.format(seconds: minimum)), found \"\(s)\"") }
+        return seconds
+    }
+
+    /// A distance in metres: 5, 5m, 1.2km.
+    func metres() throws(ScenarioError) -> Double {
+        let s = try string()
+        guard let m = Quantity.metres(s), m >= 0 else { throw error("expected a distance such as 5m or 1.2km, found \"\(s)\"") }
+        return m
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_: T.Type) throws(ScenarioError) -> T where T.RawValue == String {
+        let s = try string()
+        if let v = T(rawValue: s) { return v }
+        let names = T.allCases.map(\.rawValue)
+        var message = "\"\(s)\" is not one of \(names.joined(separator: ", "))"
+        if let guess = Self.closest(s, among: names) { message += "; did you mean \"\(guess)\"?" }
+        throw error(message)
+    }
+
+    private var kind: String {
+        switch node {
+        case .scalar(let s): "the value \"\(s.string)\""
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        case .alias: "an alias"
+        }
+    }
+
+    private func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// The allowed name nearest to `s` (edit distance ≤ 3), for "did you mean".
+    static func closest(_ s: String, among names: [String]) -> String? {
+        func distance(_ a: [Character], _ b: [Character]) -> Int {
+            var row = Array(0...b.count)
+            for (i, ca) in a.enumerated() {
+                var previous = row[0]
+                row[0] = i + 1
+                for (j, cb) in b.enumerated() {
+                    let current = row[j + 1]
+                    row[j + 1] = min(row[j + 1] + 1, row[j] + 1, previous + (ca == cb ? 0 : 1))
+                    previous = current
+                }
+            }
+            return row[b.count]
+        }
+        let scored = names.map { ($0, distance(Array(s.lowercased()), Array($0.lowercased()))) }.min { $0.1 < $1.1 }
+        return scored.flatMap { $0.1 <= 3 ? $0.0 : nil }
+    }
+
+    // MARK: The scenario
+
+    func scenario() throws(ScenarioError) -> Scenario {
+        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds"])
+        guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
+        guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
+        let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
+        guard !groups.isEmpty else { throw groupsNode.error("at least one group of devices") }
+        var names = Set<String>()
+        for (i, g) in groups.enumerated() where !names.insert(g.name).inserted {
+            throw try groupsNode.sequence()[i].error("two groups are named \"\(g.name)\"")
+        }
+        let seed: UInt64
+        if let s = m["seed"] {
+            guard let v = UInt64(try s.string()) else { throw s.error("expected a whole number ≥ 0") }
+            seed = v
+        } else {
+            seed = 1
+        }
+        return Scenario(
+            name: name, seed: seed, target: try m["target"]?.target() ?? .embedded, groups: groups,
+            social: try m["social"]?.social() ?? Social(), timeline: try m["timeline"]?.timeline() ?? Timeline(),
+            workload: try m["workload"]?.choice(Scenario.Workload.self) ?? .open,
+            thresholds: try m["thresholds"]?.sequence().map { (r) throws(ScenarioError) -> Threshold in
+                let text = try r.string()
+                do {
+                    return try Threshold(text)
+                } catch {
+                    throw r.error("\(error)")
+                }
+            } ?? [])
+    }
+
+    func target() throws(ScenarioError) -> Scenario.Target {
+        if case .scalar = node {
+            let s = try string()
+            guard s == "embedded" else { throw error("a target is \"embedded\", or a mapping with url and anon_key, or keys_file") }
+            return .embedded
+        }
+        let m = try mapping(["url", "anon_key", "service_key", "keys_file"])
+        if let keys = m["keys_file"] {
+            guard m["url"] == nil, m["anon_key"] == nil else { throw keys.error("give keys_file or url and anon_key, not both") }
+            return .keysFile(try keys.string())
+        }
+        guard let url = m["url"] else { throw error("a target needs url (and anon_key), or keys_file") }
+        let u = try url.string()
+        guard u.hasPrefix("http://") || u.hasPrefix("https://"), URL(string: u) != nil else { throw url.error("expected an http(s) URL, found \"\(u)\"") }
+        guard let anon = m["anon_key"] else { throw error("a target with a url needs anon_key") }
+        return .project(url: u, anonKey: try anon.string(), serviceKey: try m["service_key"]?.string())
+    }
+
+    func group() throws(ScenarioError) -> DeviceGroup {
+        let m = try mapping(["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
+                             "precise_share", "network"])
+        guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a group needs a name") }
+        guard let count = m["count"] else { throw error("a group needs a count") }
+        return DeviceGroup(
+            name: name, count: try count.int(1...1_000_000), tracks: try m["tracks"]?.tracks() ?? .synthetic(.walk),
+            replay: try m["replay"]?.choice(ReplayMode.self) ?? .loop, accuracy: try m["accuracy"]?.metres() ?? 5,
+            correlationTime: try m["correlation_time"]?.duration(minimum: 1) ?? 60,
+            cadence: try m["cadence"]?.range() ?? 10...15, backgroundShare: try m["background_share"]?.fraction() ?? 0,
+            preciseShare: try m["precise_share"]?.fraction() ?? 1, network: try m["network"]?.choice(DeviceGroup.Network.self) ?? .lte)
+    }
+
+    func tracks() throws(ScenarioError) -> DeviceGroup.TrackSource {
+        let m = try mapping(["synthetic", "files"])
+        switch (m["synthetic"], m["files"]) {
+        case (let s?, nil): return .synthetic(try s.choice(MobilityProfile.self))
+        case (nil, let f?):
+            let files = try f.sequence().map { (r) throws(ScenarioError) -> String in try r.string() }
+            guard !files.isEmpty else { throw f.error("at least one file or glob") }
+            return .files(files)
+        default: throw error("tracks are either synthetic: <profile> or files: [paths or globs]")
+        }
+    }
+
+    /// `10s..15s` (or one duration for a fixed interval).
+    func range() throws(ScenarioError) -> ClosedRange<Double> {
+        let s = try string()
+        let parts = s.components(separatedBy: "..")
+        guard let low = Quantity.seconds(parts[0]), let high = parts.count == 2 ? Quantity.seconds(parts[1]) : low, parts.count <= 2
+        else { throw error("expected an interval such as 10s..15s, or one duration, found \"\(s)\"") }
+        guard low > 0, low <= high else { throw error("the interval must be above 0 and its low end first, found \"\(s)\"") }
+        return low...high
+    }
+
+    func social() throws(ScenarioError) -> Social {
+        let m = try mapping(["friends", "communities", "decide_later"])
+        var social = Social()
+        if let f = m["friends"] {
+            let s = try f.string()
+            let parts = s.components(separatedBy: "..").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count <= 2, let low = parts.first ?? nil, let high = parts.count == 2 ? parts[1] : low, 0 <= low, low <= high
+            else { throw f.error("expected a number of friends or a range such as 2..8, found \"\(s)\"") }
+            social.friends = low...high
+        }
+        if let c = m["communities"] { social.communities = try c.int(1...1_000_000) }
+        if let d = m["decide_later"] { social.decideLater = try d.fraction() }
+        return social
+    }
+
+    func timeline() throws(ScenarioError) -> Timeline {
+        let m = try mapping(["arrival_rate", "steady", "ramp_down"])
+        var t = Timeline()
+        if let r = m["arrival_rate"] {
+            let s = try r.string()
+            let number = s.hasSuffix("/s") ? String(s.dropLast(2)) : s
+            guard let v = Double(number.trimmingCharacters(in: .whitespaces)), v > 0 else {
+                throw r.error("expected devices per second such as 20/s, found \"\(s)\"")
+            }
+            t.arrivalRate = v
+        }
+        if let s = m["steady"] { t.steady = try s.duration() }
+        if let d = m["ramp_down"] { t.rampDown = try d.duration() }
+        return t
+    }
+}
+
+/// Durations and distances as scenario files write them.
+public enum Quantity {
+    /// `90`, `90s`, `1.5m`, `250ms`, `2h`, `1h30m`, `1m30s`.
+    public static func seconds(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        if let plain = Double(s) { return plain >= 0 ? plain : nil }
+        var total = 0.0, number = "", i = s.startIndex
+        while i < s.endIndex {
+            let c = s[i]
+            if c.isNumber || c == "." {
+                number.append(c)
+                i = s.index(after: i)
+                continue
+            }
+            var unit = ""
+            while i < s.endIndex, s[i].isLetter {
+                unit.append(s[i])
+                i = s.index(after: i)
+            }
+            guard let v = Double(number), let scale = ["ms": 0.001, "s": 1, "m": 60, "h": 3600][unit] else { return nil }
+            total += v * scale
+            number = ""
+        }
+        return number.isEmpty && !s.isEmpty ? total : nil
+    }
+
+    public static func metres(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        if s.hasSuffix("km") { return Double(s.dropLast(2)).map { $0 * 1000 } }
+        if s.hasSuffix("m") { return Double(s.dropLast()) }
+        return Double(s)
+    }
+
+    public static func format(seconds: Double) -> String {
+        seconds < 1 ? "\(Int(seconds * 1000))ms" : seconds.truncatingRemainder(dividingBy: 1) == 0 ? "\(Int(seconds))s" : "\(seconds)s"
+    }
+}

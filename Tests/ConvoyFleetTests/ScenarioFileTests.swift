@@ -1,0 +1,68 @@
+import ConvoyFleet
+import ConvoyGeo
+import ConvoyMetrics
+import Foundation
+import Testing
+
+@Suite struct ScenarioFileTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theShippedSmokeScenarioReads() throws {
+        let s = try ScenarioFile.load(Self.root.appendingPathComponent("scenarios/smoke.yaml").path)
+        #expect(s.name == "smoke" && s.seed == 42 && s.target == .embedded && s.workload == .open)
+        #expect(s.deviceCount == 50 && s.groups.map(\.name) == ["walkers", "drivers"])
+        let walkers = s.groups[0], drivers = s.groups[1]
+        #expect(walkers.tracks == .synthetic(.walk) && walkers.cadence == 10...15 && walkers.preciseShare == 0.8)
+        #expect(drivers.accuracy == 8 && drivers.backgroundShare == 0.25 && drivers.network == .lte && drivers.preciseShare == 1)
+        #expect(s.social == Social(friends: 2...5, communities: 3, decideLater: 0.1))
+        #expect(s.timeline == Timeline(arrivalRate: 10, steady: 60, rampDown: 5))
+        #expect(s.thresholds.map(\.text) == ["e2e_latency.p99 < 500ms", "delivery.loss < 0.1%", "decrypt_failures == 0"])
+    }
+
+    @Test func targetsAndDefaults() throws {
+        let s = try ScenarioFile.parse("""
+            name: remote
+            target: { url: "https://abc.supabase.co", anon_key: "k", service_key: "s" }
+            groups: [{ name: g, count: 3 }]
+            """, file: "remote.yaml")
+        #expect(s.target == .project(url: "https://abc.supabase.co", anonKey: "k", serviceKey: "s"))
+        let g = s.groups[0]
+        #expect(g.tracks == .synthetic(.walk) && g.replay == .loop && g.cadence == 10...15 && g.accuracy == 5 && g.network == .lte)
+        let keys = try ScenarioFile.parse("name: k\ntarget: { keys_file: keys.json }\ngroups: [{ name: g, count: 1, tracks: { files: [a.gpx, 'tracks/*.gpx'] } }]",
+                                          file: "k.yaml")
+        #expect(keys.target == .keysFile("keys.json") && keys.groups[0].tracks == .files(["a.gpx", "tracks/*.gpx"]))
+    }
+
+    /// Each bad input names file:line:column, the key path, and what to write instead.
+    @Test(arguments: [
+        ("name: x\ngroups:\n  - name: g\n    count: 3\n    cadance: 10s\n", "bad.yaml:5:5: groups[0].cadance: unknown key \"cadance\"; did you mean \"cadence\"?"),
+        ("name: x\ngroups:\n  - name: g\n    count: lots\n", "bad.yaml:4:12: groups[0].count: expected a whole number, found \"lots\""),
+        ("name: x\ngroups:\n  - name: g\n    count: 0\n", "bad.yaml:4:12: groups[0].count: 0 is out of range 1…1000000"),
+        ("name: x\ngroups:\n  - name: g\n    count: 2\n    cadence: 15s..10s\n", "bad.yaml:5:14: groups[0].cadence: the interval must be above 0 and its low end first"),
+        ("name: x\ngroups:\n  - name: g\n    count: 2\n    tracks: { synthetic: skate }\n", "groups[0].tracks.synthetic: \"skate\" is not one of walk, cycle, drive, transit"),
+        ("name: x\ngroups:\n  - name: g\n    count: 2\n    background_share: 150%\n", "groups[0].background_share: expected a fraction 0…1 or a percentage"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\ntimeline: { steady: soon }\n", "bad.yaml:3:21: timeline.steady: expected a duration such as 30s"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\nthresholds: [\"e2e_latency.p99 < quick\"]\n", "bad.yaml:3:14: thresholds[0]: threshold \"e2e_latency.p99 < quick\": quick is not a duration"),
+        ("name: x\ngroups: [{ name: g, count: 2 }, { name: g, count: 1 }]\n", "bad.yaml:2:33: groups[1]: two groups are named \"g\""),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\ntarget: { url: ftp://x, anon_key: k }\n", "target.url: expected an http(s) URL"),
+        ("name: x\n", "bad.yaml:1:1: a scenario needs groups"),
+        ("name: x\ngroups: {}\n", "bad.yaml:2:9: groups: expected a list (- item lines), found a mapping"),
+        ("name: [unclosed\n", "bad.yaml:2:1: not valid YAML"),
+        ("workload: closed\nworkload: open\nname: x\ngroups: [{ name: g, count: 1 }]\n", "a key is given twice: workload"),
+    ])
+    func badScenariosSayWhereAndWhat(yaml: String, expected: String) {
+        do {
+            _ = try ScenarioFile.parse(yaml, file: "bad.yaml")
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test func quantities() {
+        #expect(Quantity.seconds("90") == 90 && Quantity.seconds("1.5m") == 90 && Quantity.seconds("250ms") == 0.25)
+        #expect(Quantity.seconds("1h30m") == 5400 && Quantity.seconds("1m30s") == 90)
+        #expect(Quantity.seconds("soon") == nil && Quantity.seconds("10x") == nil && Quantity.seconds("5m3") == nil && Quantity.seconds("") == nil)
+        #expect(Quantity.metres("1.2km") == 1200 && Quantity.metres("5m") == 5 && Quantity.metres("7") == 7)
+    }
+}
