@@ -125,7 +125,9 @@ let package = Package(
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyWireTests", dependencies: ["ConvoyWire", "ConvoyServer"],
+            name: "ConvoyWireTests",
+            dependencies: ["ConvoyWire", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyMetricsTests", dependencies: ["ConvoyMetrics"],

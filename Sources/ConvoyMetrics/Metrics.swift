@@ -14,7 +14,9 @@ public final class Metrics: Sendable {
         state.withLock { $0.record(name, microseconds: microseconds) }
     }
 
+    /// Records one duration in seconds; NaN is not recorded, negative counts as 0, beyond an hour as an hour.
     public func record(_ name: String, seconds: Double) {
+        guard !seconds.isNaN else { return }
         record(name, microseconds: seconds <= 0 ? 0 : UInt64(min(seconds * 1e6, Double(MetricsSnapshot.highest))))
     }
 

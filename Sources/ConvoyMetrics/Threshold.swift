@@ -65,9 +65,9 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         }
         if Self.ratios[left] != nil {
             subject = .ratio(left)
-            if right.hasSuffix("%"), let v = Double(right.dropLast().trimmingCharacters(in: .whitespaces)) {
+            if right.hasSuffix("%"), let v = Self.number(String(right.dropLast())) {
                 limit = v / 100
-            } else if let v = Double(right) {
+            } else if let v = Self.number(right) {
                 limit = v
             } else {
                 throw ParseError(description: "threshold \"\(text)\": \(left) is a ratio; give a percentage (0.1%) or a fraction (0.001)")
@@ -83,7 +83,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
             limit = us
             return
         }
-        guard !left.contains("."), let v = Double(right) else {
+        guard !left.contains("."), left.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), let v = Self.number(right) else {
             let known = Self.ratios.keys.sorted().joined(separator: ", ")
             throw ParseError(description: "threshold \"\(text)\": \(left) is neither a histogram statistic (name.p99), a ratio (\(known)) nor a counter with a number")
         }
@@ -97,9 +97,18 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
 
     static func microseconds(_ s: String) -> Double? {
         for (unit, scale) in [("us", 1.0), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)] where s.hasSuffix(unit) {
-            return Double(s.dropLast(unit.count).trimmingCharacters(in: .whitespaces)).map { $0 * scale }
+            return number(String(s.dropLast(unit.count))).map { $0 * scale }
         }
         return nil
+    }
+
+    /// A plain decimal number ≥ 0 (no sign, exponent, `inf` or `nan`).
+    static func number(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.filter({ $0 == "." }).count <= 1,
+              let v = Double(s), v.isFinite
+        else { return nil }
+        return v
     }
 
     /// The subject's value in `snapshot` (nil: nothing was recorded for it).

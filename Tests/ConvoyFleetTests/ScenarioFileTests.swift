@@ -49,6 +49,12 @@ import Testing
         ("name: x\ngroups: {}\n", "bad.yaml:2:9: groups: expected a list (- item lines), found a mapping"),
         ("name: [unclosed\n", "bad.yaml:2:1: not valid YAML"),
         ("workload: closed\nworkload: open\nname: x\ngroups: [{ name: g, count: 1 }]\n", "a key is given twice: workload"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\ntimeline: { steady: inf }\n", "timeline.steady: expected a duration"),
+        ("name: x\ngroups: [{ name: g, count: 2, accuracy: 0x10 }]\n", "groups[0].accuracy: expected a distance"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\ntimeline: { arrival_rate: infinity }\n", "timeline.arrival_rate: expected devices per second"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 0..9223372036854775807 }\n", "social.friends: at most 1000 friends"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\ntarget: { keys_file: k.json, service_key: s }\n", "target.keys_file: give keys_file, or url"),
+        ("name: x\nseed: -1\ngroups: [{ name: g, count: 2 }]\n", "seed: expected a whole number ≥ 0"),
     ])
     func badScenariosSayWhereAndWhat(yaml: String, expected: String) {
         do {
@@ -63,6 +69,7 @@ import Testing
         #expect(Quantity.seconds("90") == 90 && Quantity.seconds("1.5m") == 90 && Quantity.seconds("250ms") == 0.25)
         #expect(Quantity.seconds("1h30m") == 5400 && Quantity.seconds("1m30s") == 90)
         #expect(Quantity.seconds("soon") == nil && Quantity.seconds("10x") == nil && Quantity.seconds("5m3") == nil && Quantity.seconds("") == nil)
+        for bad in ["inf", "nan", "-5s", "1e3s", "30s1m", "1s1s", "0x10"] { #expect(Quantity.seconds(bad) == nil, "\(bad)") }
         #expect(Quantity.metres("1.2km") == 1200 && Quantity.metres("5m") == 5 && Quantity.metres("7") == 7)
     }
 }

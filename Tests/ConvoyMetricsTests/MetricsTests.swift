@@ -13,7 +13,8 @@ import Testing
         #expect(failures.subject == .counter("decrypt_failures") && failures.comparison == .equal && failures.limit == 0)
         #expect(try Threshold("scheduler_lag.p99.9 <= 1ms").subject == .statistic(histogram: "scheduler_lag", stat: "p99.9"))
         #expect(try Threshold("seal.max >= 2s").limit == 2_000_000 && (try Threshold("open.mean != 800us")).comparison == .notEqual)
-        for bad in ["e2e_latency.p99 500ms", "e2e_latency.p99 < fast", "delivery.loss < lots", "something.weird < 3", "< 3"] {
+        for bad in ["e2e_latency.p99 500ms", "e2e_latency.p99 < fast", "delivery.loss < lots", "something.weird < 3", "< 3",
+                    "x < nan", "e2e_latency.p99 < -5ms", "e2e_latency.p99 < inf s", "a=<5"] {
             #expect(throws: Threshold.ParseError.self, "\(bad)") { try Threshold(bad) }
         }
     }
@@ -32,6 +33,8 @@ import Testing
         #expect(try Threshold("delivery.loss < 0.3%").evaluate(s).passed)
         #expect(try !Threshold("delivery.loss < 0.1%").evaluate(s).passed)
         #expect(try Threshold("decrypt_failures == 0").evaluate(s).passed, "an uncounted counter is 0")
+        metrics.record("e2e_latency", seconds: .nan)
+        #expect(metrics.snapshot().statistic("e2e_latency", "count") == 100, "NaN is not a duration")
         let never = try Threshold("open.p99 < 1s").evaluate(s)
         #expect(never.value == nil && !never.passed, "nothing measured is not a pass")
     }

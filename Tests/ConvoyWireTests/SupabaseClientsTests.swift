@@ -1,6 +1,8 @@
 import ConvoyServer
 import ConvoyWire
 import Foundation
+import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import Synchronization
 import Testing
@@ -82,6 +84,38 @@ import Testing
         task.cancel()
     }
 
+    /// A server that accepts the websocket and never answers: the second
+    /// heartbeat finds the first unanswered and the client drops the connection.
+    @Test func anUnansweredHeartbeatDropsTheConnection() async throws {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.ws("realtime/v1/websocket") { _, _ in .upgrade([:]) } onUpgrade: { inbound, _, _ in
+            for try await _ in inbound.messages(maxSize: 1 << 20) {}  // reads, never replies
+        }
+        let (ready, readySink) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let app = Application(router: Router(), server: .http1WebSocketUpgrade(webSocketRouter: router),
+                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { readySink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let serving = Task { try await app.runService() }
+        var ports = ready.makeAsyncIterator()
+        let port = try #require(await ports.next())
+
+        let ticker = Ticker()
+        let realtime = RealtimeClient(url: "ws://127.0.0.1:\(port)/realtime/v1/websocket?apikey=k&vsn=1.0.0", accessToken: "t",
+                                      heartbeatWait: { try await ticker.wait() },
+                                      backoffWait: { _ in try await Task.sleep(for: .seconds(3600)) })
+        let running = Task { await realtime.run() }
+        var events = realtime.events.makeAsyncIterator()
+        #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 0)
+        ticker.tick()  // the first heartbeat goes out
+        ticker.tick()  // the second finds it unanswered
+        let reason = try await Self.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
+        #expect(reason.contains("heartbeat timeout"), "\(reason)")
+        running.cancel()
+        serving.cancel()
+    }
+
     /// Heartbeats on an injected tick; after the server goes away, reconnects
     /// with realtime-js's backoff and rejoins when it is back.
     @Test func heartbeatsReconnectsAndRejoins() async throws {
@@ -107,15 +141,12 @@ import Testing
         let target = SupabaseTarget(url: keys.url, anonKey: keys.anonKey)
         let user = try await SupabaseAuth(SupabaseHTTP(engine: engine, target: target)).signUp(email: "hb@example.com", password: "secret123")
 
-        let (ticks, tick) = AsyncStream<Void>.makeStream()
+        let ticker = Ticker()
         let waits = Mutex<[Double]>([])
         let (gate, openGate) = AsyncStream<Void>.makeStream()
         let realtime = RealtimeClient(
             url: target.realtimeURL, accessToken: user.accessToken,
-            heartbeatWait: {
-                for await _ in ticks { return }  // one heartbeat per tick the test sends
-                throw CancellationError()
-            },
+            heartbeatWait: { try await ticker.wait() },  // one heartbeat per tick the test sends
             backoffWait: { delay in
                 let n = waits.withLock { $0.append(delay); return $0.count }
                 if n == 4 { for await _ in gate { break } }  // hold the fourth wait until the server is back
@@ -125,7 +156,7 @@ import Testing
         realtime.join("realtime:me", bindings: [.init(table: "encrypted_locations", filter: "recipient_id=eq.\(user.userID)")])
         #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 0)
         _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
-        tick.yield()
+        ticker.tick()
         let roundTrip = try await Self.next(&events) { if case .heartbeat(let rt) = $0 { rt } else { nil } }
         #expect(roundTrip >= 0)
 
@@ -141,8 +172,58 @@ import Testing
         _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
 
         running.cancel()
-        tick.finish()
         engine.shutdown()
         second.cancel()
+    }
+}
+
+/// Heartbeat ticks the test hands out one at a time. (An AsyncStream would
+/// not do: cancelling a task that waits on one finishes the stream for good.)
+final class Ticker: Sendable {
+    private struct State {
+        var permits = 0
+        var waiter: (id: UInt64, continuation: CheckedContinuation<Void, any Error>)?
+        var next: UInt64 = 0
+    }
+    private let state = Mutex(State())
+
+    func tick() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            guard let w = s.waiter else {
+                s.permits += 1
+                return nil
+            }
+            s.waiter = nil
+            return w.continuation
+        }
+        waiter?.resume()
+    }
+
+    func wait() async throws {
+        let id = state.withLock { s -> UInt64 in
+            s.next += 1
+            return s.next
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let now = state.withLock { s -> Result<Void, any Error>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if s.permits > 0 {
+                        s.permits -= 1
+                        return .success(())
+                    }
+                    s.waiter = (id, c)
+                    return nil
+                }
+                if let now { c.resume(with: now) }
+            }
+        } onCancel: {
+            let c = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+                guard let w = s.waiter, w.id == id else { return nil }
+                s.waiter = nil
+                return w.continuation
+            }
+            c?.resume(throwing: CancellationError())
+        }
     }
 }

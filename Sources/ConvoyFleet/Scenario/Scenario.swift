@@ -65,6 +65,9 @@ public struct DeviceGroup: Sendable, Equatable {
 
 /// The social graph, deterministic from the seed.
 public struct Social: Sendable, Equatable {
+    /// More friends than this per device is not a scenario Convoy can run.
+    public static let maximumFriends = 1000
+
     /// Friends per device, drawn uniformly.
     public var friends: ClosedRange<Int>
     /// Devices are split into this many communities; friends come from one's own.

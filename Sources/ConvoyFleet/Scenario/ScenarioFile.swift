@@ -118,7 +118,7 @@ struct Reader {
     /// A fraction: 0.25 or 25%.
     func fraction() throws(ScenarioError) -> Double {
         let s = try string().trimmingCharacters(in: .whitespaces)
-        let value = s.hasSuffix("%") ? Double(s.dropLast()).map { $0 / 100 } : Double(s)
+        let value = s.hasSuffix("%") ? Quantity.number(String(s.dropLast())).map { $0 / 100 } : Quantity.number(s)
         guard let v = value, (0...1).contains(v) else { throw error("expected a fraction 0…1 or a percentage (25%), found \"\(s)\"") }
         return v
     }
@@ -191,7 +191,8 @@ struct Reader {
         }
         let seed: UInt64
         if let s = m["seed"] {
-            guard let v = UInt64(try s.string()) else { throw s.error("expected a whole number ≥ 0") }
+            let text = try s.string()
+            guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let v = UInt64(text) else { throw s.error("expected a whole number ≥ 0, found \"\(text)\"") }
             seed = v
         } else {
             seed = 1
@@ -218,7 +219,9 @@ struct Reader {
         }
         let m = try mapping(["url", "anon_key", "service_key", "keys_file"])
         if let keys = m["keys_file"] {
-            guard m["url"] == nil, m["anon_key"] == nil else { throw keys.error("give keys_file or url and anon_key, not both") }
+            guard m["url"] == nil, m["anon_key"] == nil, m["service_key"] == nil else {
+                throw keys.error("give keys_file, or url and anon_key (and service_key), not both")
+            }
             return .keysFile(try keys.string())
         }
         guard let url = m["url"] else { throw error("a target needs url (and anon_key), or keys_file") }
@@ -271,6 +274,7 @@ struct Reader {
             let parts = s.components(separatedBy: "..").map { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard parts.count <= 2, let low = parts.first ?? nil, let high = parts.count == 2 ? parts[1] : low, 0 <= low, low <= high
             else { throw f.error("expected a number of friends or a range such as 2..8, found \"\(s)\"") }
+            guard high <= Social.maximumFriends else { throw f.error("at most \(Social.maximumFriends) friends per device, found \"\(s)\"") }
             social.friends = low...high
         }
         if let c = m["communities"] { social.communities = try c.int(1...1_000_000) }
@@ -284,7 +288,7 @@ struct Reader {
         if let r = m["arrival_rate"] {
             let s = try r.string()
             let number = s.hasSuffix("/s") ? String(s.dropLast(2)) : s
-            guard let v = Double(number.trimmingCharacters(in: .whitespaces)), v > 0 else {
+            guard let v = Quantity.number(number), v > 0 else {
                 throw r.error("expected devices per second such as 20/s, found \"\(s)\"")
             }
             t.arrivalRate = v
@@ -297,15 +301,26 @@ struct Reader {
 
 /// Durations and distances as scenario files write them.
 public enum Quantity {
-    /// `90`, `90s`, `1.5m`, `250ms`, `2h`, `1h30m`, `1m30s`.
+    /// A plain decimal number ≥ 0: digits, at most one point (no signs,
+    /// exponents, hex, `inf` or `nan`, which `Double("…")` would take).
+    public static func number(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.filter({ $0 == "." }).count <= 1,
+              s.contains(where: \.isNumber), let v = Double(s), v.isFinite
+        else { return nil }
+        return v
+    }
+
+    /// `90`, `90s`, `1.5m`, `250ms`, `2h`, `1h30m`, `1m30s`: units from
+    /// largest to smallest, each at most once.
     public static func seconds(_ text: String) -> Double? {
         let s = text.trimmingCharacters(in: .whitespaces)
-        if let plain = Double(s) { return plain >= 0 ? plain : nil }
-        var total = 0.0, number = "", i = s.startIndex
+        if let plain = number(s) { return plain }
+        var total = 0.0, digits = "", i = s.startIndex, lastScale = Double.infinity
         while i < s.endIndex {
             let c = s[i]
-            if c.isNumber || c == "." {
-                number.append(c)
+            if c.isASCII, c.isNumber || c == "." {
+                digits.append(c)
                 i = s.index(after: i)
                 continue
             }
@@ -314,18 +329,19 @@ public enum Quantity {
                 unit.append(s[i])
                 i = s.index(after: i)
             }
-            guard let v = Double(number), let scale = ["ms": 0.001, "s": 1, "m": 60, "h": 3600][unit] else { return nil }
+            guard let v = number(digits), let scale = ["ms": 0.001, "s": 1, "m": 60, "h": 3600][unit], scale < lastScale else { return nil }
             total += v * scale
-            number = ""
+            lastScale = scale
+            digits = ""
         }
-        return number.isEmpty && !s.isEmpty ? total : nil
+        return digits.isEmpty && !s.isEmpty && total.isFinite ? total : nil
     }
 
     public static func metres(_ text: String) -> Double? {
         let s = text.trimmingCharacters(in: .whitespaces)
-        if s.hasSuffix("km") { return Double(s.dropLast(2)).map { $0 * 1000 } }
-        if s.hasSuffix("m") { return Double(s.dropLast()) }
-        return Double(s)
+        if s.hasSuffix("km") { return number(String(s.dropLast(2))).map { $0 * 1000 } }
+        if s.hasSuffix("m") { return number(String(s.dropLast())) }
+        return number(s)
     }
 
     public static func format(seconds: Double) -> String {

@@ -20,7 +20,7 @@ public struct SocialGraph: Sendable, Equatable {
     public let pairs: [Pair]
     public let community: [Int]
 
-    /// The device's friendships: (friend, the pair).
+    /// The device's friendships, as inviter or invitee.
     public func friendships(of device: Int) -> [Pair] { byDevice[device] }
     private let byDevice: [[Pair]]
 
@@ -31,10 +31,10 @@ public struct SocialGraph: Sendable, Equatable {
         community = (0..<n).map { $0 % communities }
         var rng = SeededGenerator(seed: seed, stream: 0x50C1A1)
         var wanted = (0..<n).map { _ in
-            social.friends.lowerBound + Int(rng.next() % UInt64(social.friends.count))
+            social.friends.lowerBound + Int(rng.next() % UInt64(max(1, social.friends.upperBound - social.friends.lowerBound + 1)))
         }
         var pairs: [Pair] = []
-        var linked = Set<[Int]>()
+        var linked = Set<UInt64>()
         for c in 0..<communities {
             var members = Array(stride(from: c, to: n, by: communities))
             Self.shuffle(&members, &rng)
@@ -54,7 +54,7 @@ public struct SocialGraph: Sendable, Equatable {
                 var misses = 0
                 while wanted[a] > 0, open.count > 1, misses < 32 {
                     let b = open[Int(rng.next() % UInt64(open.count))]
-                    guard b != a, linked.insert([min(a, b), max(a, b)]).inserted else {
+                    guard b != a, linked.insert(UInt64(min(a, b)) << 32 | UInt64(max(a, b))).inserted else {
                         misses += 1
                         continue
                     }
@@ -84,5 +84,7 @@ public struct SocialGraph: Sendable, Equatable {
         }
     }
 
-    public static func == (l: SocialGraph, r: SocialGraph) -> Bool { l.devices == r.devices && l.pairs == r.pairs }
+    public static func == (l: SocialGraph, r: SocialGraph) -> Bool {
+        l.devices == r.devices && l.pairs == r.pairs && l.community == r.community
+    }
 }

@@ -17,6 +17,12 @@ public final class HTTPEngine: Sendable {
     private struct Inbox {
         var commands: [Command] = []
         var stopping = false
+        /// Set by the event thread just before it frees the multi handle: from
+        /// then on nothing may wake it.
+        var closed = false
+        /// Device connection caches not yet freed: the event thread frees those
+        /// still here when it stops.
+        var shares: Set<Handle> = []
     }
 
     private enum Command {
@@ -26,7 +32,7 @@ public final class HTTPEngine: Sendable {
     }
 
     /// A libcurl handle, used only on the engine thread (or before it starts).
-    struct Handle: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+    struct Handle: @unchecked Sendable, Hashable { let pointer: UnsafeMutableRawPointer }
 
     public init() throws(WireError) {
         try Curl.ensureReady()
@@ -41,15 +47,19 @@ public final class HTTPEngine: Sendable {
     }
 
     /// Stops the event thread; transfers still running fail with `.shutdown`.
+    /// Calling it again does nothing.
     public func shutdown() {
-        inbox.withLock { $0.stopping = true }
-        curl_multi_wakeup(multi.pointer)
+        inbox.withLock { box in
+            guard !box.stopping else { return }
+            box.stopping = true
+            curl_multi_wakeup(multi.pointer)
+        }
     }
 
     /// Sends `request` and waits for its response. Cancelling the awaiting task
     /// aborts the transfer.
     public func send(_ request: HTTPRequest, on connection: HTTPConnection? = nil) async throws(WireError) -> HTTPResponse {
-        let transfer = Transfer(request: request, share: connection?.share)
+        let transfer = Transfer(request: request, connection: connection)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
@@ -67,20 +77,31 @@ public final class HTTPEngine: Sendable {
         }
     }
 
+    /// Queues a command and wakes the event thread (under the lock, so never
+    /// after the thread has freed the multi handle).
     private func post(_ command: Command) {
         let accepted = inbox.withLock { box -> Bool in
             guard !box.stopping else { return false }
             box.commands.append(command)
+            curl_multi_wakeup(multi.pointer)
             return true
         }
-        if accepted {
-            curl_multi_wakeup(multi.pointer)
-        } else if case .add(let t) = command {
+        if !accepted, case .add(let t) = command {
             t.continuation?.resume(throwing: WireError.shutdown)
             t.continuation = nil
         }
     }
 
+    func register(_ share: Handle) -> Bool {
+        inbox.withLock { box in
+            guard !box.stopping else { return false }
+            box.shares.insert(share)
+            return true
+        }
+    }
+
+    /// Frees a device's connection cache on the event thread (or, once the
+    /// engine has stopped, it was freed already).
     func release(_ share: Handle) { post(.release(share)) }
 
     // MARK: - The event thread
@@ -111,7 +132,7 @@ public final class HTTPEngine: Sendable {
                         t.finish(.failure(.cancelled))
                     }
                 case .release(let share):
-                    curl_share_cleanup(share.pointer)
+                    if inbox.withLock({ $0.shares.remove(share) }) != nil { curl_share_cleanup(share.pointer) }
                 }
             }
             if stopping {
@@ -119,6 +140,12 @@ public final class HTTPEngine: Sendable {
                     curl_multi_remove_handle(multi.pointer, easy)
                     t.finish(.failure(.shutdown))
                 }
+                let shares = inbox.withLock { box -> Set<Handle> in
+                    box.closed = true
+                    defer { box.shares = [] }
+                    return box.shares
+                }
+                for share in shares { curl_share_cleanup(share.pointer) }
                 curl_multi_cleanup(multi.pointer)
                 return
             }
@@ -144,9 +171,15 @@ public final class HTTPConnection: Sendable {
     let share: HTTPEngine.Handle
     private let engine: HTTPEngine
 
+    /// Made on the caller's thread (nothing else uses the share yet); used and
+    /// freed on the engine's.
     public init(engine: HTTPEngine) throws(WireError) {
         guard let s = curl_share_init() else { throw .libraryUnavailable("curl_share_init failed") }
         _ = convoy_share_setopt_long(s, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_CONNECT.rawValue))
+        guard engine.register(HTTPEngine.Handle(pointer: s)) else {
+            curl_share_cleanup(s)
+            throw .shutdown
+        }
         share = HTTPEngine.Handle(pointer: s)
         self.engine = engine
     }
@@ -158,7 +191,8 @@ public final class HTTPConnection: Sendable {
 /// `continuation` (set before the transfer is posted) and `cancelRequested`.
 final class Transfer: @unchecked Sendable {
     let request: HTTPRequest
-    let share: HTTPEngine.Handle?
+    /// Held so that its connection cache outlives the transfer.
+    let connection: HTTPConnection?
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     let cancelRequested = Atomic(false)
     private(set) var easy: UnsafeMutableRawPointer?
@@ -169,17 +203,13 @@ final class Transfer: @unchecked Sendable {
     /// CURL_ERROR_SIZE bytes for libcurl's own error text.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
-    init(request: HTTPRequest, share: HTTPEngine.Handle?) {
+    init(request: HTTPRequest, connection: HTTPConnection?) {
         self.request = request
-        self.share = share
+        self.connection = connection
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
 
-    deinit {
-        if let easy { curl_easy_cleanup(easy) }
-        curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
-    }
+    deinit { errorBuffer.deallocate() }  // `finish` freed the handle
 
     /// Makes the easy handle; on a bad request, finishes with the error and returns nil.
     func start() -> UnsafeMutableRawPointer? {
@@ -197,16 +227,27 @@ final class Transfer: @unchecked Sendable {
         _ = convoy_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me)
         _ = convoy_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, Transfer.onHeader)
         _ = convoy_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me)
-        _ = convoy_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000)))
+        // At most a day; an infinite or absurd timeout means that.
+        let timeout = request.timeout.isFinite ? min(max(1, request.timeout * 1000), 86_400_000) : 86_400_000
+        _ = convoy_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(timeout))
         _ = convoy_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = convoy_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
-        if let share { _ = convoy_easy_setopt_ptr(h, CURLOPT_SHARE, share.pointer) }
+        if let connection { _ = convoy_easy_setopt_ptr(h, CURLOPT_SHARE, connection.share.pointer) }
         switch request.method {
         case "GET": _ = convoy_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
         case "HEAD": _ = convoy_easy_setopt_long(h, CURLOPT_NOBODY, 1)
         default: ok = ok && convoy_easy_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, request.method) == CURLE_OK
         }
-        if let body = request.body {
+        if request.body != nil, ["GET", "HEAD"].contains(request.method) {
+            finish(.failure(.invalidRequest("a \(request.method) request has no body")))
+            return nil
+        }
+        if request.headers.contains(where: { ($0.name + $0.value).contains(where: { $0 == "\r" || $0 == "\n" }) }) {
+            finish(.failure(.invalidRequest("a header name or value holds a line break")))
+            return nil
+        }
+        let body = request.body ?? (["POST", "PUT", "PATCH"].contains(request.method) ? [] : nil)
+        if let body {
             _ = convoy_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
             ok = ok && body.withUnsafeBytes { convoy_easy_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(errorBuffer)) } == CURLE_OK
         }
@@ -225,12 +266,12 @@ final class Transfer: @unchecked Sendable {
     /// Resumes the awaiting task and frees the handle, on the engine thread
     /// (the handle may use a device's shared connection cache).
     func finish(_ result: Result<HTTPResponse, WireError>) {
-        continuation?.resume(with: result.mapError { $0 as any Error })
-        continuation = nil
         if let easy { curl_easy_cleanup(easy) }
         easy = nil
         curl_slist_free_all(headerList)
         headerList = nil
+        continuation?.resume(with: result.mapError { $0 as any Error })
+        continuation = nil
     }
 
     func response() -> HTTPResponse {

@@ -100,37 +100,37 @@ public final class RealtimeClient: Sendable {
     // MARK: - Channels
 
     /// Joins `topic` (`realtime:<name>`) with these bindings, now or on connecting.
+    /// Frames are built and queued under one lock, so a frame made for one
+    /// connection never goes out on the next.
     public func join(_ topic: String, bindings: [Binding]) {
-        let frame = state.withLock { s -> String? in
+        state.withLock { s in
             s.channels[topic] = Channel(bindings: bindings)
-            return s.outgoing == nil ? nil : Self.joinFrame(topic, &s)
+            if let out = s.outgoing { out.yield(Self.joinFrame(topic, &s)) }
         }
-        if let frame { send(frame) }
     }
 
     public func leave(_ topic: String) {
-        let frame = state.withLock { s -> String? in
-            guard s.channels.removeValue(forKey: topic) != nil else { return nil }
-            return Self.frame(topic, "phx_leave", [:], ref: s.nextRef())
+        state.withLock { s in
+            guard s.channels.removeValue(forKey: topic) != nil else { return }
+            s.outgoing?.yield(Self.frame(topic, "phx_leave", [:], ref: s.nextRef()))
         }
-        if let frame { send(frame) }
     }
 
     /// A new access token: used for every later join, and pushed now to each joined channel.
     public func setAccessToken(_ token: String) {
-        let frames = state.withLock { s -> [String] in
+        state.withLock { s in
             s.token = token
-            return s.channels.filter { $0.value.joined }.map { topic, channel in
-                Self.frame(topic, "access_token", ["access_token": token], ref: s.nextRef(), joinRef: channel.joinRef)
+            for (topic, channel) in s.channels where channel.joined {
+                s.outgoing?.yield(Self.frame(topic, "access_token", ["access_token": token], ref: s.nextRef(), joinRef: channel.joinRef))
             }
         }
-        for f in frames { send(f) }
     }
 
     // MARK: - The connection
 
-    /// Connects and stays connected until cancelled.
+    /// Connects and stays connected until cancelled; then `events` ends. Run it once.
     public func run() async {
+        defer { sink.finish() }
         var attempt = 0, failures = 0
         let opened = Atomic(false)
         while !Task.isCancelled {
@@ -164,13 +164,13 @@ public final class RealtimeClient: Sendable {
     private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
         let (outgoing, continuation) = AsyncStream<String>.makeStream()
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
-            let joins = self.state.withLock { s -> [String] in
-                s.outgoing = continuation
-                return s.channels.keys.sorted().map { Self.joinFrame($0, &s) }
-            }
             opened()
             self.sink.yield(.connected(attempt: attempt))
-            for j in joins { continuation.yield(j) }
+            self.state.withLock { s in
+                s.outgoing = continuation
+                for topic in s.channels.keys.sorted() { continuation.yield(Self.joinFrame(topic, &s)) }
+            }
+            // The first child to end (the server closed, or a heartbeat went unanswered) ends the connection.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await text in outgoing { try await outbound.write(.text(text)) }
@@ -189,20 +189,19 @@ public final class RealtimeClient: Sendable {
                         continuation.yield(frame)
                     }
                 }
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    if case .text(let text) = message { self.receive(text) }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message { self.receive(text) }
+                    }
                 }
-                group.cancelAll()
+                defer { group.cancelAll() }
+                try await group.next()
             }
         }
     }
 
     struct HeartbeatTimeout: Error, CustomStringConvertible {
         var description: String { "heartbeat timeout" }
-    }
-
-    private func send(_ frame: String) {
-        _ = state.withLock { $0.outgoing }?.yield(frame)
     }
 
     private func receive(_ text: String) {
@@ -246,15 +245,18 @@ public final class RealtimeClient: Sendable {
             if payload["status"] as? String == "ok", message == "Subscribed to PostgreSQL" {
                 sink.yield(.subscribed(topic: topic))
             } else if payload["status"] as? String == "error" {
+                // e.g. "Token has expired …", followed by phx_close: one event for both.
+                state.withLock { $0.channels[topic]?.joined = false }
                 sink.yield(.channelClosed(topic: topic, reason: message))
             }
         case "phx_close", "phx_error":
+            // A channel the server closed (or that crashed) while joined: the caller must join again.
             let known = state.withLock { s -> Bool in
                 guard s.channels[topic]?.joined == true else { return false }
                 s.channels[topic]?.joined = false
                 return true
             }
-            if known, event == "phx_error" { sink.yield(.channelClosed(topic: topic, reason: "phx_error")) }
+            if known { sink.yield(.channelClosed(topic: topic, reason: event == "phx_error" ? "phx_error" : "closed by the server")) }
         default:
             break
         }

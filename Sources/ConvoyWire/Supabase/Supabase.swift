@@ -20,8 +20,11 @@ public struct SupabaseTarget: Sendable {
     }
 }
 
-/// A signed-in user's tokens. Secrets: never log them.
-public struct Session: Sendable {
+/// A signed-in user's tokens. Secrets: its description leaves them out.
+public struct Session: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "Session(user \(userID), expires at \(expiresAt), tokens redacted)" }
+    public var debugDescription: String { description }
+
     public var accessToken: String
     public var refreshToken: String
     /// Unix seconds.
