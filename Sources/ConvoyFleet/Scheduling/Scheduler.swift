@@ -1,0 +1,147 @@
+import ConvoyMetrics
+import Foundation
+import Synchronization
+
+/// Time as the scheduler sees it: monotonic seconds, and a way to wait.
+/// Injected, so tests run schedules without sleeping.
+public protocol SchedulerClock: Sendable {
+    func now() -> Double
+    /// Returns at `deadline` or later; throws when the task is cancelled.
+    func sleep(until deadline: Double) async throws
+}
+
+/// The monotonic clock, in seconds since the process's first reading.
+public struct MonotonicClock: SchedulerClock {
+    private static let origin = ContinuousClock.now
+
+    public init() {}
+
+    public func now() -> Double {
+        let d = ContinuousClock.now - Self.origin
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+
+    public func sleep(until deadline: Double) async throws {
+        guard deadline.isFinite else {
+            while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
+        }
+        let wait = deadline - now()
+        if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+    }
+}
+
+/// Open-model scheduling for a whole fleet on one timer: every job has an
+/// intended time and starts then, in a task of its own, however long earlier
+/// jobs take (no thread per device, no device waiting on another). Each job
+/// is told its intended time, so latencies are measured from it
+/// (coordinated-omission-safe), and how late it actually started is recorded
+/// as `scheduler_lag`.
+public final class Scheduler: Sendable {
+    /// A job, given its intended time.
+    public typealias Job = @Sendable (_ intended: Double) async -> Void
+
+    private struct Entry: Comparable {
+        var time: Double
+        var order: UInt64
+        var job: Job
+        static func < (a: Entry, b: Entry) -> Bool { (a.time, a.order) < (b.time, b.order) }
+        static func == (a: Entry, b: Entry) -> Bool { a.time == b.time && a.order == b.order }
+    }
+
+    private struct State {
+        var heap = Heap<Entry>()
+        var order: UInt64 = 0
+        /// The run loop's current wait, cancelled when an earlier job arrives.
+        var sleeper: (until: Double, task: Task<Void, Never>)?
+    }
+
+    private let state = Mutex(State())
+    public let clock: any SchedulerClock
+    private let metrics: Metrics?
+
+    public init(clock: any SchedulerClock = MonotonicClock(), metrics: Metrics? = nil) {
+        self.clock = clock
+        self.metrics = metrics
+    }
+
+    /// Runs `job` at `time` (seconds on `clock`); a time already past runs at once.
+    public func at(_ time: Double, _ job: @escaping Job) {
+        let wake = state.withLock { s -> Task<Void, Never>? in
+            s.order += 1
+            s.heap.insert(Entry(time: time, order: s.order, job: job))
+            guard let sleeper = s.sleeper, time < sleeper.until else { return nil }
+            s.sleeper = nil
+            return sleeper.task
+        }
+        wake?.cancel()
+    }
+
+    /// Jobs waiting to start.
+    public var pending: Int { state.withLock { $0.heap.count } }
+
+    /// Starts jobs as they come due, until cancelled (running jobs are cancelled too).
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let now = clock.now()
+                let (due, next) = state.withLock { s -> ([Entry], Double?) in
+                    var due: [Entry] = []
+                    while let first = s.heap.min, first.time <= now { due.append(s.heap.popMin()!) }
+                    return (due, s.heap.min?.time)
+                }
+                for entry in due {
+                    group.addTask { [clock, metrics] in
+                        metrics?.record("scheduler_lag", seconds: clock.now() - entry.time)
+                        await entry.job(entry.time)
+                    }
+                }
+                if !due.isEmpty { continue }
+                // Nothing due: wait for the next job, or until one earlier than it arrives.
+                let until = next ?? .infinity
+                let sleeper = Task { [clock] in _ = try? await clock.sleep(until: until) }
+                let stale = state.withLock { s -> Bool in
+                    // A job that arrived between reading the heap and now is handled at once.
+                    if let first = s.heap.min?.time, first < until { return true }
+                    s.sleeper = (until, sleeper)
+                    return false
+                }
+                if stale { sleeper.cancel() }
+                await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+                state.withLock { s in if s.sleeper?.task == sleeper { s.sleeper = nil } }
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// A binary min-heap.
+struct Heap<Element: Comparable> {
+    private var items: [Element] = []
+    var count: Int { items.count }
+    var min: Element? { items.first }
+
+    mutating func insert(_ e: Element) {
+        items.append(e)
+        var i = items.count - 1
+        while i > 0, items[i] < items[(i - 1) / 2] {
+            items.swapAt(i, (i - 1) / 2)
+            i = (i - 1) / 2
+        }
+    }
+
+    mutating func popMin() -> Element? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let out = items.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < items.count, items[l] < items[m] { m = l }
+            if r < items.count, items[r] < items[m] { m = r }
+            if m == i { return out }
+            items.swapAt(i, m)
+            i = m
+        }
+    }
+}
