@@ -70,7 +70,8 @@ let package = Package(
         // Devices, scenarios, the social graph, scheduling (issue 4 onwards).
         .target(
             name: "ConvoyFleet",
-            dependencies: ["ConvoyGeo", "ConvoyMetrics", .product(name: "Yams", package: "Yams")],
+            dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
+                           .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings),
 
         // The reference backend `convoy serve`: stores and forwards opaque blobs.
@@ -133,7 +134,8 @@ let package = Package(
             name: "ConvoyMetricsTests", dependencies: ["ConvoyMetrics"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyFleetTests", dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo"],
+            name: "ConvoyFleetTests",
+            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyWire", "ConvoySodium", "ConvoyServer"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

@@ -10,15 +10,10 @@ import Glibc
 /// The libcurl multi engine against a real `convoy serve` on a free port.
 @Suite struct HTTPEngineTests {
     /// A reference server on a free loopback port, and its keys.
-    static func server() async throws -> (Task<Void, any Error>, ServerKeys) {
+    static func server() async throws -> EmbeddedServer {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = try await ReferenceServer(configuration: .testing, logger: logger)
-        let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
-        let task = Task { try await server.run { keys in continuation.yield(keys) } }
-        var iterator = stream.makeAsyncIterator()
-        guard let keys = await iterator.next() else { throw CancellationError() }
-        return (task, keys)
+        return try await EmbeddedServer.start(.testing, logger: logger)
     }
 
     static func get(_ keys: ServerKeys, _ path: String, headers: [(name: String, value: String)] = []) -> HTTPRequest {
@@ -26,7 +21,8 @@ import Glibc
     }
 
     @Test func manyConcurrentTransfersOnOneThread() async throws {
-        let (task, keys) = try await Self.server()
+        let server = try await Self.server()
+        let keys = server.keys
         let engine = try HTTPEngine()
         let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for _ in 0..<300 {
@@ -39,11 +35,12 @@ import Glibc
         }
         #expect(statuses.count == 300 && statuses.allSatisfy { $0 == (200, "[]") })
         engine.shutdown()
-        task.cancel()
+        await server.stop()
     }
 
     @Test func eachDeviceKeepsItsOwnConnection() async throws {
-        let (task, keys) = try await Self.server()
+        let server = try await Self.server()
+        let keys = server.keys
         let engine = try HTTPEngine()
         let phoneA = try HTTPConnection(engine: engine), phoneB = try HTTPConnection(engine: engine)
         var opened: [Int] = []
@@ -55,11 +52,12 @@ import Glibc
         #expect(pooled.map(\.timing.newConnections) == [1, 0], "without a device connection, the engine's pool")
         #expect(pooled[0].timing.httpVersion == "1.1" && pooled[0].timing.bytesReceived > pooled[0].body.count)
         engine.shutdown()
-        task.cancel()
+        await server.stop()
     }
 
     @Test func bodiesGoOutAndHeadersComeBack() async throws {
-        let (task, keys) = try await Self.server()
+        let server = try await Self.server()
+        let keys = server.keys
         let engine = try HTTPEngine()
         let signup = HTTPRequest(method: "POST", url: keys.url + "/auth/v1/signup",
                                  headers: [("apikey", keys.anonKey), ("Content-Type", "application/json")],
@@ -78,7 +76,7 @@ import Glibc
                                                       body: Array(#"{"full_name":"x"}"#.utf8)))
         #expect(patch.status == 204, "anon changes nothing, and says so as PostgREST does")
         engine.shutdown()
-        task.cancel()
+        await server.stop()
     }
 
     /// A port that accepts connections (the kernel completes the handshake) and never answers.

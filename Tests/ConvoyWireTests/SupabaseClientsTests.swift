@@ -19,7 +19,8 @@ import Testing
     }
 
     @Test func authRestAndRealtimeWorkTogether() async throws {
-        let (task, keys) = try await HTTPEngineTests.server()
+        let server = try await HTTPEngineTests.server()
+        let keys = server.keys
         let engine = try HTTPEngine()
         let target = SupabaseTarget(url: keys.url, anonKey: keys.anonKey)
         let http = SupabaseHTTP(engine: engine, target: target, connection: try HTTPConnection(engine: engine))
@@ -81,7 +82,7 @@ import Testing
 
         running.cancel()
         engine.shutdown()
-        task.cancel()
+        await server.stop()
     }
 
     /// A server that accepts the websocket and never answers: the second
@@ -127,15 +128,8 @@ import Testing
         config.jwtSecret = String(repeating: "s", count: 40)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        func start(_ config: ServerConfiguration) async throws -> (Task<Void, any Error>, ServerKeys) {
-            let server = try await ReferenceServer(configuration: config, logger: logger)
-            let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
-            let task = Task { try await server.run { keys in continuation.yield(keys) } }
-            var iterator = stream.makeAsyncIterator()
-            guard let keys = await iterator.next() else { throw CancellationError() }
-            return (task, keys)
-        }
-        let (first, keys) = try await start(config)
+        let first = try await EmbeddedServer.start(config, logger: logger)
+        let keys = first.keys
         config.port = Int(keys.url.split(separator: ":").last!)!
         let engine = try HTTPEngine()
         let target = SupabaseTarget(url: keys.url, anonKey: keys.anonKey)
@@ -161,19 +155,18 @@ import Testing
         #expect(roundTrip >= 0)
 
         // The server goes away: the client waits 1, 2, 5, 10 s (injected) between attempts.
-        first.cancel()
-        _ = try? await first.value
+        await first.stop()
         _ = try await Self.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
         while waits.withLock({ $0.count }) < 4 { await Task.yield() }
         #expect(waits.withLock { $0 } == [1, 2, 5, 10])
-        let (second, _) = try await start(config)
+        let second = try await EmbeddedServer.start(config, logger: logger)
         openGate.yield()
         #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 4)
         _ = try await Self.next(&events) { if case .subscribed(let t) = $0 { t } else { nil } }
 
         running.cancel()
         engine.shutdown()
-        second.cancel()
+        await second.stop()
     }
 }
 

@@ -47,6 +47,11 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let message: String
 
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
     public var description: String {
         switch kind {
         case .wire: "transport: \(message)"

@@ -1,0 +1,105 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// A virtual device's account: who it is on the backend, and its key pair.
+/// Email, password, tokens and the secret key are secrets: the description
+/// leaves them out.
+public struct DeviceAccount: Sendable, CustomStringConvertible {
+    public let index: Int
+    public let email: String
+    public let password: String
+    public var session: Session
+    public let keys: BoxKeyPair
+
+    public var userID: String { session.userID }
+    public var description: String { "DeviceAccount(#\(index), user \(session.userID), \(keys.publicKey.base64))" }
+}
+
+/// One side of a friendship, as a device knows it after pairing.
+public struct Friend: Sendable, Equatable {
+    public let index: Int
+    public let userID: String
+    public let publicKey: PublicKey
+    /// How this device shares with the friend (`precise` or `general`).
+    public let iShare: String
+    /// Whether the friendship is active (false: the invite was left at "decide later").
+    public let active: Bool
+}
+
+/// Greenbox-prd.md §4–5 up to sharing: sign up, generate a key pair, publish
+/// the public key, then invite and accept friends as the social graph says,
+/// each side with its own sharing preference.
+public struct Onboarding: Sendable {
+    public let engine: HTTPEngine
+    public let target: SupabaseTarget
+    /// Makes this run's emails unique, so runs can share a backend.
+    public let runID: String
+
+    public init(engine: HTTPEngine, target: SupabaseTarget, runID: String) {
+        (self.engine, self.target, self.runID) = (engine, target, runID)
+    }
+
+    /// Signs device `index` up and publishes its public key (`users` row).
+    public func signUp(_ index: Int, on connection: HTTPConnection? = nil) async throws -> DeviceAccount {
+        let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
+        let email = "convoy-\(runID)-\(index)@convoy.test"
+        let password = Data(Sodium.randomBytes(18)).base64EncodedString()
+        let session = try await SupabaseAuth(http).signUp(email: email, password: password)
+        let keys = try BoxKeyPair()
+        let row = try JSONSerialization.data(withJSONObject: ["id": session.userID, "public_key": keys.publicKey.base64])
+        try await SupabaseREST(http).upsert("users", json: Array(row), onConflict: "id", token: session.accessToken)
+        return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)
+    }
+
+    /// Creates every friendship of `graph`: the inviter's `create_invite` with
+    /// its preference, then (unless the pair is pending) the invitee's
+    /// `accept_invite` with its own. Returns each device's friends with their
+    /// published keys.
+    public func pair(_ graph: SocialGraph, accounts: [DeviceAccount], preference: @escaping @Sendable (Int) -> String,
+                     concurrency: Int = 32) async throws -> [[Friend]] {
+        let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var started = 0
+            for p in graph.pairs {
+                if started >= concurrency { try await group.next() }
+                started += 1
+                group.addTask {
+                    let inviter = accounts[p.inviter], invitee = accounts[p.invitee]
+                    let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter)], token: inviter.session.accessToken)
+                    guard let code = (invite as? [String: Any])?["code"] as? String else {
+                        throw SupabaseError.unexpected("create_invite returned no code")
+                    }
+                    if !p.pending {
+                        _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee)],
+                                               token: invitee.session.accessToken)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Each device's friends' keys, as the app reads them (users are readable by any user).
+        var friends: [[Friend]] = Array(repeating: [], count: accounts.count)
+        for device in accounts.indices {
+            let pairs = graph.friendships(of: device)
+            guard !pairs.isEmpty else { continue }
+            let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
+            let ids = others.map { accounts[$0].userID }.joined(separator: ",")
+            let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: accounts[device].session.accessToken)
+            let keys = Dictionary(uniqueKeysWithValues: rows.compactMap { r -> (String, String)? in
+                guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
+                return (id, k)
+            })
+            for (pair, other) in zip(pairs, others) {
+                guard let text = keys[accounts[other].userID] else { throw SupabaseError.unexpected("no public key for a friend") }
+                friends[device].append(Friend(index: other, userID: accounts[other].userID, publicKey: try PublicKey(base64: text),
+                                              iShare: preference(device), active: !pair.pending))
+            }
+        }
+        return friends
+    }
+}
+
+extension SupabaseError {
+    static func unexpected(_ message: String) -> SupabaseError { SupabaseError(kind: .unexpectedResponse, message: message) }
+}

@@ -1,0 +1,46 @@
+import ConvoyFleet
+import ConvoyServer
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+
+/// Devices sign up, publish their keys and pair as the social graph says,
+/// against an embedded `convoy serve`.
+@Suite struct OnboardingTests {
+    @Test func devicesOnboardAndPairAsTheGraphSays() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
+        let keys = embedded.keys
+
+        let engine = try HTTPEngine()
+        let onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.anonKey), runID: "t1")
+        var accounts: [DeviceAccount] = []
+        for i in 0..<12 { accounts.append(try await onboarding.signUp(i, on: try HTTPConnection(engine: engine))) }
+        #expect(Set(accounts.map(\.userID)).count == 12 && !accounts[0].description.contains(accounts[0].password))
+
+        let graph = SocialGraph(devices: 12, social: Social(friends: 2...3, communities: 2, decideLater: 0.25), seed: 5)
+        #expect(!graph.pairs.isEmpty && graph.pairs.contains(where: \.pending) && graph.pairs.contains { !$0.pending })
+        let friends = try await onboarding.pair(graph, accounts: accounts, preference: { $0.isMultiple(of: 3) ? "general" : "precise" })
+        for device in 0..<12 {
+            let expected = graph.friendships(of: device)
+            #expect(friends[device].count == expected.count)
+            for f in friends[device] {
+                #expect(f.publicKey == accounts[f.index].keys.publicKey, "the friend's published key")
+                #expect(f.iShare == (device.isMultiple(of: 3) ? "general" : "precise"))
+                let pair = try #require(expected.first { Set([$0.inviter, $0.invitee]) == [device, f.index] })
+                #expect(f.active == !pair.pending)
+            }
+        }
+        // What the backend holds, read as the service role.
+        let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.serviceRoleKey)))
+        let active = try await admin.select("friendships", query: "select=id&status=eq.active", token: keys.serviceRoleKey)
+        let open = try await admin.select("invites", query: "select=code&accepted_by=is.null", token: keys.serviceRoleKey)
+        #expect(active.count == graph.pairs.filter { !$0.pending }.count)
+        #expect(open.count == graph.pairs.filter(\.pending).count, "decide-later invites stay unaccepted")
+        engine.shutdown()
+        await embedded.stop()
+    }
+}
