@@ -6,7 +6,7 @@ enum NMEAFields {
     /// An unsigned decimal: `12`, `12.5`.
     static func unsigned(_ s: Substring) -> Double? {
         guard !s.isEmpty, s.first != ".", s.last != ".",
-              s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.count { $0 == "." } <= 1
+              s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.count(where: { $0 == "." }) <= 1
         else { return nil }
         return Double(s)
     }
