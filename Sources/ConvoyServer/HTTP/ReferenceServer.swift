@@ -68,6 +68,11 @@ public final class ReferenceServer: Sendable {
         purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, logger: logger)
     }
 
+    /// A server made and never run (or run and stopped) leaves no temporary database behind.
+    deinit {
+        if let dir = temporaryDirectory { try? FileManager.default.removeItem(at: dir) }
+    }
+
     /// One retention purge now (the background job runs this every `purgeEvery`).
     @discardableResult
     public func purgeOnce() async throws -> Int { try await purger.purgeOnce() }
