@@ -102,14 +102,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    /// A plain decimal number ≥ 0 (no sign, exponent, `inf` or `nan`).
-    static func number(_ text: String) -> Double? {
-        let s = text.trimmingCharacters(in: .whitespaces)
-        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.filter({ $0 == "." }).count <= 1,
-              let v = Double(s), v.isFinite
-        else { return nil }
-        return v
-    }
+    static func number(_ text: String) -> Double? { PlainNumber.parse(text) }
 
     /// The subject's value in `snapshot` (nil: nothing was recorded for it).
     public func value(in snapshot: MetricsSnapshot) -> Double? {
@@ -131,4 +124,17 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     }
 
     public func evaluate(_ snapshot: MetricsSnapshot) -> Outcome { Outcome(threshold: self, value: value(in: snapshot)) }
+}
+
+/// A plain decimal number ≥ 0 as people write them in scenarios and
+/// thresholds: digits and at most one point; no sign, exponent, hex, `inf` or
+/// `nan` (which `Double("…")` would take).
+public enum PlainNumber {
+    public static func parse(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.filter({ $0 == "." }).count <= 1,
+              let v = Double(s), v.isFinite
+        else { return nil }
+        return v
+    }
 }

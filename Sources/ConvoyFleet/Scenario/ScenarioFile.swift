@@ -301,15 +301,8 @@ struct Reader {
 
 /// Durations and distances as scenario files write them.
 public enum Quantity {
-    /// A plain decimal number ≥ 0: digits, at most one point (no signs,
-    /// exponents, hex, `inf` or `nan`, which `Double("…")` would take).
-    public static func number(_ text: String) -> Double? {
-        let s = text.trimmingCharacters(in: .whitespaces)
-        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), s.filter({ $0 == "." }).count <= 1,
-              s.contains(where: \.isNumber), let v = Double(s), v.isFinite
-        else { return nil }
-        return v
-    }
+    /// A plain decimal number ≥ 0 (`PlainNumber`: no signs, exponents, hex, `inf` or `nan`).
+    public static func number(_ text: String) -> Double? { PlainNumber.parse(text) }
 
     /// `90`, `90s`, `1.5m`, `250ms`, `2h`, `1h30m`, `1m30s`: units from
     /// largest to smallest, each at most once.

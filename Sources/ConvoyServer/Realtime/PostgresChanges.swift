@@ -125,7 +125,7 @@ struct PostgresChanges: Sendable {
             }
         }
         var deletes: [(ChangeEvent, [RealtimeHub.Delivery])] = []
-        var reads: [(notice: Notice, candidate: RealtimeHub.Delivery)] = []
+        var reads: [(notice: Notice, candidate: RealtimeHub.Delivery, change: ChangeEvent, json: String)] = []
         for n in notices {
             if n.type == "DELETE" {
                 // The row is gone: as Supabase sends it, the old record is its key.
@@ -139,7 +139,7 @@ struct PostgresChanges: Sendable {
             guard let json = current[n.keyText], let record = Self.object(json) else { continue }
             let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
                                      oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
-            for candidate in hub.route(change) { reads.append((n, candidate)) }
+            for candidate in hub.route(change) { reads.append((n, candidate, change, json)) }
         }
         if !reads.isEmpty {
             let keys = reads.map(\.notice.keyText), claims = reads.map(\.candidate.member.principal.claimsJSON)
@@ -150,8 +150,14 @@ struct PostgresChanges: Sendable {
                 // A read failed (a missing grant, a broken policy): again, each read on its own.
                 visible = try await readers(t.name, keys, claims, guarded: true)
             }
-            for (i, (n, candidate)) in reads.enumerated() {
-                guard let json = visible[i + 1], let record = Self.object(json) else { continue }
+            for (i, (n, candidate, routed, routedJSON)) in reads.enumerated() {
+                guard let json = visible[i + 1] else { continue }
+                // Usually the subscriber reads what the server read: that change, as routed.
+                if json == routedJSON {
+                    hub.deliver(routed, to: [candidate])
+                    continue
+                }
+                guard let record = Self.object(json) else { continue }
                 // What this subscriber may see, checked against its bindings again.
                 let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
                                          oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
