@@ -111,9 +111,14 @@ public final class ReferenceServer: Sendable {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let postgres {
-                // The connection pool, and Realtime fed by the database's notifications.
+                // The connection pool, and Realtime fed by the database's notifications:
+                // listening before the server says it is ready, so no change committed
+                // after that is missed.
                 group.addTask { await postgres.client.run() }
-                group.addTask { [hub] in await PostgresChanges(store: postgres, hub: hub).run() }
+                let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                group.addTask { [hub] in await PostgresChanges(store: postgres, hub: hub).run { signal.yield() } }
+                var ready = listening.makeAsyncIterator()
+                _ = await ready.next()
             }
             group.addTask { try await app.runService(gracefulShutdownSignals: signals) }
             if configuration.purgeEvery > 0 {

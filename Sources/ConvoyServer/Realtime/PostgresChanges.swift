@@ -20,11 +20,12 @@ struct PostgresChanges: Sendable {
 
     /// Listens until cancelled, on a connection of its own (not the pool's);
     /// reconnects after 1, 2, 5, then every 10 s. Changes committed while
-    /// disconnected are not replayed.
-    func run() async {
+    /// disconnected are not replayed. `listening` is called each time LISTEN
+    /// is in place.
+    func run(listening: @escaping @Sendable () -> Void = {}) async {
         let inbox = Inbox(limit: Self.backlogLimit)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await listen(into: inbox) }
+            group.addTask { await listen(into: inbox, listening: listening) }
             group.addTask {
                 while let batch = await inbox.take(upTo: Self.batchLimit) {
                     if batch.dropped > 0 {
@@ -39,7 +40,7 @@ struct PostgresChanges: Sendable {
         }
     }
 
-    private func listen(into inbox: Inbox) async {
+    private func listen(into inbox: Inbox, listening: @escaping @Sendable () -> Void) async {
         var failures = 0
         while !Task.isCancelled {
             do {
@@ -47,6 +48,7 @@ struct PostgresChanges: Sendable {
                 failures = 0
                 do {
                     try await connection.listen(on: "convoy_changes") { notifications in
+                        listening()
                         for try await n in notifications { inbox.put(n.payload) }
                     }
                 } catch {
