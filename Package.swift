@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "ConvoyFleet",
             dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
-                           .product(name: "Yams", package: "Yams")],
+                           .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
 
         // The reference backend `convoy serve`: stores and forwards opaque blobs.
@@ -97,7 +97,8 @@ let package = Package(
         .executableTarget(
             name: "convoy",
             dependencies: [
-                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire", "ConvoyServer",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire", "ConvoyServer", "ConvoyFleet", "ConvoyMetrics",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,13 +5,22 @@ import Synchronization
 /// significant digits, 1 µs to 1 hour) and counters, recorded from any
 /// thread. `snapshot()` copies them out; snapshots merge losslessly (shards).
 public final class Metrics: Sendable {
-    private let state = Mutex(MetricsSnapshot())
+    private struct State {
+        var total = MetricsSnapshot()
+        /// What was recorded since the last `takeInterval()` (the live, per-second view).
+        var interval = MetricsSnapshot()
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Records one duration, in microseconds (clamped to the trackable range).
     public func record(_ name: String, microseconds: UInt64) {
-        state.withLock { $0.record(name, microseconds: microseconds) }
+        state.withLock {
+            $0.total.record(name, microseconds: microseconds)
+            $0.interval.record(name, microseconds: microseconds)
+        }
     }
 
     /// Records one duration in seconds; NaN is not recorded, negative counts as 0, beyond an hour as an hour.
@@ -21,10 +30,25 @@ public final class Metrics: Sendable {
     }
 
     public func count(_ name: String, by n: Int = 1) {
-        state.withLock { $0.counters[name, default: 0] += n }
+        state.withLock {
+            $0.total.counters[name, default: 0] += n
+            $0.interval.counters[name, default: 0] += n
+        }
     }
 
-    public func snapshot() -> MetricsSnapshot { state.withLock { $0 } }
+    /// The counters so far (without copying the histograms).
+    public func counters() -> [String: Int] { state.withLock { $0.total.counters } }
+
+    /// Everything recorded so far.
+    public func snapshot() -> MetricsSnapshot { state.withLock { $0.total } }
+
+    /// What was recorded since the previous call (or since the start), and a fresh interval.
+    public func takeInterval() -> MetricsSnapshot {
+        state.withLock { s in
+            defer { s.interval = MetricsSnapshot() }
+            return s.interval
+        }
+    }
 }
 
 /// Histograms and counters at one moment; Codable, so shards' results can be

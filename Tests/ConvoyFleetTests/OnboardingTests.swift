@@ -23,7 +23,7 @@ import Testing
 
         let graph = SocialGraph(devices: 12, social: Social(friends: 2...3, communities: 2, decideLater: 0.25), seed: 5)
         #expect(!graph.pairs.isEmpty && graph.pairs.contains(where: \.pending) && graph.pairs.contains { !$0.pending })
-        let friends = try await onboarding.pair(graph, accounts: accounts, preference: { $0.isMultiple(of: 3) ? "general" : "precise" })
+        let friends = try await onboarding.pair(graph, accounts: accounts, preference: { a, _ in a.isMultiple(of: 3) ? "general" : "precise" })
         for device in 0..<12 {
             let expected = graph.friendships(of: device)
             #expect(friends[device].count == expected.count)

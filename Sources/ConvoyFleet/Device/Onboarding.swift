@@ -54,9 +54,10 @@ public struct Onboarding: Sendable {
 
     /// Creates every friendship of `graph`: the inviter's `create_invite` with
     /// its preference, then (unless the pair is pending) the invitee's
-    /// `accept_invite` with its own. Returns each device's friends with their
-    /// published keys.
-    public func pair(_ graph: SocialGraph, accounts: [DeviceAccount], preference: @escaping @Sendable (Int) -> String,
+    /// `accept_invite` with its own. `preference(a, b)` is how device `a`
+    /// shares with device `b` (`precise` or `general`). Returns each device's
+    /// friends with their published keys.
+    public func pair(_ graph: SocialGraph, accounts: [DeviceAccount], preference: @escaping @Sendable (Int, Int) -> String,
                      concurrency: Int = 32) async throws -> [[Friend]] {
         let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -66,12 +67,12 @@ public struct Onboarding: Sendable {
                 started += 1
                 group.addTask {
                     let inviter = accounts[p.inviter], invitee = accounts[p.invitee]
-                    let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter)], token: inviter.session.accessToken)
+                    let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: inviter.session.accessToken)
                     guard let code = (invite as? [String: Any])?["code"] as? String else {
                         throw SupabaseError.unexpected("create_invite returned no code")
                     }
                     if !p.pending {
-                        _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee)],
+                        _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)],
                                                token: invitee.session.accessToken)
                     }
                 }
@@ -93,7 +94,7 @@ public struct Onboarding: Sendable {
             for (pair, other) in zip(pairs, others) {
                 guard let text = keys[accounts[other].userID] else { throw SupabaseError.unexpected("no public key for a friend") }
                 friends[device].append(Friend(index: other, userID: accounts[other].userID, publicKey: try PublicKey(base64: text),
-                                              iShare: preference(device), active: !pair.pending))
+                                              iShare: preference(device, other), active: !pair.pending))
             }
         }
         return friends

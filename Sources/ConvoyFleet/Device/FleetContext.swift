@@ -1,0 +1,49 @@
+import ConvoyMetrics
+import ConvoyWire
+import Logging
+
+/// What every device of a run shares: the transport, the backend, the
+/// clocks and the scheduler, the run's measurements, and who is online.
+public final class FleetContext: Sendable {
+    public let engine: HTTPEngine
+    public let target: SupabaseTarget
+    public let metrics: Metrics
+    public let clock: RunClock
+    public let scheduler: Scheduler
+    public let presence: Presence
+    public let logger: Logger
+    public let options: DeviceOptions
+
+    public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
+                presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions()) {
+        self.engine = engine
+        self.target = target
+        self.metrics = metrics
+        self.clock = clock
+        self.scheduler = scheduler
+        self.presence = presence
+        self.logger = logger
+        self.options = options
+    }
+}
+
+/// How devices behave where the PRD leaves a number open.
+public struct DeviceOptions: Sendable, Equatable {
+    /// An update whose `ts` is older than this on arrival is stale (PRD §4.4 step d), seconds.
+    public var staleAfter: Double = 120
+    /// At most this `acc` (metres) is drawn as a dot; more is a circle (PRD §4.4 step d).
+    public var dotAccuracy: Double = 50
+    /// Significant change (background): distance moved and least interval, metres and seconds (iOS).
+    public var significantDistance: Double = 500
+    public var significantInterval: Double = 300
+    /// Refresh the access token this long before it expires (at most a fifth of its lifetime), seconds.
+    public var refreshMargin: Double = 60
+    /// Open (intended times) or closed (each update waits for the previous one).
+    public var workload: Scenario.Workload = .open
+    /// The Realtime heartbeat interval, seconds (realtime-js: 25).
+    public var heartbeat: Double = RealtimeClient.heartbeatInterval
+    /// The largest backfill page, rows.
+    public var backfillPage = 1000
+
+    public init() {}
+}

@@ -1,0 +1,55 @@
+import ConvoyMetrics
+
+/// What one device sent and what it made of what it received, kept for the
+/// run's accounting. Device indices are `Int32` to keep ten thousand of these small.
+struct DeviceLedger: Sendable {
+    /// One sharing tick: one sequence number, sealed to each friend online at the time.
+    struct Tick: Sendable {
+        var seq: UInt64
+        var recipients: [Int32]
+        /// Why the insert failed (`http_403`, `transport`, …), nil when it succeeded.
+        var failure: String?
+    }
+
+    var sent: [Tick] = []
+    /// Sequence numbers decrypted, accepted or stale, by sender.
+    var received: [Int32: Set<UInt64>] = [:]
+    /// Of those, the ones rejected as stale (PRD §4.4 step d).
+    var stale: [Int32: Set<UInt64>] = [:]
+    /// Rows from a sender that did not open, by sender (their sequence number is sealed inside).
+    var decryptFailures: [Int32: Int] = [:]
+}
+
+extension Accounting {
+    /// Matches each device's sent ticks with what its friends received.
+    static func reconcile(_ ledgers: [DeviceLedger], duplicates: Int, sentOffline: Int) -> Accounting {
+        var a = Accounting()
+        a.duplicates = duplicates
+        a.sentOffline = sentOffline
+        var decryptBudget = ledgers.map(\.decryptFailures)
+        for (s, ledger) in ledgers.enumerated() {
+            let sender = Int32(s)
+            for tick in ledger.sent {
+                for r in tick.recipients {
+                    a.sent += 1
+                    let recipient = ledgers[Int(r)]
+                    let reason: String?
+                    if recipient.stale[sender]?.contains(tick.seq) == true {
+                        reason = "stale"
+                    } else if recipient.received[sender]?.contains(tick.seq) == true {
+                        reason = nil
+                    } else if let failure = tick.failure {
+                        reason = failure
+                    } else if let n = decryptBudget[Int(r)][sender], n > 0 {
+                        decryptBudget[Int(r)][sender] = n - 1
+                        reason = "decrypt_failed"
+                    } else {
+                        reason = "not_received"
+                    }
+                    if let reason { a.lost[reason, default: 0] += 1 } else { a.delivered += 1 }
+                }
+            }
+        }
+        return a
+    }
+}

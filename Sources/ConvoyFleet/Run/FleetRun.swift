@@ -1,0 +1,250 @@
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Logging
+import Synchronization
+
+/// `convoy run`'s main job: onboard and pair a scenario's devices, bring them
+/// online at the arrival rate, let them share and receive through the steady
+/// part, take them off again, wait for what is in flight, and account for
+/// every update.
+public final class FleetRun: Sendable {
+    public struct Configuration: Sendable {
+        public var scenario: Scenario
+        /// The scenario file (track files are relative to its folder; errors name it).
+        public var scenarioFile: String
+        public var target: SupabaseTarget
+        /// Makes account emails unique, so runs can share a backend.
+        public var runID: String
+        /// How long receivers wait for updates in flight after the last send, seconds.
+        public var drain: Double
+        public var device: DeviceOptions
+        /// Sign-ups and invitations in flight at once during onboarding.
+        public var onboardingConcurrency: Int
+        /// Each device holds its own HTTP connection (as a phone does); false: one shared pool.
+        public var connectionPerDevice: Bool
+
+        public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
+                    device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true) {
+            self.scenario = scenario
+            self.scenarioFile = scenarioFile
+            self.target = target
+            self.runID = runID
+            self.drain = drain
+            self.device = device
+            self.onboardingConcurrency = onboardingConcurrency
+            self.connectionPerDevice = connectionPerDevice
+            self.device.workload = scenario.workload
+        }
+    }
+
+    public enum Phase: String, Sendable {
+        case onboarding, pairing
+        case rampUp = "ramp-up"
+        case steady
+        case rampDown = "ramp-down"
+        case draining, done
+    }
+
+    /// Once a second: what happened in that second, and where the run is.
+    public struct Tick: Sendable {
+        /// Seconds since the first device arrived (negative during onboarding).
+        public var elapsed: Double
+        public var phase: Phase
+        public var devicesOnline: Int
+        public var onboarded: Int
+        /// What was recorded in this second.
+        public var interval: MetricsSnapshot
+        /// Counters since the start.
+        public var totals: [String: Int]
+    }
+
+    /// What a run produced.
+    public struct Outcome: Sendable {
+        public var metrics: MetricsSnapshot
+        public var accounting: Accounting
+        /// False when the run was interrupted (SIGINT/SIGTERM): the figures cover what ran.
+        public var complete: Bool
+        public var devices: Int
+        public var startedAt: Date
+        public var endedAt: Date
+        /// Seconds from the first arrival to the end of the drain.
+        public var duration: Double
+        /// Each device's account as it ended (sessions rotate), for `--keep-roster`.
+        public var accounts: [DeviceAccount]
+    }
+
+    public let configuration: Configuration
+    private let engine: HTTPEngine
+    private let metrics: Metrics
+    private let clock: RunClock
+    private let logger: Logger
+    private let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan))
+
+    public init(_ configuration: Configuration, engine: HTTPEngine, metrics: Metrics = Metrics(), clock: RunClock = RunClock(),
+                logger: Logger = Logger(label: "convoy.run")) {
+        self.configuration = configuration
+        self.engine = engine
+        self.metrics = metrics
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Seconds from the first arrival to the last departure.
+    public static func plannedLength(_ s: Scenario) -> Double {
+        Double(s.deviceCount) / s.timeline.arrivalRate + s.timeline.steady + s.timeline.rampDown
+    }
+
+    /// Runs the scenario. Cancelling the calling task ends the run early and
+    /// gracefully: sharing stops, in-flight updates drain, the outcome is
+    /// marked incomplete. `progress` is called about once a second.
+    public func run(progress: @escaping @Sendable (Tick) -> Void = { _ in }) async throws -> Outcome {
+        let scenario = configuration.scenario
+        let startedAt = Date()
+        let n = scenario.deviceCount
+        let library = try TrackLibrary.build(scenario, file: configuration.scenarioFile,
+                                             length: Self.plannedLength(scenario) + configuration.drain + 60)
+        let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
+        let presence = Presence(devices: n)
+        let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
+                                   scheduler: scheduler, presence: presence, logger: logger, options: configuration.device)
+        let monitor = Task { [self] in await self.monitor(presence: presence, progress: progress) }
+        defer { monitor.cancel() }
+
+        // Set-up: sign-ups, keys, invitations. Not part of the measured timeline.
+        let connections: [HTTPConnection?] = try (0..<n).map { _ in configuration.connectionPerDevice ? try HTTPConnection(engine: engine) : nil }
+        let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID)
+        let accounts = try await signUpAll(onboarding, connections: connections)
+        try Task.checkCancellation()
+        setPhase(.pairing)
+        let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
+        let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
+        let seed = scenario.seed
+        let preferences = scenario.groups.map(\.preciseShare)
+        let friends = try await onboarding.pair(graph, accounts: accounts, preference: { a, b in
+            var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
+            return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
+        }, concurrency: configuration.onboardingConcurrency)
+        try Task.checkCancellation()
+
+        var devices: [VirtualDevice] = []
+        devices.reserveCapacity(n)
+        var rng = SeededGenerator(seed: scenario.seed, stream: 0xF1EE7)
+        for i in 0..<n {
+            let group = scenario.groups[groupOf[i]]
+            let tracks = library.tracks[groupOf[i]]
+            let track = tracks[i % tracks.count]
+            let replayer = try Replayer(track: track, mode: group.replay, offset: rng.uniform(0, max(track.duration, 1)))
+            let profile = VirtualDevice.Profile(
+                cadence: group.cadence, background: rng.chance(group.backgroundShare), replayer: replayer,
+                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: rng.next())
+            devices.append(try VirtualDevice(account: accounts[i], friends: friends[i], profile: profile, connection: connections[i],
+                                             context: context))
+        }
+
+        // The timeline: arrivals in a seeded order at the arrival rate, the steady part, departures.
+        let schedulerTask = Task { await scheduler.run() }
+        let t0 = clock.now() + 0.2
+        let timeline = scenario.timeline
+        let rampUpEnd = t0 + Double(n) / timeline.arrivalRate
+        let steadyEnd = rampUpEnd + timeline.steady
+        let end = steadyEnd + timeline.rampDown
+        status.withLock { $0.start = t0 }
+        setPhase(.rampUp)
+        var order = Array(0..<n)
+        SocialGraph.shuffle(&order, &rng)
+        let drain = configuration.drain
+        for (k, i) in order.enumerated() {
+            let device = devices[i]
+            scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
+            if timeline.rampDown > 0 {
+                let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
+                scheduler.at(leave) { _ in await device.leave() }
+                scheduler.at(leave + drain) { _ in await device.disconnect() }
+            }
+        }
+        var complete = true
+        do {
+            try await clock.monotonic.sleep(until: rampUpEnd)
+            setPhase(.steady)
+            try await clock.monotonic.sleep(until: steadyEnd)
+            setPhase(.rampDown)
+            try await clock.monotonic.sleep(until: end)
+        } catch {
+            complete = false
+            logger.notice("interrupted: stopping the devices, draining for \(drain) s")
+        }
+
+        // Stop sharing everywhere, let what is in flight arrive, then close.
+        setPhase(.draining)
+        for d in devices { await d.leave() }
+        let drained = Task { try? await clock.monotonic.sleep(until: clock.now() + drain) }
+        await drained.value
+        for d in devices { await d.disconnect() }
+        schedulerTask.cancel()
+        await schedulerTask.value
+        setPhase(.done)
+
+        var ledgers: [DeviceLedger] = []
+        var duplicates = 0, offline = 0
+        var finalAccounts: [DeviceAccount] = []
+        for d in devices {
+            ledgers.append(await d.ledger)
+            duplicates += await d.duplicates
+            offline += await d.sentOffline
+            finalAccounts.append(await d.currentAccount)
+        }
+        let accounting = Accounting.reconcile(ledgers, duplicates: duplicates, sentOffline: offline)
+        var snapshot = metrics.snapshot()
+        snapshot.counters["delivered"] = accounting.delivered
+        snapshot.counters["lost"] = accounting.lostTotal
+        for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
+        snapshot.counters["devices"] = n
+        return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
+                       duration: clock.now() - t0, accounts: finalAccounts)
+    }
+
+    private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
+
+    /// Signs every device up, `onboardingConcurrency` at a time.
+    private func signUpAll(_ onboarding: Onboarding, connections: [HTTPConnection?]) async throws -> [DeviceAccount] {
+        let n = connections.count
+        var accounts = [DeviceAccount?](repeating: nil, count: n)
+        try await withThrowingTaskGroup(of: DeviceAccount.self) { group in
+            var next = 0
+            func start() {
+                let i = next
+                next += 1
+                group.addTask { [clock, metrics] in
+                    let started = clock.now()
+                    let account = try await onboarding.signUp(i, on: connections[i])
+                    metrics.record("signup", seconds: clock.now() - started)
+                    return account
+                }
+            }
+            while next < min(n, configuration.onboardingConcurrency) { start() }
+            while let account = try await group.next() {
+                accounts[account.index] = account
+                status.withLock { $0.onboarded += 1 }
+                if next < n { start() }
+            }
+        }
+        return accounts.map { $0! }
+    }
+
+    /// Reports each second's measurements until cancelled.
+    private func monitor(presence: Presence, progress: @Sendable (Tick) -> Void) async {
+        var next = clock.now() + 1
+        while !Task.isCancelled {
+            do { try await clock.monotonic.sleep(until: next) } catch { return }
+            next += 1
+            let interval = metrics.takeInterval()
+            let totals = metrics.counters()
+            let s = status.withLock { $0 }
+            progress(Tick(elapsed: s.start.isNaN ? 0 : clock.now() - s.start, phase: s.phase, devicesOnline: presence.onlineCount,
+                          onboarded: s.onboarded, interval: interval, totals: totals))
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// `roster.json` (`convoy run --keep-roster`, written 0600): every device's
+/// account and key pair, so a run can be repeated against the same project
+/// and a third party can decrypt what was sent. Secrets, all of it.
+public enum Roster {
+    public static let schema = "convoy.roster"
+    public static let version = 1
+
+    public static func json(_ accounts: [DeviceAccount], target url: String) throws -> Data {
+        let devices: [[String: Any]] = accounts.map { a in
+            ["index": a.index, "user_id": a.userID, "email": a.email, "password": a.password,
+             "refresh_token": a.session.refreshToken, "public_key": a.keys.publicKey.base64,
+             "secret_key": a.keys.secretKey.exportBase64()]
+        }
+        let root: [String: Any] = ["schema": schema, "version": version, "url": url, "devices": devices]
+        return try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+}

@@ -1,0 +1,24 @@
+/// Where every update went. It closes: `sent = delivered + Σ lost`, with
+/// duplicates and updates to friends who were not online counted apart.
+public struct Accounting: Sendable, Equatable, Codable {
+    /// Updates (one per friend per tick) to friends online when they were sent.
+    public var sent = 0
+    /// Decrypted, valid and shown to the friend.
+    public var delivered = 0
+    /// Why the rest were not: `not_received`, `stale`, `decrypt_failed`, or the insert's failure (`http_403`, `transport`, …).
+    public var lost: [String: Int] = [:]
+    /// Received again after the first time (a Realtime resend or a backfill overlap).
+    public var duplicates = 0
+    /// Updates to friends who were not online (not arrived yet, or gone): not expected.
+    public var sentOffline = 0
+
+    public var lostTotal: Int { lost.values.reduce(0, +) }
+    public var closes: Bool { sent == delivered + lostTotal }
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case sent, delivered, lost, duplicates
+        case sentOffline = "sent_offline"
+    }
+}

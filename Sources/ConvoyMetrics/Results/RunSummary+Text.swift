@@ -1,0 +1,56 @@
+import Foundation
+
+extension RunSummary {
+    /// The histograms a reader looks at first, in this order; others follow by name.
+    static let leading = ["e2e_latency", "commit_to_receipt", "post", "seal", "open", "scheduler_lag", "subscribe", "signup"]
+
+    /// `summary.md`, and what `convoy run` prints at the end.
+    public func markdown() -> String {
+        var out = "# \(scenario): \(passed ? "passed" : "FAILED")\(complete ? "" : " (interrupted: incomplete)")\n\n"
+        out += "\(devices) devices against \(target.url) (\(target.kind)), seed \(seed), \(Self.seconds(durationSeconds)) "
+        out += "from the first arrival, started \(startedAt.formatted(Date.ISO8601FormatStyle())).\n\n"
+
+        let a = accounting
+        out += "## Accounting\n\n"
+        out += "| sent | delivered | lost | duplicates | to friends offline |\n|---:|---:|---:|---:|---:|\n"
+        out += "| \(a.sent) | \(a.delivered) | \(a.lostTotal) | \(a.duplicates) | \(a.sentOffline) |\n\n"
+        if !a.lost.isEmpty {
+            out += "Lost by reason: " + a.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".\n\n"
+        }
+        out += a.closes ? "Every update is accounted for: sent = delivered + lost.\n\n"
+            : "**The accounting does not close**: sent \(a.sent) ≠ delivered \(a.delivered) + lost \(a.lostTotal).\n\n"
+
+        out += "## Latency (ms)\n\n| histogram | count | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
+        let names = Self.leading.filter { latencyMs[$0] != nil } + latencyMs.keys.filter { !Self.leading.contains($0) }.sorted()
+        for name in names {
+            let s = latencyMs[name]!
+            out += "| \(name) | \(s.count) | \(Self.ms(s.p50)) | \(Self.ms(s.p90)) | \(Self.ms(s.p99)) | \(Self.ms(s.p999)) | \(Self.ms(s.max)) |\n"
+        }
+
+        if !thresholds.isEmpty {
+            out += "\n## Thresholds\n\n| threshold | value | result |\n|---|---:|---|\n"
+            for t in thresholds {
+                out += "| `\(t.threshold)` | \(Self.value(t)) | \(t.passed ? "pass" : "**FAIL**") |\n"
+            }
+        }
+
+        let shown = counters.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+        if !shown.isEmpty {
+            out += "\n## Counters\n\n" + shown.map { "- \($0.key): \($0.value)" }.joined(separator: "\n") + "\n"
+        }
+        return out
+    }
+
+    static func ms(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
+
+    static func seconds(_ v: Double) -> String { v >= 120 ? String(format: "%.1f min", v / 60) : String(format: "%.1f s", v) }
+
+    static func value(_ t: ThresholdResult) -> String {
+        guard let v = t.value else { return "not measured" }
+        switch t.unit {
+        case "ms": return "\(ms(v)) ms"
+        case "ratio": return String(format: "%.3f %%", v * 100)
+        default: return String(format: "%.0f", v)
+        }
+    }
+}

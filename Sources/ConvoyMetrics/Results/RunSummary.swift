@@ -1,0 +1,119 @@
+import Foundation
+import Histogram
+
+/// `summary.json`: a run's result in a versioned, documented schema
+/// (docs/results.md). Durations are milliseconds; ratios are fractions.
+public struct RunSummary: Codable, Sendable, Equatable {
+    /// Bumped when a field changes meaning or goes away (adding fields does not).
+    public static let currentVersion = 1
+
+    public var schema = "convoy.run.summary"
+    public var version = RunSummary.currentVersion
+    public var scenario: String
+    public var scenarioFile: String
+    public var seed: UInt64
+    /// False when the run was interrupted: the figures cover what ran.
+    public var complete: Bool
+    public var startedAt: Date
+    public var endedAt: Date
+    /// Seconds from the first arrival to the end of the drain.
+    public var durationSeconds: Double
+    public var target: Target
+    public var devices: Int
+    public var accounting: Accounting
+    /// Each histogram's statistics, milliseconds.
+    public var latencyMs: [String: Statistics]
+    public var counters: [String: Int]
+    public var thresholds: [ThresholdResult]
+    /// Every threshold held.
+    public var passed: Bool
+    /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 runtime failure.
+    public var exitCode: Int32
+
+    public struct Target: Codable, Sendable, Equatable {
+        /// `embedded`, `project` or `keys_file`.
+        public var kind: String
+        public var url: String
+
+        public init(kind: String, url: String) { (self.kind, self.url) = (kind, url) }
+    }
+
+    public struct Statistics: Codable, Sendable, Equatable {
+        public var count: Int
+        public var min: Double
+        public var mean: Double
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p999: Double
+        public var max: Double
+
+        enum CodingKeys: String, CodingKey {
+            case count, min, mean, p50, p90, p99, max
+            case p999 = "p99.9"
+        }
+    }
+
+    public struct ThresholdResult: Codable, Sendable, Equatable {
+        public var threshold: String
+        /// In the threshold's unit: milliseconds for latencies, a fraction for ratios, a count; nil when never measured.
+        public var value: Double?
+        public var unit: String
+        public var passed: Bool
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed
+        case scenarioFile = "scenario_file"
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+        case durationSeconds = "duration_s"
+        case latencyMs = "latency_ms"
+        case exitCode = "exit_code"
+    }
+
+    public init(scenario: String, scenarioFile: String, seed: UInt64, complete: Bool, startedAt: Date, endedAt: Date,
+                durationSeconds: Double, target: Target, devices: Int, accounting: Accounting, metrics: MetricsSnapshot,
+                thresholds: [Threshold], exitCode: (_ passed: Bool) -> Int32) {
+        self.scenario = scenario
+        self.scenarioFile = scenarioFile
+        self.seed = seed
+        self.complete = complete
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.durationSeconds = durationSeconds
+        self.target = target
+        self.devices = devices
+        self.accounting = accounting
+        counters = metrics.counters
+        latencyMs = metrics.histograms.compactMapValues { h in
+            guard h.totalCount > 0 else { return nil }
+            func ms(_ p: Double) -> Double { Double(h.valueAtPercentile(p)) / 1000 }
+            return Statistics(count: Int(h.totalCount), min: Double(h.min) / 1000, mean: h.mean / 1000, p50: ms(50), p90: ms(90),
+                              p99: ms(99), p999: ms(99.9), max: Double(h.max) / 1000)
+        }
+        self.thresholds = thresholds.map { t in
+            let outcome = t.evaluate(metrics)
+            switch t.subject {
+            case .statistic: return ThresholdResult(threshold: t.text, value: outcome.value.map { $0 / 1000 }, unit: "ms", passed: outcome.passed)
+            case .ratio: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "ratio", passed: outcome.passed)
+            case .counter: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "count", passed: outcome.passed)
+            }
+        }
+        passed = self.thresholds.allSatisfy(\.passed)
+        self.exitCode = exitCode(passed)
+    }
+
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+
+    public static func decode(_ data: Data) throws -> RunSummary {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(RunSummary.self, from: data)
+    }
+}

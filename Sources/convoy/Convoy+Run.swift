@@ -1,0 +1,230 @@
+import ArgumentParser
+import ConvoyFleet
+import ConvoyMetrics
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import UnixSignals
+
+extension Convoy {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "run",
+            abstract: "Run a scenario: a fleet of virtual Green Box phones that onboard, pair, share and receive, measured.",
+            discussion: """
+                Devices sign up, publish their keys and pair as the scenario's social graph says; then they \
+                arrive at the arrival rate, share sealed updates with each friend on their cadence, receive \
+                their friends' over Realtime, and leave during the ramp-down. Receivers wait --drain for what \
+                is in flight, then every update is accounted for: sent = delivered + lost (with a reason).
+
+                The target is the scenario's unless given here: --target with --anon-key (and --service-key), \
+                or --keys-file from `convoy serve --keys-file`. `embedded` starts convoy serve in this process \
+                on a free loopback port with a temporary SQLite database.
+
+                Results go to results/<UTC time>-<scenario>/ (or --out): summary.json, summary.md, \
+                metrics.csv (a row a second, written as the run goes), latency-*.hgrm, histograms.json, run.log; \
+                --keep-roster adds roster.json (0600: accounts and secret keys).
+
+                Exit codes: 0 every threshold passed, 99 a threshold failed, 2 bad input (scenario, flags), \
+                1 runtime failure or an interrupted run (SIGINT/SIGTERM stop gracefully: the devices stop, \
+                what is in flight drains, the summary is written and marked incomplete).
+                """)
+
+        @Argument(help: "The scenario file (YAML; docs/scenarios.md).")
+        var scenario: String
+
+        @Option(help: ArgumentHelp("A Supabase project or convoy serve URL (with --anon-key).", valueName: "url"))
+        var target: String?
+
+        @Option(name: .customLong("anon-key"), help: "The target's anon key.")
+        var anonKey: String?
+
+        @Option(name: .customLong("service-key"), help: "The target's service_role key (set-up and checks only, never devices).")
+        var serviceKey: String?
+
+        @Option(name: .customLong("keys-file"), help: "A convoy serve keys file: {url, anon_key, service_role_key}.")
+        var keysFile: String?
+
+        @Option(help: "Devices in all, split over the groups in their proportions.")
+        var devices: Int?
+
+        @Option(help: "Length of the steady part (e.g. 5m).")
+        var duration: DurationArgument?
+
+        @Option(help: "Seed for everything random (social graph, tracks, noise, jitter).")
+        var seed: UInt64?
+
+        @Option(help: ArgumentHelp("Results folder (default: results/<UTC time>-<scenario>).", valueName: "dir"))
+        var out: String?
+
+        @Option(help: "How long receivers wait for updates in flight after the last send.")
+        var drain: DurationArgument = DurationArgument(argument: "5s")!
+
+        @Flag(name: .customLong("keep-roster"), help: "Also write roster.json (0600): each device's account, tokens and key pair.")
+        var keepRoster = false
+
+        @Flag(name: .customLong("pooled-connections"), help: "Share one HTTP connection pool instead of one connection per device.")
+        var pooledConnections = false
+
+        @Option(name: .customLong("log-level"), help: "run.log's level: trace, debug, info, notice, warning, error.")
+        var logLevel = "info"
+
+        func validate() throws {
+            if let devices, devices < 1 { throw ValidationError("--devices must be at least 1") }
+            if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
+            if anonKey != nil || serviceKey != nil, target == nil { throw ValidationError("--anon-key and --service-key go with --target") }
+            if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
+            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning or error") }
+        }
+
+        func run() async throws {
+            var scenario: Scenario
+            do {
+                scenario = try ScenarioFile.load(self.scenario)
+            } catch {
+                throw CommandFailure.badInput(error.description)
+            }
+            try applyOverrides(&scenario)
+
+            let folder: ResultsFolder
+            do {
+                folder = try ResultsFolder(path: out ?? "results/" + ResultsFolder.defaultName(scenario: scenario.name),
+                                           columns: RunProgress.columns)
+            } catch {
+                throw CommandFailure.runtime(error.description)
+            }
+            let makeHandler = FileLogHandler.factory(path: folder.path + "/run.log", level: Logger.Level(rawValue: logLevel)!)
+            let logger = Logger(label: "convoy.run", factory: makeHandler)
+
+            // The backend.
+            var embedded: EmbeddedServer?
+            let supabase: SupabaseTarget
+            let targetKind: String
+            switch resolvedTarget(scenario.target) {
+            case .embedded:
+                do {
+                    embedded = try await EmbeddedServer.start(ServerConfiguration(port: 0), logger: Logger(label: "convoy.serve", factory: makeHandler))
+                } catch {
+                    throw CommandFailure.runtime("cannot start the embedded backend: \(error)")
+                }
+                supabase = SupabaseTarget(url: embedded!.keys.url, anonKey: embedded!.keys.anonKey, serviceKey: embedded!.keys.serviceRoleKey)
+                targetKind = "embedded"
+            case .project(let url, let anon, let service):
+                supabase = SupabaseTarget(url: url, anonKey: anon, serviceKey: service)
+                targetKind = "project"
+            case .keysFile(let path):
+                supabase = try Self.readKeys(path, relativeTo: self.scenario)
+                targetKind = "keys_file"
+            }
+            logger.info("scenario \(scenario.name): \(scenario.deviceCount) devices against \(supabase.url) (\(targetKind)); results in \(folder.path)")
+
+            let engine: HTTPEngine
+            do {
+                engine = try HTTPEngine()
+            } catch {
+                throw CommandFailure.runtime("\(error)")
+            }
+            let runID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
+                                       connectionPerDevice: !pooledConnections),
+                                 engine: engine, logger: logger)
+            let progress = RunProgress(devices: scenario.deviceCount)
+
+            // SIGINT / SIGTERM: cancel the run, which stops it gracefully.
+            let runTask = Task { () async throws -> FleetRun.Outcome in
+                try await fleet.run { tick in
+                    progress.show(tick)
+                    if tick.phase != .onboarding, tick.phase != .pairing { folder.append(row: progress.row(tick)) }
+                }
+            }
+            let signals = Task {
+                for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                    logger.notice("\(signal): stopping gracefully")
+                    FileHandle.standardError.write(Data("\nconvoy: \(signal): stopping the devices and draining (again to quit at once)\n".utf8))
+                    runTask.cancel()
+                    break
+                }
+                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { Foundation.exit(ExitStatus.runtimeFailure.rawValue) }
+            }
+            defer { signals.cancel() }
+
+            let outcome: FleetRun.Outcome
+            do {
+                outcome = try await runTask.value
+            } catch let error as ScenarioError {
+                await embedded?.stop()
+                progress.finish()
+                throw CommandFailure.badInput(error.description)
+            } catch {
+                await embedded?.stop()
+                progress.finish()
+                logger.error("the run failed: \(error)")
+                throw CommandFailure.runtime(runTask.isCancelled ? "interrupted during onboarding" : "the run failed: \(error)")
+            }
+            progress.finish()
+            engine.shutdown()
+            await embedded?.stop()
+
+            let complete = outcome.complete
+            let summary = RunSummary(
+                scenario: scenario.name, scenarioFile: self.scenario, seed: scenario.seed, complete: complete,
+                startedAt: outcome.startedAt, endedAt: outcome.endedAt, durationSeconds: outcome.duration,
+                target: .init(kind: targetKind, url: supabase.url), devices: outcome.devices, accounting: outcome.accounting,
+                metrics: outcome.metrics, thresholds: scenario.thresholds,
+                exitCode: { passed in (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue })
+            do {
+                try folder.finish(summary: summary, metrics: outcome.metrics)
+                if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
+            } catch {
+                throw CommandFailure.runtime("\(error)")
+            }
+            print(summary.markdown())
+            print("Results: \(folder.path)")
+            logger.info("done: exit \(summary.exitCode)")
+            if summary.exitCode != 0 {
+                throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
+                                     message: complete ? "thresholds failed" : "interrupted: the summary is marked incomplete")
+            }
+        }
+
+        /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.
+        private func applyOverrides(_ s: inout Scenario) throws {
+            if let seed { s.seed = seed }
+            if let duration { s.timeline.steady = duration.seconds }
+            if let devices {
+                guard devices >= s.groups.count else {
+                    throw CommandFailure.badInput("--devices \(devices): the scenario has \(s.groups.count) groups; give at least one device each")
+                }
+                let total = Double(s.deviceCount)
+                var counts = s.groups.map { max(1, Int((Double($0.count) * Double(devices) / total).rounded(.down))) }
+                // Hand what rounding left over to the largest groups first.
+                var order = Array(s.groups.indices).sorted { s.groups[$0].count > s.groups[$1].count }
+                while counts.reduce(0, +) < devices, let i = order.first {
+                    counts[i] += 1
+                    order.append(order.removeFirst())
+                }
+                while counts.reduce(0, +) > devices, let i = counts.indices.max(by: { counts[$0] < counts[$1] }) { counts[i] -= 1 }
+                for i in s.groups.indices { s.groups[i].count = counts[i] }
+            }
+        }
+
+        private func resolvedTarget(_ fromFile: Scenario.Target) -> Scenario.Target {
+            if let target, let anonKey { return .project(url: target, anonKey: anonKey, serviceKey: serviceKey) }
+            if let keysFile { return .keysFile(keysFile) }
+            return fromFile
+        }
+
+        /// A keys file given on the command line is relative to here; one in a scenario, to the scenario's folder.
+        static func readKeys(_ path: String, relativeTo scenario: String) throws -> SupabaseTarget {
+            let candidates = path.hasPrefix("/") ? [path] : [path, ((scenario as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)]
+            guard let file = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }),
+                  let data = FileManager.default.contents(atPath: file)
+            else { throw CommandFailure.badInput("keys file \(path): not found") }
+            guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let url = o["url"] as? String,
+                  let anon = o["anon_key"] as? String
+            else { throw CommandFailure.badInput("keys file \(file): expected {\"url\", \"anon_key\", \"service_role_key\"}") }
+            return SupabaseTarget(url: url, anonKey: anon, serviceKey: o["service_role_key"] as? String)
+        }
+    }
+}

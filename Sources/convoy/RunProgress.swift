@@ -1,0 +1,57 @@
+import ConvoyFleet
+import ConvoyMetrics
+import Foundation
+
+/// `convoy run`'s live view, once a second on standard error: redrawn in
+/// place on a terminal, one plain line per second otherwise (CI logs). The
+/// same second's figures go to `metrics.csv`.
+struct RunProgress: Sendable {
+    let devices: Int
+    let terminal: Bool
+
+    static let columns = ["t_s", "phase", "devices_online", "updates_per_s", "sent_per_s", "received_per_s",
+                          "e2e_p50_ms", "e2e_p99_ms", "post_p50_ms", "post_p99_ms", "scheduler_lag_p99_ms",
+                          "http_errors", "decrypt_failures", "stale_rejected", "duplicates", "reconnects"]
+
+    init(devices: Int, terminal: Bool = isatty(STDERR_FILENO) == 1) {
+        self.devices = devices
+        self.terminal = terminal
+    }
+
+    func row(_ t: FleetRun.Tick) -> [String] {
+        let i = t.interval
+        func n(_ c: String) -> String { String(i.counters[c] ?? 0) }
+        func ms(_ h: String, _ s: String) -> String { i.statistic(h, s).map { String(format: "%.3f", $0 / 1000) } ?? "" }
+        return [String(format: "%.0f", t.elapsed), t.phase.rawValue, String(t.devicesOnline), n("updates"), n("sent"), n("received"),
+                ms("e2e_latency", "p50"), ms("e2e_latency", "p99"), ms("post", "p50"), ms("post", "p99"), ms("scheduler_lag", "p99"),
+                n("http_errors"), n("decrypt_failures"), n("stale_rejected"), n("duplicate"), n("reconnects")]
+    }
+
+    func line(_ t: FleetRun.Tick) -> String {
+        switch t.phase {
+        case .onboarding: return "onboarding  signed up \(t.onboarded)/\(devices)"
+        case .pairing: return "onboarding  pairing friends"
+        default:
+            let i = t.interval
+            func ms(_ s: String) -> String { i.statistic("e2e_latency", s).map { Self.ms($0 / 1000) } ?? "–" }
+            let errors = (t.totals["http_errors"] ?? 0) + (t.totals["decrypt_failures"] ?? 0)
+            return String(format: "%5.0fs ", t.elapsed) + t.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+                + "  online \(t.devicesOnline)/\(devices)"
+                + "  out \(i.counters["sent"] ?? 0)/s  in \(i.counters["received"] ?? 0)/s"
+                + "  e2e p50 \(ms("p50")) p99 \(ms("p99")) ms"
+                + "  errors \(errors)"
+        }
+    }
+
+    func show(_ t: FleetRun.Tick) {
+        let text = terminal ? "\r\u{1B}[K" + line(t) : line(t) + "\n"
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Ends the redrawn line so what follows starts on its own.
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    static func ms(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : String(format: "%.1f", v) }
+}
