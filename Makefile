@@ -3,7 +3,6 @@
 SWIFT ?= swift
 CONVOY_DEBUG := .build/debug/convoy
 CONVOY_RELEASE := .build/release/convoy
-DEMO_OUT := results/demo-$(shell date -u +%Y%m%dT%H%M%SZ)
 
 .PHONY: all setup build release test demo bench tracks vectors clean
 
@@ -21,21 +20,18 @@ release: setup
 # The whole test suite. CONVOY_REQUIRE_PYTHON_TOOLS and CONVOY_REQUIRE_POSTGRES
 # make the PyNaCl interop, supabase-py and PostgreSQL tests fail, not skip, if
 # what they need (installed by scripts/setup) is missing.
+# A crash prints only the crashed thread's backtrace (no registers or image
+# list), so the end of a CI log shows where it happened.
 test: setup
 	scripts/check-imports
+	SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none \
 	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 \
 	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test
 
-# The main job. Until `convoy run` lands (issue 4) it shows what ships today:
-# a synthetic track, inspection of shipped and real tracks, NMEA for gpsfake.
+# The main job: scenarios/smoke.yaml (about 50 phones for a minute) against
+# the embedded backend; the summary is printed and written to results/.
 demo: release
-	@mkdir -p $(DEMO_OUT)
-	$(CONVOY_RELEASE) --version
-	$(CONVOY_RELEASE) gpx synth --profile cycle --duration 20m --seed 7 --origin 52.3731,4.8922 --urban-canyon 5m..9m --out $(DEMO_OUT)/cycle.gpx
-	$(CONVOY_RELEASE) gpx inspect $(DEMO_OUT)/cycle.gpx gpx/transit-tokyo.gpx
-	@if [ -d ../shared/data ]; then $(CONVOY_RELEASE) gpx inspect ../shared/data/gpx/cerknicko-jezero.gpx ../shared/data/nmea/haicom-305N.log; fi
-	$(CONVOY_RELEASE) gpx nmea $(DEMO_OUT)/cycle.gpx --out $(DEMO_OUT)/cycle.nmea
-	@echo "demo output in $(DEMO_OUT)/ (replay the NMEA into gpsd: gpsfake -c 1 $(DEMO_OUT)/cycle.nmea)"
+	ulimit -n 65536 2>/dev/null || true; $(CONVOY_RELEASE) run scenarios/smoke.yaml
 
 # Benchmarks in release mode; figures recorded in docs/performance.md.
 # The server bench starts `convoy serve` (release) as its own process.

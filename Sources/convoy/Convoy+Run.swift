@@ -94,7 +94,8 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime(error.description)
             }
-            let makeHandler = FileLogHandler.factory(path: folder.path + "/run.log", level: Logger.Level(rawValue: logLevel)!)
+            let makeHandler = FileLogHandler.factory(path: folder.path + "/run.log", level: Logger.Level(rawValue: logLevel)!,
+                                                     echoLevel: .critical)
             let logger = Logger(label: "convoy.run", factory: makeHandler)
 
             // The backend.
@@ -160,7 +161,7 @@ extension Convoy {
                 await embedded?.stop()
                 progress.finish()
                 logger.error("the run failed: \(error)")
-                throw CommandFailure.runtime(runTask.isCancelled ? "interrupted during onboarding" : "the run failed: \(error)")
+                throw CommandFailure.runtime(runTask.isCancelled ? "interrupted during onboarding" : "the run against \(supabase.url) failed: \(error)")
             }
             progress.finish()
             engine.shutdown()

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `convoy run` as a user runs it: a scenario in, a results folder and an exit code out.
+@Suite struct RunCommandTests {
+    static func scenario(thresholds: [String], in dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("tiny.yaml").path
+        try """
+            name: tiny
+            seed: 3
+            target: embedded
+            groups:
+              - name: walkers
+                count: 4
+                tracks: { synthetic: walk }
+                cadence: 300ms..400ms
+            social:
+              friends: 1..2
+            timeline:
+              arrival_rate: 40/s
+              steady: 2s
+            thresholds:\(thresholds.isEmpty ? " []" : "")
+            \(thresholds.map { "  - \($0)" }.joined(separator: "\n"))
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func aPassingRunExitsZeroAndWritesItsResults() throws {
+        let dir = try temporaryDirectory()
+        let file = try Self.scenario(thresholds: ["delivery.loss < 1%", "decrypt_failures == 0"], in: dir)
+        let out = dir.appendingPathComponent("results")
+        let r = try CLI.run("run", file, "--out", out.path, "--drain", "2s")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("# tiny: passed") && r.stdout.contains("Every update is accounted for"), "\(r.stdout)")
+        for name in ["summary.json", "summary.md", "metrics.csv", "run.log", "histograms.json", "latency-e2e_latency.hgrm"] {
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path), "\(name)")
+        }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        #expect(summary["schema"] as? String == "convoy.run.summary" && summary["version"] as? Int == 1)
+        #expect(summary["exit_code"] as? Int == 0 && summary["passed"] as? Bool == true && summary["complete"] as? Bool == true)
+        let accounting = try #require(summary["accounting"] as? [String: Any])
+        #expect((accounting["sent"] as? Int ?? 0) > 0 && accounting["sent"] as? Int == accounting["delivered"] as? Int)
+        let csv = try String(contentsOf: out.appendingPathComponent("metrics.csv"), encoding: .utf8).split(separator: "\n")
+        #expect(csv.first?.hasPrefix("t_s,phase,devices_online") == true && csv.count >= 3, "a row a second")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("roster.json").path), "no roster unless asked")
+        // No secrets in what is written by default (JWTs start with eyJ).
+        for name in ["summary.json", "summary.md", "run.log", "metrics.csv"] {
+            let text = try String(contentsOf: out.appendingPathComponent(name), encoding: .utf8)
+            #expect(!text.contains("eyJ"), "\(name) holds no token")
+        }
+        #expect(!r.stdout.contains("eyJ") && !r.stderr.contains("eyJ"))
+    }
+
+    @Test func failedThresholdsExitNinetyNineAndTheRosterIsPrivate() throws {
+        let dir = try temporaryDirectory()
+        let file = try Self.scenario(thresholds: ["e2e_latency.p99 < 1us", "delivery.loss < 1%"], in: dir)
+        let out = dir.appendingPathComponent("results")
+        let r = try CLI.run("run", file, "--out", out.path, "--drain", "2s", "--keep-roster")
+        #expect(r.status == 99, "\(r.stderr)")
+        #expect(r.stdout.contains("# tiny: FAILED") && r.stdout.contains("**FAIL**"))
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        #expect(summary["exit_code"] as? Int == 99 && summary["passed"] as? Bool == false)
+        let thresholds = try #require(summary["thresholds"] as? [[String: Any]])
+        #expect(thresholds.map { $0["passed"] as? Bool } == [false, true])
+        let roster = out.appendingPathComponent("roster.json").path
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: roster)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        let devices = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: roster))) as? [String: Any])?["devices"] as? [[String: Any]])
+        #expect(devices.count == 4 && devices.allSatisfy { ($0["secret_key"] as? String)?.count == 44 && $0["refresh_token"] is String })
+    }
+
+    @Test func aBadScenarioIsBadInputNamingFileLineAndKey() throws {
+        let dir = try temporaryDirectory()
+        let path = dir.appendingPathComponent("bad.yaml").path
+        try "name: bad\ngroups:\n  - name: g\n    count: 3\n    cadense: 10s\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let r = try CLI.run("run", path, "--out", dir.appendingPathComponent("r").path)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("bad.yaml:5:5") && r.stderr.contains("did you mean \"cadence\""), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("r").path), "nothing written for bad input")
+        #expect(try CLI.run("run", path + ".missing").status == 2)
+        #expect(try CLI.run("run", path, "--devices", "0").status == 2)
+        #expect(try CLI.run("run", path, "--target", "http://127.0.0.1:1").status == 2, "a target needs its anon key")
+    }
+
+    @Test func anUnreachableTargetIsARuntimeFailure() throws {
+        let dir = try temporaryDirectory()
+        let file = try Self.scenario(thresholds: [], in: dir)
+        let r = try CLI.run("run", file, "--target", "http://127.0.0.1:1", "--anon-key", "k", "--out", dir.appendingPathComponent("r").path)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("127.0.0.1:1"), "\(r.stderr)")
+    }
+}

@@ -1,0 +1,160 @@
+@testable import ConvoyFleet
+import ConvoyMetrics
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Small fleets at a compressed cadence against an embedded `convoy serve`:
+/// what is sent arrives, decrypts, and is accounted for.
+@Suite struct FleetRunTests {
+    static func scenario(devices: Int = 8, steady: String = "3s", precise: String = "50%", extra: String = "") throws -> Scenario {
+        try ScenarioFile.parse("""
+            name: e2e
+            seed: 11
+            groups:
+              - name: walkers
+                count: \(devices)
+                tracks: { synthetic: walk }
+                cadence: 300ms..500ms
+                precise_share: \(precise)
+            social:
+              friends: 2..3
+              decide_later: 20%
+            timeline:
+              arrival_rate: 40/s
+              steady: \(steady)
+              ramp_down: 500ms
+            \(extra)
+            """, file: "e2e.yaml")
+    }
+
+    static func run(_ scenario: Scenario, server: ServerConfiguration = .testing, drain: Double = 3,
+                    progress: @escaping @Sendable (FleetRun.Tick) -> Void = { _ in },
+                    cancelWhen: (@Sendable (FleetRun.Tick) -> Bool)? = nil) async throws -> FleetRun.Outcome {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let embedded = try await EmbeddedServer.start(server, logger: logger)
+        defer { Task { await embedded.stop() } }
+        let engine = try HTTPEngine()
+        defer { engine.shutdown() }
+        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: UUID().uuidString.prefix(8).lowercased(),
+                                   drain: drain), engine: engine, logger: logger)
+        let cancel = Mutex<Task<FleetRun.Outcome, any Error>?>(nil)
+        let running = Task {
+            try await fleet.run { tick in
+                progress(tick)
+                if cancelWhen?(tick) == true { cancel.withLock { $0?.cancel() } }
+            }
+        }
+        cancel.withLock { $0 = running }
+        return try await running.value
+    }
+
+    @Test func everyUpdateSentToAnOnlineFriendArrivesAndTheAccountingCloses() async throws {
+        let outcome = try await Self.run(try Self.scenario())
+        let a = outcome.accounting
+        let c = outcome.metrics.counters
+        #expect(outcome.complete)
+        #expect(a.sent > 50, "8 devices × 2–3 friends × ~3 s at 0.3–0.5 s")
+        #expect(a.closes)
+        #expect(a.delivered == a.sent, "lost: \(a.lost)")
+        #expect(a.duplicates == 0)
+        #expect(c["decrypt_failures", default: 0] == 0)
+        #expect(c["http_errors", default: 0] == 0)
+        #expect(c["sent"] == a.sent)
+        // Every receipt (including those to friends not yet counted online) has its latency recorded once.
+        #expect(outcome.metrics.statistic("e2e_latency", "count") == Double(c["received", default: 0]))
+        // Half the devices share "general" (rounded, with a circle's accuracy) with their friends.
+        #expect(c["render.circle", default: 0] > 0 && c["render.dot", default: 0] > 0)
+        #expect(outcome.metrics.statistic("scheduler_lag", "count") ?? 0 > 0)
+        #expect(outcome.accounts.count == 8)
+    }
+
+    @Test func precisePreferencesAreDotsAndPendingFriendsGetNothing() async throws {
+        let outcome = try await Self.run(try Self.scenario(devices: 6, steady: "2s", precise: "100%"))
+        let c = outcome.metrics.counters
+        #expect(c["render.circle", default: 0] == 0, "5 m accuracy, precise: a dot every time")
+        #expect(c["render.dot", default: 0] > 0)
+        #expect(outcome.accounting.delivered == outcome.accounting.sent)
+    }
+
+    @Test func anInterruptedRunStopsGracefullyAndStillAccounts() async throws {
+        let seen = Mutex(0)
+        let outcome = try await Self.run(try Self.scenario(steady: "10m"), drain: 2, cancelWhen: { tick in
+            guard tick.phase == .steady else { return false }
+            return seen.withLock { $0 += 1; return $0 >= 2 }
+        })
+        #expect(!outcome.complete)
+        #expect(outcome.duration < 60, "it did not run the 10 minutes")
+        #expect(outcome.accounting.closes)
+        #expect(outcome.accounting.sent > 0)
+        #expect(outcome.accounting.delivered == outcome.accounting.sent, "lost: \(outcome.accounting.lost)")
+    }
+
+    @Test func tokensAreRefreshedBeforeTheyExpireAndDeliveryGoesOn() async throws {
+        // 4 s tokens: refreshed (at most a fifth of the lifetime early) and pushed to the channel several times in 6 s.
+        var server = ServerConfiguration.testing
+        server.tokenTTL = 4
+        let outcome = try await Self.run(try Self.scenario(devices: 4, steady: "6s"), server: server)
+        let c = outcome.metrics.counters
+        #expect(c["token_refreshes", default: 0] >= 4)
+        #expect(c["token_refresh_failures", default: 0] == 0)
+        #expect(c["realtime_channel_closed", default: 0] == 0, "the pushed token kept the channel open")
+        #expect(outcome.accounting.delivered == outcome.accounting.sent, "lost: \(outcome.accounting.lost)")
+    }
+}
+
+/// The reconciliation of sends with receipts, on made-up ledgers.
+@Suite struct AccountingTests {
+    @Test func everyUpdateEndsDeliveredOrLostWithItsReason() {
+        var sender = DeviceLedger()
+        sender.sent = [
+            .init(seq: 1, recipients: [1, 2], failure: nil),
+            .init(seq: 2, recipients: [1, 2], failure: nil),
+            .init(seq: 3, recipients: [1], failure: "http_403"),
+            .init(seq: 4, recipients: [2], failure: "timeout"),
+        ]
+        var one = DeviceLedger()
+        one.received[0] = [1, 2]
+        one.stale[0] = [2]
+        var two = DeviceLedger()
+        two.received[0] = [1, 4]  // 4 arrived although the sender saw its insert time out
+        two.decryptFailures[0] = 1
+        let a = Accounting.reconcile([sender, one, two], duplicates: 3, sentOffline: 5)
+        #expect(a.sent == 6)
+        #expect(a.delivered == 3, "1→1, 1→2, 4→2")
+        #expect(a.lost == ["stale": 1, "http_403": 1, "decrypt_failed": 1])
+        #expect(a.closes)
+        #expect(a.duplicates == 3 && a.sentOffline == 5)
+    }
+
+    @Test func withoutReceiptsEverythingIsNotReceived() {
+        var sender = DeviceLedger()
+        sender.sent = [.init(seq: 1, recipients: [1], failure: nil), .init(seq: 2, recipients: [1], failure: nil)]
+        let a = Accounting.reconcile([sender, DeviceLedger()], duplicates: 0, sentOffline: 0)
+        #expect(a.lost == ["not_received": 2] && a.delivered == 0 && a.closes)
+    }
+}
+
+@Suite struct CommitTimestampTests {
+    @Test(arguments: [
+        ("2026-01-05T08:00:00.123456+00:00", 1_767_600_000.123456),
+        ("2026-01-05T08:00:00Z", 1_767_600_000),
+        ("2026-01-05 09:30:00.5+01:30", 1_767_600_000.5),
+        ("2026-01-05T08:00:00", 1_767_600_000),
+        ("1970-01-01T00:00:00.000Z", 0),
+        ("2024-02-29T12:00:00-0500", 1_709_226_000),
+    ])
+    func readsTheFormsServersSend(text: String, unix: Double) {
+        #expect(abs((CommitTimestamp.parse(text) ?? -1) - unix) < 1e-6)
+    }
+
+    @Test(arguments: ["", "2026-01-05", "2026-13-05T08:00:00Z", "2026-01-05T08:00:00+", "2026-01-05T08:00:00Zjunk", "2026-01-05X08:00:00"])
+    func refusesWhatIsNotATimestamp(text: String) {
+        #expect(CommitTimestamp.parse(text) == nil)
+    }
+}
