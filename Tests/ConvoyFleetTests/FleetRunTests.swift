@@ -108,6 +108,33 @@ import Testing
     }
 }
 
+extension FleetRunTests {
+    @Test func reinstalledDevicesLoseWhatIsSealedToTheOldKeyUntilFriendsAcceptAgain() async throws {
+        let scenario = try Self.scenario(devices: 8, steady: "4s", extra: """
+            migration:
+              share: 50%
+              at: 1s
+              reaccept: 600ms..900ms
+            """)
+        #expect(scenario.migration == Migration(share: 0.5, at: 1, reaccept: 0.6...0.9))
+        let outcome = try await Self.run(scenario)
+        let c = outcome.metrics.counters
+        let reinstalls = c["migration_reinstalls", default: 0]
+        let reaccepted = c["migration_reaccepted", default: 0]
+        #expect(reinstalls > 0 && reinstalls < 8)
+        #expect(c["migration_failures", default: 0] == 0)
+        #expect(reaccepted > 0)
+        // Friends sharing every 0.3–0.5 s seal at least once to the old key in the 0.6–0.9 s before they accept again.
+        #expect(c["migration_undecryptable", default: 0] > 0)
+        #expect(outcome.accounting.lost["decrypt_failed", default: 0] == c["decrypt_failures", default: 0])
+        // Every re-accepted friend's updates open again before the end: sharing is restored.
+        #expect(outcome.metrics.statistic("migration_restore", "count") == Double(reaccepted))
+        #expect((outcome.metrics.statistic("migration_restore", "min") ?? 0) >= 600_000, "not before the friend accepted again")
+        #expect(outcome.accounting.closes)
+        #expect(outcome.accounting.delivered + c["decrypt_failures", default: 0] == outcome.accounting.sent, "lost: \(outcome.accounting.lost)")
+    }
+}
+
 /// The reconciliation of sends with receipts, on made-up ledgers.
 @Suite struct AccountingTests {
     @Test func everyUpdateEndsDeliveredOrLostWithItsReason() {

@@ -62,6 +62,9 @@ public actor VirtualDevice {
     private var backfilling = false
     private var refreshing = false
     private var realtime: RealtimeClient?
+    /// When this device reinstalled (PRD §4.1), and the friends whose updates do not open yet.
+    private var migratedAt: Double?
+    private var awaitingNewKey: Set<Int32> = []
     private var tasks: [Task<Void, Never>] = []
     var ledger = DeviceLedger()
     private(set) var duplicates = 0
@@ -271,10 +274,14 @@ public actor VirtualDevice {
         } catch {
             metrics.count("decrypt_failures")
             metrics.count("decrypt_failures.\(error.reason)")
+            if awaitingNewKey.contains(sender) { metrics.count("migration_undecryptable") }
             ledger.decryptFailures[sender, default: 0] += 1
             return
         }
         metrics.record("open", seconds: clock.now() - started)
+        if awaitingNewKey.remove(sender) != nil, let migratedAt {
+            metrics.record("migration_restore", seconds: clock.now() - migratedAt)
+        }
         guard let seq = update.seq else {
             metrics.count("received_without_seq")
             return
@@ -326,6 +333,69 @@ public actor VirtualDevice {
                 receive(record, commitTimestamp: nil)
             }
             if rows.count < page { return }
+        }
+    }
+
+    // MARK: - Migration
+
+    /// Reinstalls the app (PRD §4.1): a new key pair, published on the
+    /// `users` row, and a new invite for each active friend. Returns the
+    /// codes, by friend, for them to accept again.
+    func reinstall(at intended: Double) async -> [(friend: Int, code: String)] {
+        if case .gone = life { return [] }
+        guard let keys = try? BoxKeyPair() else {
+            metrics.count("migration_failures")
+            return []
+        }
+        account = DeviceAccount(index: account.index, email: account.email, password: account.password, session: account.session, keys: keys)
+        migratedAt = intended
+        metrics.count("migration_reinstalls")
+        let token = account.session.accessToken
+        let row = "{\"id\":\"\(account.userID)\",\"public_key\":\"\(keys.publicKey.base64)\"}"
+        do {
+            try await rest.upsert("users", json: Array(row.utf8), onConflict: "id", token: token)
+            metrics.count("http_requests")
+        } catch {
+            metrics.count("http_requests")
+            metrics.count("migration_failures")
+            _ = countFailure(error)
+            return []
+        }
+        var codes: [(friend: Int, code: String)] = []
+        for friend in friends where friend.active {
+            awaitingNewKey.insert(Int32(friend.index))
+            do {
+                let invite = try await rest.rpc("create_invite", ["preference": friend.iShare], token: token)
+                metrics.count("http_requests")
+                if let code = (invite as? [String: Any])?["code"] as? String { codes.append((friend.index, code)) }
+            } catch {
+                metrics.count("http_requests")
+                metrics.count("migration_failures")
+                _ = countFailure(error)
+            }
+        }
+        return codes
+    }
+
+    /// Accepts a reinstalled friend's new invite and switches to their new key.
+    func reaccept(code: String, from inviter: Int) async {
+        if case .gone = life { return }
+        guard let i = friends.firstIndex(where: { $0.index == inviter }) else { return }
+        let friend = friends[i]
+        do {
+            _ = try await rest.rpc("accept_invite", ["code": code, "preference": friend.iShare], token: account.session.accessToken)
+            let rows = try await rest.select("users", query: "select=public_key&id=eq.\(friend.userID)", token: account.session.accessToken)
+            metrics.count("http_requests", by: 2)
+            guard let text = rows.first?["public_key"] as? String, let key = try? PublicKey(base64: text) else {
+                metrics.count("migration_failures")
+                return
+            }
+            friends[i] = Friend(index: friend.index, userID: friend.userID, publicKey: key, iShare: friend.iShare, active: true)
+            metrics.count("migration_reaccepted")
+        } catch {
+            metrics.count("http_requests")
+            metrics.count("migration_failures")
+            _ = countFailure(error)
         }
     }
 

@@ -165,6 +165,9 @@ public final class FleetRun: Sendable {
                 scheduler.at(leave + drain) { _ in await device.disconnect() }
             }
         }
+        if let migration = scenario.migration {
+            scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
+        }
         var complete = true
         do {
             try await clock.monotonic.sleep(until: rampUpEnd)
@@ -204,6 +207,23 @@ public final class FleetRun: Sendable {
         snapshot.counters["devices"] = n
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts)
+    }
+
+    /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.
+    private func scheduleMigration(_ migration: Migration, devices: [VirtualDevice], at time: Double, scheduler: Scheduler, seed: UInt64) {
+        var rng = SeededGenerator(seed: seed, stream: 0x319)
+        let chosen = devices.indices.filter { _ in rng.chance(migration.share) }
+        logger.info("migration: \(chosen.count) devices reinstall at \(Int(time)) s")
+        for i in chosen {
+            scheduler.at(time) { [clock] t in
+                let codes = await devices[i].reinstall(at: t)
+                var delays = SeededGenerator(seed: seed ^ UInt64(i), stream: 0x31A)
+                for (friend, code) in codes {
+                    let at = clock.now() + delays.uniform(migration.reaccept.lowerBound, migration.reaccept.upperBound)
+                    scheduler.at(at) { _ in await devices[friend].reaccept(code: code, from: i) }
+                }
+            }
+        }
     }
 
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }

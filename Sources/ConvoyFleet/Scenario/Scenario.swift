@@ -15,6 +15,8 @@ public struct Scenario: Sendable, Equatable {
     public var timeline: Timeline
     public var workload: Workload
     public var thresholds: [Threshold]
+    /// Devices that reinstall the app mid-run (greenbox-prd.md §4.1); nil: none.
+    public var migration: Migration?
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
@@ -33,6 +35,29 @@ public struct Scenario: Sendable, Equatable {
     }
 
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
+
+    public init(name: String, seed: UInt64, target: Target, groups: [DeviceGroup], social: Social, timeline: Timeline,
+                workload: Workload, thresholds: [Threshold], migration: Migration? = nil) {
+        (self.name, self.seed, self.target, self.groups, self.social, self.timeline, self.workload, self.thresholds, self.migration)
+            = (name, seed, target, groups, social, timeline, workload, thresholds, migration)
+    }
+}
+
+/// A device migration (PRD §4.1): a share of the devices reinstall — a new
+/// key pair, published — and invite each active friend again; each friend
+/// re-accepts after a while and switches to the new key. Until then what
+/// they seal to the old key no longer opens.
+public struct Migration: Sendable, Equatable {
+    /// The fraction of devices that reinstall.
+    public var share: Double
+    /// When, in seconds after the steady part starts.
+    public var at: Double
+    /// How long each friend takes to accept again, seconds, drawn uniformly.
+    public var reaccept: ClosedRange<Double>
+
+    public init(share: Double, at: Double = 0, reaccept: ClosedRange<Double> = 5...30) {
+        (self.share, self.at, self.reaccept) = (share, at, reaccept)
+    }
 }
 
 /// Devices that share a configuration.

@@ -180,7 +180,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds"])
+        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -208,7 +208,14 @@ struct Reader {
                 } catch {
                     throw r.error("\(error)")
                 }
-            } ?? [])
+            } ?? [],
+            migration: try m["migration"]?.migration())
+    }
+
+    func migration() throws(ScenarioError) -> Migration {
+        let m = try mapping(["share", "at", "reaccept"])
+        guard let share = m["share"] else { throw error("a migration needs share (the fraction of devices that reinstall)") }
+        return Migration(share: try share.fraction(), at: try m["at"]?.duration() ?? 0, reaccept: try m["reaccept"]?.range() ?? 5...30)
     }
 
     func target() throws(ScenarioError) -> Scenario.Target {
