@@ -120,6 +120,7 @@ extension Convoy {
             }
             logger.info("scenario \(scenario.name): \(scenario.deviceCount) devices against \(supabase.url) (\(targetKind)); results in \(folder.path)")
 
+            Self.raiseOpenFileLimit(logger)
             let engine: HTTPEngine
             do {
                 engine = try HTTPEngine()
@@ -168,12 +169,13 @@ extension Convoy {
             await embedded?.stop()
 
             let complete = outcome.complete
-            let summary = RunSummary(
+            var summary = RunSummary(
                 scenario: scenario.name, scenarioFile: self.scenario, seed: scenario.seed, complete: complete,
                 startedAt: outcome.startedAt, endedAt: outcome.endedAt, durationSeconds: outcome.duration,
                 target: .init(kind: targetKind, url: supabase.url), devices: outcome.devices, accounting: outcome.accounting,
                 metrics: outcome.metrics, thresholds: scenario.thresholds,
                 exitCode: { passed in (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue })
+            summary.resources = outcome.resources
             do {
                 try folder.finish(summary: summary, metrics: outcome.metrics)
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
@@ -187,6 +189,21 @@ extension Convoy {
                 throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
                                      message: complete ? "thresholds failed" : "interrupted: the summary is marked incomplete")
             }
+        }
+
+        /// Two descriptors per device (its HTTP connection and its websocket), and the embedded
+        /// backend's side of each: ask for 1,048,576 (what a privileged process may take), else the hard limit.
+        static func raiseOpenFileLimit(_ logger: Logger) {
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            var limit = rlimit()
+            guard getrlimit(resource, &limit) == 0 else { return }
+            let old = limit.rlim_cur
+            var wanted = rlimit(rlim_cur: max(limit.rlim_max, 1_048_576), rlim_max: max(limit.rlim_max, 1_048_576))
+            if setrlimit(resource, &wanted) != 0 {
+                wanted = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
+                guard setrlimit(resource, &wanted) == 0 else { return }
+            }
+            if wanted.rlim_cur != old { logger.info("open-file limit raised from \(old) to \(wanted.rlim_cur)") }
         }
 
         /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.

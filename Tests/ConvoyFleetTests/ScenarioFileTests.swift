@@ -73,3 +73,26 @@ import Testing
         #expect(Quantity.metres("1.2km") == 1200 && Quantity.metres("5m") == 5 && Quantity.metres("7") == 7)
     }
 }
+
+/// The scenarios that ship load, and their track files are found.
+@Suite struct ShippedScenarioTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scenarios")
+
+    @Test(arguments: ["smoke", "commute-1k", "city-10k", "background-mix", "migration"])
+    func loadsAndItsTracksResolve(name: String) throws {
+        let file = Self.folder.appendingPathComponent("\(name).yaml").path
+        let scenario = try ScenarioFile.load(file)
+        #expect(scenario.name == name)
+        #expect(!scenario.thresholds.isEmpty)
+        let library = try TrackLibrary.build(scenario, file: file, length: 60)
+        #expect(library.tracks.count == scenario.groups.count && library.tracks.allSatisfy { !$0.isEmpty })
+    }
+
+    @Test func theSizesAreWhatTheirNamesSay() throws {
+        let count = { (name: String) in try ScenarioFile.load(Self.folder.appendingPathComponent("\(name).yaml").path).deviceCount }
+        #expect(try count("smoke") == 50)
+        #expect(try count("commute-1k") == 1000)
+        #expect(try count("city-10k") == 10_000)
+    }
+}

@@ -74,6 +74,8 @@ public final class FleetRun: Sendable {
         public var duration: Double
         /// Each device's account as it ended (sessions rotate), for `--keep-roster`.
         public var accounts: [DeviceAccount]
+        /// This process's CPU and memory before any device, at the first arrival, and at the end.
+        public var resources: RunSummary.Resources
     }
 
     public let configuration: Configuration
@@ -103,6 +105,7 @@ public final class FleetRun: Sendable {
     public func run(progress: @escaping @Sendable (Tick) -> Void = { _ in }) async throws -> Outcome {
         let scenario = configuration.scenario
         let startedAt = Date()
+        let beforeDevices = ProcessResources.current()
         let n = scenario.deviceCount
         let library = try TrackLibrary.build(scenario, file: configuration.scenarioFile,
                                              length: Self.plannedLength(scenario) + configuration.drain + 60)
@@ -152,6 +155,7 @@ public final class FleetRun: Sendable {
         let steadyEnd = rampUpEnd + timeline.steady
         let end = steadyEnd + timeline.rampDown
         status.withLock { $0.start = t0 }
+        let timelineStart = ProcessResources.current()
         setPhase(.rampUp)
         var order = Array(0..<n)
         SocialGraph.shuffle(&order, &rng)
@@ -206,7 +210,9 @@ public final class FleetRun: Sendable {
         for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
         snapshot.counters["devices"] = n
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
-                       duration: clock.now() - t0, accounts: finalAccounts)
+                       duration: clock.now() - t0, accounts: finalAccounts,
+                       resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
+                                                       delivered: accounting.delivered, devices: n))
     }
 
     /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.

@@ -6,7 +6,7 @@ import Synchronization
 /// (`ts`, `sent_ns`). The wall time of a monotonic instant is fixed once at
 /// the start, so in one process both ends of an end-to-end latency come from
 /// the same monotonic clock; across processes they rely on synchronised
-/// clocks (docs/measurement.md).
+/// clocks (docs/results.md).
 public struct RunClock: Sendable {
     public let monotonic: any SchedulerClock
     /// Unix seconds at monotonic 0.

@@ -34,6 +34,15 @@ extension RunSummary {
             }
         }
 
+        if let r = resources {
+            out += "\n## Harness\n\n"
+            out += String(format: "CPU %.1f s during the timeline", r.end.cpuSeconds - r.timelineStart.cpuSeconds)
+            if let per = r.cpuPerDeliveredMicroseconds { out += String(format: " (%.0f µs per delivered update)", per) }
+            out += String(format: "; peak resident memory %.0f MiB", r.end.maxRSSMiB)
+            if let per = r.memoryPerDeviceKiB { out += String(format: " (%.0f KiB per device above the %.0f MiB before any device)", per, r.beforeDevices.rssMiB) }
+            out += target.kind == "embedded" ? ". The embedded backend runs in this process: its cost is included.\n" : ".\n"
+        }
+
         let shown = counters.filter { $0.value != 0 }.sorted { $0.key < $1.key }
         if !shown.isEmpty {
             out += "\n## Counters\n\n" + shown.map { "- \($0.key): \($0.value)" }.joined(separator: "\n") + "\n"

@@ -27,7 +27,38 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var thresholds: [ThresholdResult]
     /// Every threshold held.
     public var passed: Bool
-    /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 runtime failure.
+    /// The harness process's own cost (with `target: embedded` the backend's too); nil if not measured.
+    public var resources: Resources?
+
+    public struct Resources: Codable, Sendable, Equatable {
+        /// Before any device existed (before sign-ups).
+        public var beforeDevices: ProcessResources
+        /// After set-up, as the first device arrived.
+        public var timelineStart: ProcessResources
+        public var end: ProcessResources
+        /// CPU time (user + system) from the first arrival to the end, per delivered update, microseconds.
+        public var cpuPerDeliveredMicroseconds: Double?
+        /// (peak resident − resident before any device) ÷ devices, KiB.
+        public var memoryPerDeviceKiB: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case end
+            case beforeDevices = "before_devices"
+            case timelineStart = "timeline_start"
+            case cpuPerDeliveredMicroseconds = "cpu_per_delivered_us"
+            case memoryPerDeviceKiB = "memory_per_device_kib"
+        }
+
+        public init(beforeDevices: ProcessResources, timelineStart: ProcessResources, end: ProcessResources, delivered: Int, devices: Int) {
+            self.beforeDevices = beforeDevices
+            self.timelineStart = timelineStart
+            self.end = end
+            cpuPerDeliveredMicroseconds = delivered > 0 ? (end.cpuSeconds - timelineStart.cpuSeconds) / Double(delivered) * 1e6 : nil
+            memoryPerDeviceKiB = devices > 0 ? (end.maxRSSMiB - beforeDevices.rssMiB) * 1024 / Double(devices) : nil
+        }
+    }
+
+    /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 interrupted.
     public var exitCode: Int32
 
     public struct Target: Codable, Sendable, Equatable {
@@ -63,7 +94,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"
