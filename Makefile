@@ -34,13 +34,15 @@ demo: release
 	ulimit -n 65536 2>/dev/null || true; $(CONVOY_RELEASE) run scenarios/smoke.yaml
 
 # Benchmarks in release mode; figures recorded in docs/performance.md.
-# The server bench starts `convoy serve` (release) as its own process.
+# The server bench starts `convoy serve` (release) as its own process; the
+# last, city-10k (about 10 minutes), runs convoy run beside it.
 bench: setup
 	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
 	$(SWIFT) run -c release convoy-bench server
 	CONVOY_PG_FSYNC=on scripts/pg-test-cluster run /tmp/convoy-pg-bench-$$$$ \
 	  sh -c '$(SWIFT) run -c release convoy-bench server --database "$$CONVOY_TEST_POSTGRES_URL"'
+	scripts/bench-city
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

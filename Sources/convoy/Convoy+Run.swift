@@ -71,7 +71,9 @@ extension Convoy {
         var logLevel = "info"
 
         func validate() throws {
-            if let devices, devices < 1 { throw ValidationError("--devices must be at least 1") }
+            if let devices, !(1...1_000_000).contains(devices) { throw ValidationError("--devices must be 1…1,000,000") }
+            if let duration, duration.seconds > Quantity.longest { throw ValidationError("--duration is at most 30 days") }
+            if drain.seconds > 3600 { throw ValidationError("--drain is at most 1h") }
             if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
             if anonKey != nil || serviceKey != nil, target == nil { throw ValidationError("--anon-key and --service-key go with --target") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
@@ -86,6 +88,16 @@ extension Convoy {
                 throw CommandFailure.badInput(error.description)
             }
             try applyOverrides(&scenario)
+            // Bad track files are bad input: found before anything starts.
+            let runID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let placeholder = SupabaseTarget(url: "http://127.0.0.1", anonKey: "")
+            let tracks: TrackLibrary
+            do {
+                tracks = try FleetRun.tracks(for: .init(scenario: scenario, scenarioFile: self.scenario, target: placeholder, runID: runID,
+                                                        drain: drain.seconds))
+            } catch {
+                throw CommandFailure.badInput(error.description)
+            }
 
             let folder: ResultsFolder
             do {
@@ -94,6 +106,8 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime(error.description)
             }
+            // A roster from an earlier run in this folder must not pass for this run's.
+            if !keepRoster { try? FileManager.default.removeItem(atPath: folder.path + "/roster.json") }
             let makeHandler = FileLogHandler.factory(path: folder.path + "/run.log", level: Logger.Level(rawValue: logLevel)!,
                                                      echoLevel: .critical)
             let logger = Logger(label: "convoy.run", factory: makeHandler)
@@ -127,9 +141,8 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime("\(error)")
             }
-            let runID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
-                                       connectionPerDevice: !pooledConnections),
+                                       connectionPerDevice: !pooledConnections, tracks: tracks),
                                  engine: engine, logger: logger)
             let progress = RunProgress(devices: scenario.deviceCount)
 
@@ -224,6 +237,10 @@ extension Convoy {
                 }
                 while counts.reduce(0, +) > devices, let i = counts.indices.max(by: { counts[$0] < counts[$1] }) { counts[i] -= 1 }
                 for i in s.groups.indices { s.groups[i].count = counts[i] }
+            }
+            let length = FleetRun.plannedLength(s)
+            guard length <= 3 * Quantity.longest else {
+                throw CommandFailure.badInput("\(self.scenario): the run would last \(Int(min(length, 1e12) / 86_400)) days (ramp-up, steady, ramp-down); at most 90")
             }
         }
 

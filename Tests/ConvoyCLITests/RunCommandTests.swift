@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `convoy run` as a user runs it: a scenario in, a results folder and an exit code out.
-@Suite struct RunCommandTests {
+@Suite(.serialized) struct RunCommandTests {
     static func scenario(thresholds: [String], in dir: URL) throws -> String {
         let path = dir.appendingPathComponent("tiny.yaml").path
         try """
@@ -67,6 +67,13 @@ import Testing
         #expect(mode == 0o600)
         let devices = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: roster))) as? [String: Any])?["devices"] as? [[String: Any]])
         #expect(devices.count == 4 && devices.allSatisfy { ($0["secret_key"] as? String)?.count == 44 && $0["refresh_token"] is String })
+        // None of the roster's secrets is anywhere else.
+        let secrets = devices.flatMap { d in ["password", "secret_key", "refresh_token"].compactMap { d[$0] as? String } }
+        for name in ["summary.json", "summary.md", "run.log", "metrics.csv", "histograms.json"] {
+            let text = try String(contentsOf: out.appendingPathComponent(name), encoding: .utf8)
+            #expect(!secrets.contains { text.contains($0) }, "\(name) holds a secret")
+        }
+        #expect(!secrets.contains { r.stdout.contains($0) || r.stderr.contains($0) })
     }
 
     @Test func aBadScenarioIsBadInputNamingFileLineAndKey() throws {
@@ -80,6 +87,13 @@ import Testing
         #expect(try CLI.run("run", path + ".missing").status == 2)
         #expect(try CLI.run("run", path, "--devices", "0").status == 2)
         #expect(try CLI.run("run", path, "--target", "http://127.0.0.1:1").status == 2, "a target needs its anon key")
+        #expect(try CLI.run("run", path, "--duration", "100000000000000000000000s").status == 2)
+        // A missing track file is bad input naming the line of its group's tracks, before any backend starts.
+        let tracks = dir.appendingPathComponent("tracks.yaml").path
+        try "name: t\ngroups:\n  - name: g\n    count: 2\n    tracks: { files: [nowhere/*.gpx] }\n".write(toFile: tracks, atomically: true, encoding: .utf8)
+        let missing = try CLI.run("run", tracks, "--out", dir.appendingPathComponent("t").path)
+        #expect(missing.status == 2 && missing.stderr.contains("tracks.yaml:5:13") && missing.stderr.contains("matches no file"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("t").path))
     }
 
     @Test func anUnreachableTargetIsARuntimeFailure() throws {

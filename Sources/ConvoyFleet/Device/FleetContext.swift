@@ -44,6 +44,9 @@ public struct DeviceOptions: Sendable, Equatable {
     public var heartbeat: Double = RealtimeClient.heartbeatInterval
     /// The largest backfill page, rows.
     public var backfillPage = 1000
+    /// A backfill starts this long before the connection went down, seconds: rows
+    /// are stamped by the server's clock and committed out of id order.
+    public var backfillLookback: Double = 10
 
     public init() {}
 }

@@ -11,6 +11,8 @@ public struct DeviceAccount: Sendable, CustomStringConvertible {
     public let password: String
     public var session: Session
     public let keys: BoxKeyPair
+    /// Key pairs this device had before it reinstalled (oldest first).
+    public var previousKeys: [BoxKeyPair] = []
 
     public var userID: String { session.userID }
     public var description: String { "DeviceAccount(#\(index), user \(session.userID), \(keys.publicKey.base64))" }

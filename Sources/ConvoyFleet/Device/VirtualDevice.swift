@@ -3,6 +3,7 @@ import ConvoyGeo
 import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
+import Foundation
 import Logging
 
 /// One virtual Green Box phone after onboarding (greenbox-prd.md §4.3–4.4):
@@ -57,10 +58,17 @@ public actor VirtualDevice {
     private var seq: UInt64 = 0
     private var lastShare: (time: Double, position: GeoPoint)?
     private var shown: [Int32: Shown] = [:]
-    private var lastRowID: Int64 = 0
+    /// Unix time the connection or channel last went down (the backfill looks back from there).
+    private var lostAt: Double?
     private var subscribed = false
+    /// It connected to Realtime and asked for its channel (whether or not it got it).
+    private var joined = false
     private var backfilling = false
-    private var refreshing = false
+    /// The refresh in flight, which every caller waits for; and the generation of the scheduled one.
+    private var refreshing: Task<Void, Never>?
+    private var refreshGeneration = 0
+    /// Rows that did not open, by id: each counted once however often it arrives.
+    private var undecryptableRows: Set<Int64> = []
     private var realtime: RealtimeClient?
     /// When this device reinstalled (PRD §4.1), and the friends whose updates do not open yet.
     private var migratedAt: Double?
@@ -90,13 +98,19 @@ public actor VirtualDevice {
 
     /// Comes online at `intended`: connects to Realtime, subscribes to its
     /// own rows, and starts sharing at a random phase of its cadence.
-    public func arrive(at intended: Double) {
+    public func arrive(at intended: Double) async {
         guard case .waiting = life else { return }
         life = .online(since: intended)
+        // A session from a long onboarding may be (nearly) expired: the join would be refused.
+        if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
+        guard case .online = life else { return }
         let options = context.options
+        let clock = context.clock
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
-                                    heartbeatWait: { try await Task.sleep(for: .seconds(options.heartbeat)) })
-        client.join(topic, bindings: [.init(event: "INSERT", table: "encrypted_locations", filter: "recipient_id=eq.\(account.userID)")])
+                                    heartbeatWait: { try await Task.sleep(for: .seconds(options.heartbeat)) },
+                                    now: { clock.wallNow() })
+        client.join(topic, bindings: [binding])
+        joined = true
         realtime = client
         tasks.append(Task { await client.run() })
         tasks.append(Task { [weak self] in
@@ -107,11 +121,23 @@ public actor VirtualDevice {
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
     }
 
+    private var binding: RealtimeClient.Binding {
+        .init(event: "INSERT", table: "encrypted_locations", filter: "recipient_id=eq.\(account.userID)")
+    }
+
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.
+    /// A device that has not arrived yet never will.
     public func leave() {
-        if case .online = life { life = .leaving }
+        switch life {
+        case .online: life = .leaving
+        case .waiting: life = .gone
+        case .leaving, .gone: break
+        }
         context.presence.set(index, online: false)
     }
+
+    /// Whether it arrived and never got its Realtime subscription.
+    var neverSubscribed: Bool { joined && !subscribed }
 
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
@@ -191,6 +217,8 @@ public actor VirtualDevice {
             try await rest.insert("encrypted_locations", json: Array(body.utf8), token: account.session.accessToken)
             metrics.record("post", seconds: clock.now() - started)
         } catch {
+            // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
+            metrics.record("post_failed", seconds: clock.now() - started)
             failure = countFailure(error)
         }
         metrics.count("http_requests")
@@ -224,6 +252,7 @@ public actor VirtualDevice {
             if attempt > 0 { metrics.count("reconnects") }
         case .disconnected:
             metrics.count("disconnects")
+            if lostAt == nil { lostAt = context.clock.wallNow() }
         case .subscribed:
             if !subscribed {
                 subscribed = true
@@ -231,35 +260,55 @@ public actor VirtualDevice {
                     metrics.record("subscribe", seconds: context.clock.now() - since)
                     context.presence.set(index, online: true)
                 }
-            } else {
-                // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile.
-                await backfill()
+            } else if let since = lostAt {
+                // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
+                // in a task of its own so that live changes are not held up behind it.
+                lostAt = nil
+                Task { [weak self] in await self?.backfill(since: since) }
             }
-        case .joinFailed(_, let reason):
+        case .joinFailed(let topic, let reason):
             metrics.count("realtime_join_failures")
             context.logger.debug("device \(index): join refused: \(reason)")
+            await rejoin(topic)
         case .channelClosed(let topic, let reason):
             metrics.count("realtime_channel_closed")
             context.logger.debug("device \(index): channel closed: \(reason)")
-            if case .gone = life { return }
-            if account.session.expiresAt <= context.clock.wallNow() + 1 { await refresh() }
-            realtime?.join(topic, bindings: [.init(event: "INSERT", table: "encrypted_locations", filter: "recipient_id=eq.\(account.userID)")])
+            if lostAt == nil { lostAt = context.clock.wallNow() }
+            await rejoin(topic)
         case .change(_, let change):
-            receive(change.record, commitTimestamp: change.commitTimestamp)
+            receive(change.record, commitTimestamp: change.commitTimestamp, arrived: change.receivedAt)
         case .heartbeat(let roundTrip):
             metrics.record("realtime_heartbeat", seconds: roundTrip)
         }
     }
 
-    /// One `encrypted_locations` row for this device (PRD §4.4, "To receive locations").
-    func receive(_ record: [String: String], commitTimestamp: String?) {
+    /// Joins again after the server refused or closed the channel: with a fresh
+    /// token when this one is (nearly) expired, after a second so a refusing
+    /// server is not hammered.
+    private func rejoin(_ topic: String) async {
+        switch life {
+        case .online, .leaving: break
+        case .waiting, .gone: return
+        }
+        if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
+        context.scheduler.at(context.clock.now() + 1) { [weak self] _ in await self?.joinAgain(topic) }
+    }
+
+    private func joinAgain(_ topic: String) {
+        guard let realtime, !isGone else { return }
+        metrics.count("realtime_rejoins")
+        realtime.join(topic, bindings: [binding])
+    }
+
+    /// One `encrypted_locations` row for this device (PRD §4.4, "To receive
+    /// locations"). `arrived`: when it came off the socket (Unix seconds).
+    func receive(_ record: [String: String], commitTimestamp: String?, arrived: Double) {
         let clock = context.clock
-        let arrived = clock.wallNow()
         guard let senderID = record["sender_id"], let payload = record["payload"] else {
             metrics.count("malformed_rows")
             return
         }
-        if let id = record["id"].flatMap({ Int64($0) }) { lastRowID = max(lastRowID, id) }
+        let rowID = record["id"].flatMap { Int64($0) }
         if let text = commitTimestamp, let committed = CommitTimestamp.parse(text) {
             metrics.record("commit_to_receipt", seconds: arrived - committed)
         }
@@ -272,6 +321,12 @@ public actor VirtualDevice {
         do {
             update = try GreenBoxEnvelope.open(payload, with: account.keys)
         } catch {
+            // A row that arrives twice (Realtime, then a backfill) fails once.
+            guard rowID.map({ undecryptableRows.insert($0).inserted }) ?? true else {
+                metrics.count("duplicate")
+                duplicates += 1
+                return
+            }
             metrics.count("decrypt_failures")
             metrics.count("decrypt_failures.\(error.reason)")
             if awaitingNewKey.contains(sender) { metrics.count("migration_undecryptable") }
@@ -291,9 +346,11 @@ public actor VirtualDevice {
             metrics.count("duplicate")
             return
         }
-        if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: arrived - Double(sent) / 1e9) }
+        // End to end: the intended send time to decrypted here.
+        let decrypted = clock.wallNow()
+        if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: decrypted - Double(sent) / 1e9) }
         // PRD §4.4 d: an update too old, or older than the one shown, is not shown.
-        if arrived - update.ts > context.options.staleAfter || (shown[sender].map { update.ts < $0.ts } ?? false) {
+        if decrypted - update.ts > context.options.staleAfter || (shown[sender].map { update.ts < $0.ts } ?? false) {
             ledger.stale[sender, default: []].insert(seq)
             metrics.count("stale_rejected")
             return
@@ -304,19 +361,22 @@ public actor VirtualDevice {
         metrics.count("received")
     }
 
-    /// Fetches this device's rows newer than the last one seen, page by page (after a reconnect).
-    func backfill() async {
+    /// Fetches this device's rows created since `since` (Unix seconds, minus
+    /// a lookback for clock skew and commit order), page by page, after a
+    /// reconnect. Rows it already has are duplicates and are dropped by `seq`.
+    func backfill(since: Double) async {
         guard !backfilling else { return }
         backfilling = true
         defer { backfilling = false }
         metrics.count("backfills")
-        var after = lastRowID
+        let from = Self.timestamp(since - context.options.backfillLookback)
+        var after: Int64 = 0
         let page = context.options.backfillPage
         while !isGone {
             let rows: [[String: Any]]
             do {
                 rows = try await rest.select("encrypted_locations",
-                                             query: "select=id,sender_id,payload&recipient_id=eq.\(account.userID)&id=gt.\(after)&order=id.asc&limit=\(page)",
+                                             query: "select=id,sender_id,payload&recipient_id=eq.\(account.userID)&created_at=gte.\(from)&id=gt.\(after)&order=id.asc&limit=\(page)",
                                              token: account.session.accessToken)
                 metrics.count("http_requests")
             } catch {
@@ -324,16 +384,30 @@ public actor VirtualDevice {
                 _ = countFailure(error)
                 return
             }
+            let arrived = context.clock.wallNow()
+            let before = after
             for row in rows {
                 var record: [String: String] = [:]
-                if let id = row["id"] as? Int { record["id"] = String(id); after = max(after, Int64(id)) }
+                if let id = (row["id"] as? NSNumber)?.int64Value {
+                    record["id"] = String(id)
+                    after = max(after, id)
+                }
                 record["sender_id"] = row["sender_id"] as? String
                 record["payload"] = row["payload"] as? String
                 metrics.count("backfilled")
-                receive(record, commitTimestamp: nil)
+                receive(record, commitTimestamp: nil, arrived: arrived)
             }
-            if rows.count < page { return }
+            // A short page is the last; a page whose ids did not move the cursor would repeat.
+            if rows.count < page || after == before { return }
         }
+    }
+
+    /// `2026-01-05T08:00:00.123456Z`, for a `created_at` filter.
+    static func timestamp(_ unix: Double) -> String {
+        let seconds = unix.rounded(.down)
+        let micros = Int((unix - seconds) * 1e6)
+        let base = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle()).dropLast()
+        return "\(base).\(String(format: "%06d", micros))Z"
     }
 
     // MARK: - Migration
@@ -347,9 +421,15 @@ public actor VirtualDevice {
             metrics.count("migration_failures")
             return []
         }
-        account = DeviceAccount(index: account.index, email: account.email, password: account.password, session: account.session, keys: keys)
+        var retired = account.previousKeys
+        retired.append(account.keys)
+        account = DeviceAccount(index: account.index, email: account.email, password: account.password, session: account.session,
+                                keys: keys, previousKeys: retired)
         migratedAt = intended
         metrics.count("migration_reinstalls")
+        // From now on what friends seal to the old key does not open, until each accepts again.
+        let active = friends.filter(\.active)
+        for friend in active { awaitingNewKey.insert(Int32(friend.index)) }
         let token = account.session.accessToken
         let row = "{\"id\":\"\(account.userID)\",\"public_key\":\"\(keys.publicKey.base64)\"}"
         do {
@@ -362,8 +442,7 @@ public actor VirtualDevice {
             return []
         }
         var codes: [(friend: Int, code: String)] = []
-        for friend in friends where friend.active {
-            awaitingNewKey.insert(Int32(friend.index))
+        for friend in active {
             do {
                 let invite = try await rest.rpc("create_invite", ["preference": friend.iShare], token: token)
                 metrics.count("http_requests")
@@ -401,21 +480,40 @@ public actor VirtualDevice {
 
     // MARK: - Tokens
 
-    /// Refreshes the access token `refreshMargin` before it expires (at most a fifth of its lifetime before).
-    private func scheduleRefresh() {
-        let clock = context.clock
-        let expires = account.session.expiresAt
-        let lifetime = max(0, expires - clock.wallNow())
-        let at = clock.monotonic(ofWall: expires - min(context.options.refreshMargin, lifetime / 5))
-        context.scheduler.at(at) { [weak self] _ in await self?.refresh() }
+    /// How long before expiry a token is refreshed: `refreshMargin`, at most a fifth of its lifetime.
+    private var refreshMargin: Double {
+        let lifetime = max(0, account.session.expiresAt - context.clock.wallNow())
+        return min(context.options.refreshMargin, lifetime / 5)
     }
 
-    /// A new session from the refresh token (which rotates), pushed to the Realtime channel.
+    /// Schedules the next refresh; an earlier schedule (of an older session) lapses.
+    private func scheduleRefresh(at time: Double? = nil) {
+        refreshGeneration += 1
+        let generation = refreshGeneration
+        let at = time ?? context.clock.monotonic(ofWall: account.session.expiresAt - refreshMargin)
+        context.scheduler.at(at) { [weak self] _ in await self?.scheduledRefresh(generation) }
+    }
+
+    private func scheduledRefresh(_ generation: Int) async {
+        guard generation == refreshGeneration else { return }
+        await refresh()
+    }
+
+    /// A new session from the refresh token (which rotates), pushed to the
+    /// Realtime channel. Concurrent callers wait for the one refresh in flight.
     func refresh() async {
         if case .gone = life { return }
-        guard !refreshing else { return }
-        refreshing = true
-        defer { refreshing = false }
+        if let running = refreshing {
+            await running.value
+            return
+        }
+        let task = Task { await self.performRefresh() }
+        refreshing = task
+        await task.value
+        refreshing = nil
+    }
+
+    private func performRefresh() async {
         let started = context.clock.now()
         do {
             let session = try await SupabaseAuth(rest.http).refresh(account.session.refreshToken)
@@ -429,7 +527,7 @@ public actor VirtualDevice {
             metrics.count("http_requests")
             metrics.count("token_refresh_failures")
             _ = countFailure(error)
-            context.scheduler.at(context.clock.now() + 5) { [weak self] _ in await self?.refresh() }
+            scheduleRefresh(at: context.clock.now() + 5)
         }
     }
 

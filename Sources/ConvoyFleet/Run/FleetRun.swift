@@ -25,9 +25,13 @@ public final class FleetRun: Sendable {
         public var onboardingConcurrency: Int
         /// Each device holds its own HTTP connection (as a phone does); false: one shared pool.
         public var connectionPerDevice: Bool
+        /// The tracks, when already loaded (`convoy run` loads them before starting a backend); nil: loaded here.
+        public var tracks: TrackLibrary?
 
         public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
-                    device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true) {
+                    device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true,
+                    tracks: TrackLibrary? = nil) {
+        self.tracks = tracks
             self.scenario = scenario
             self.scenarioFile = scenarioFile
             self.target = target
@@ -94,6 +98,12 @@ public final class FleetRun: Sendable {
         self.logger = logger
     }
 
+    /// The scenario's tracks, as long as the run needs.
+    public static func tracks(for configuration: Configuration) throws(ScenarioError) -> TrackLibrary {
+        try TrackLibrary.build(configuration.scenario, file: configuration.scenarioFile,
+                               length: plannedLength(configuration.scenario) + configuration.drain + 60)
+    }
+
     /// Seconds from the first arrival to the last departure.
     public static func plannedLength(_ s: Scenario) -> Double {
         Double(s.deviceCount) / s.timeline.arrivalRate + s.timeline.steady + s.timeline.rampDown
@@ -107,8 +117,7 @@ public final class FleetRun: Sendable {
         let startedAt = Date()
         let beforeDevices = ProcessResources.current()
         let n = scenario.deviceCount
-        let library = try TrackLibrary.build(scenario, file: configuration.scenarioFile,
-                                             length: Self.plannedLength(scenario) + configuration.drain + 60)
+        let library = try configuration.tracks ?? Self.tracks(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
@@ -119,18 +128,32 @@ public final class FleetRun: Sendable {
         // Set-up: sign-ups, keys, invitations. Not part of the measured timeline.
         let connections: [HTTPConnection?] = try (0..<n).map { _ in configuration.connectionPerDevice ? try HTTPConnection(engine: engine) : nil }
         let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID)
-        let accounts = try await signUpAll(onboarding, connections: connections)
-        try Task.checkCancellation()
-        setPhase(.pairing)
-        let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
-        let seed = scenario.seed
-        let preferences = scenario.groups.map(\.preciseShare)
-        let friends = try await onboarding.pair(graph, accounts: accounts, preference: { a, b in
-            var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
-            return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
-        }, concurrency: configuration.onboardingConcurrency)
-        try Task.checkCancellation()
+        let accounts: [DeviceAccount]
+        let friends: [[Friend]]
+        do {
+            accounts = try await signUpAll(onboarding, connections: connections)
+            try Task.checkCancellation()
+            setPhase(.pairing)
+            let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
+            let seed = scenario.seed
+            let preferences = scenario.groups.map(\.preciseShare)
+            friends = try await onboarding.pair(graph, accounts: accounts, preference: { a, b in
+                var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
+                return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
+            }, concurrency: configuration.onboardingConcurrency)
+            try Task.checkCancellation()
+        } catch {
+            // Interrupted during set-up: nothing was shared; say so in an incomplete outcome.
+            guard Task.isCancelled else { throw error }
+            setPhase(.done)
+            let end = ProcessResources.current()
+            var snapshot = metrics.snapshot()
+            snapshot.counters["devices"] = n
+            return Outcome(metrics: snapshot, accounting: Accounting(), complete: false, devices: n, startedAt: startedAt, endedAt: Date(),
+                           duration: 0, accounts: [],
+                           resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: n))
+        }
 
         var devices: [VirtualDevice] = []
         devices.reserveCapacity(n)
@@ -195,9 +218,10 @@ public final class FleetRun: Sendable {
         setPhase(.done)
 
         var ledgers: [DeviceLedger] = []
-        var duplicates = 0, offline = 0
+        var duplicates = 0, offline = 0, deaf = 0
         var finalAccounts: [DeviceAccount] = []
         for d in devices {
+            if await d.neverSubscribed { deaf += 1 }
             ledgers.append(await d.ledger)
             duplicates += await d.duplicates
             offline += await d.sentOffline
@@ -209,6 +233,8 @@ public final class FleetRun: Sendable {
         snapshot.counters["lost"] = accounting.lostTotal
         for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
         snapshot.counters["devices"] = n
+        // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
+        snapshot.counters["devices_never_subscribed"] = deaf
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
@@ -219,7 +245,7 @@ public final class FleetRun: Sendable {
     private func scheduleMigration(_ migration: Migration, devices: [VirtualDevice], at time: Double, scheduler: Scheduler, seed: UInt64) {
         var rng = SeededGenerator(seed: seed, stream: 0x319)
         let chosen = devices.indices.filter { _ in rng.chance(migration.share) }
-        logger.info("migration: \(chosen.count) devices reinstall at \(Int(time)) s")
+        logger.info("migration: \(chosen.count) devices reinstall at \(String(format: "%.1f", time)) s")
         for i in chosen {
             scheduler.at(time) { [clock] t in
                 let codes = await devices[i].reinstall(at: t)

@@ -13,7 +13,8 @@ public enum Roster {
         let devices: [[String: Any]] = accounts.map { a in
             ["index": a.index, "user_id": a.userID, "email": a.email, "password": a.password,
              "refresh_token": a.session.refreshToken, "public_key": a.keys.publicKey.base64,
-             "secret_key": a.keys.secretKey.exportBase64()]
+             "secret_key": a.keys.secretKey.exportBase64(),
+             "previous_keys": a.previousKeys.map { ["public_key": $0.publicKey.base64, "secret_key": $0.secretKey.exportBase64()] }]
         }
         let root: [String: Any] = ["schema": schema, "version": version, "url": url, "devices": devices]
         return try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

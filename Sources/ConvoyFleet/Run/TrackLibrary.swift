@@ -32,7 +32,7 @@ public struct TrackLibrary: Sendable {
                         let doc = try SyntheticTrack.generate(options)
                         tracks.append(try GPXImport.tracks(from: doc, file: "synthetic \(profile.rawValue) #\(k + 1)")[0].track)
                     } catch {
-                        throw ScenarioError(file: file, line: 0, column: 0, path: "groups[\(g)].tracks", message: "cannot synthesise a track: \(error)")
+                        throw ScenarioError(file: file, line: group.tracksLine, column: group.tracksColumn, path: "groups[\(g)].tracks", message: "cannot synthesise a track: \(error)")
                     }
                 }
                 out.append(tracks)
@@ -41,14 +41,14 @@ public struct TrackLibrary: Sendable {
                 for pattern in patterns {
                     let paths = expand(pattern, relativeTo: directory)
                     guard !paths.isEmpty else {
-                        throw ScenarioError(file: file, line: 0, column: 0, path: "groups[\(g)].tracks.files",
+                        throw ScenarioError(file: file, line: group.tracksLine, column: group.tracksColumn, path: "groups[\(g)].tracks.files",
                                             message: "\"\(pattern)\" matches no file (relative to \(directory))")
                     }
                     for path in paths {
                         do {
                             tracks += try GPXImport.tracks(from: try GPXReader.read(contentsOf: path), file: path).map(\.track)
                         } catch {
-                            throw ScenarioError(file: file, line: 0, column: 0, path: "groups[\(g)].tracks.files", message: "\(error)")
+                            throw ScenarioError(file: file, line: group.tracksLine, column: group.tracksColumn, path: "groups[\(g)].tracks.files", message: "\(error)")
                         }
                     }
                 }

@@ -76,6 +76,9 @@ public struct DeviceGroup: Sendable, Equatable {
     /// How these devices share with each friend: the fraction sharing precisely; the rest share general (fuzzed).
     public var preciseShare: Double
     public var network: Network
+    /// Where `tracks` is in the scenario file (for errors found when the tracks are loaded).
+    public var tracksLine = 0
+    public var tracksColumn = 0
 
     public enum TrackSource: Sendable, Equatable {
         case synthetic(MobilityProfile)

@@ -123,11 +123,12 @@ struct Reader {
         return v
     }
 
-    /// A duration: 90, 90s, 1.5m, 250ms, 1h30m (a bare number is seconds).
+    /// A duration: 90, 90s, 1.5m, 250ms, 1h30m (a bare number is seconds), at most 30 days.
     func duration(minimum: Double = 0) throws(ScenarioError) -> Double {
         let s = try string()
         guard let seconds = Quantity.seconds(s) else { throw error("expected a duration such as 30s, 2m, 250ms or 1h30m, found \"\(s)\"") }
         guard seconds >= minimum else { throw error("must be at least \(Quantity.format(seconds: minimum)), found \"\(s)\"") }
+        guard seconds <= Quantity.longest else { throw error("at most 30 days, found \"\(s)\"") }
         return seconds
     }
 
@@ -243,12 +244,15 @@ struct Reader {
                              "precise_share", "network"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a group needs a name") }
         guard let count = m["count"] else { throw error("a group needs a count") }
-        return DeviceGroup(
+        var group = DeviceGroup(
             name: name, count: try count.int(1...1_000_000), tracks: try m["tracks"]?.tracks() ?? .synthetic(.walk),
             replay: try m["replay"]?.choice(ReplayMode.self) ?? .loop, accuracy: try m["accuracy"]?.metres() ?? 5,
             correlationTime: try m["correlation_time"]?.duration(minimum: 1) ?? 60,
             cadence: try m["cadence"]?.range() ?? 10...15, backgroundShare: try m["background_share"]?.fraction() ?? 0,
             preciseShare: try m["precise_share"]?.fraction() ?? 1, network: try m["network"]?.choice(DeviceGroup.Network.self) ?? .lte)
+        let mark = (m["tracks"] ?? self).node.mark
+        (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)
+        return group
     }
 
     func tracks() throws(ScenarioError) -> DeviceGroup.TrackSource {
@@ -270,6 +274,7 @@ struct Reader {
         guard let low = Quantity.seconds(parts[0]), let high = parts.count == 2 ? Quantity.seconds(parts[1]) : low, parts.count <= 2
         else { throw error("expected an interval such as 10s..15s, or one duration, found \"\(s)\"") }
         guard low > 0, low <= high else { throw error("the interval must be above 0 and its low end first, found \"\(s)\"") }
+        guard high <= Quantity.longest else { throw error("at most 30 days, found \"\(s)\"") }
         return low...high
     }
 
@@ -308,6 +313,9 @@ struct Reader {
 
 /// Durations and distances as scenario files write them.
 public enum Quantity {
+    /// The longest duration a scenario may give: 30 days.
+    public static let longest: Double = 30 * 86_400
+
     /// A plain decimal number ≥ 0 (`PlainNumber`: no signs, exponents, hex, `inf` or `nan`).
     public static func number(_ text: String) -> Double? { PlainNumber.parse(text) }
 

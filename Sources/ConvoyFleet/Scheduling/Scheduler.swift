@@ -26,7 +26,8 @@ public struct MonotonicClock: SchedulerClock {
             while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
         }
         let wait = deadline - now()
-        if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+        // No tolerance: the timer may not be coalesced later than asked (scheduler lag is measured).
+        if wait > 0 { try await Task.sleep(until: .now + .seconds(wait), tolerance: .zero, clock: .continuous) }
     }
 }
 

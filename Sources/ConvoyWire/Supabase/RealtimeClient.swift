@@ -35,6 +35,8 @@ public final class RealtimeClient: Sendable {
         public var table: String
         public var commitTimestamp: String
         public var record: [String: String]
+        /// When its message was read off the socket, on the client's clock (Unix seconds by default).
+        public var receivedAt: Double
     }
 
     public enum Event: Sendable {
@@ -57,6 +59,7 @@ public final class RealtimeClient: Sendable {
     private let logger: Logger
     private let heartbeatWait: @Sendable () async throws -> Void
     private let backoffWait: @Sendable (Double) async throws -> Void
+    private let now: @Sendable () -> Double
     private let state: Mutex<State>
 
     /// realtime-js's reconnect delays, seconds; the last repeats.
@@ -84,9 +87,12 @@ public final class RealtimeClient: Sendable {
 
     /// `heartbeatWait` and `backoffWait` wait between heartbeats and before a
     /// reconnection (injected by tests; by default 25 s and the backoff).
+    /// `now` stamps each change as it is read (Unix seconds by default).
     public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
                 heartbeatWait: (@Sendable () async throws -> Void)? = nil,
-                backoffWait: (@Sendable (Double) async throws -> Void)? = nil) {
+                backoffWait: (@Sendable (Double) async throws -> Void)? = nil,
+                now: (@Sendable () -> Double)? = nil) {
+        self.now = now ?? { Date().timeIntervalSince1970 }
         (events, sink) = AsyncStream<Event>.makeStream()
         self.url = url
         self.logger = logger
@@ -205,6 +211,7 @@ public final class RealtimeClient: Sendable {
     }
 
     private func receive(_ text: String) {
+        let receivedAt = now()
         guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
               let topic = o["topic"] as? String, let event = o["event"] as? String
         else { return }
@@ -214,7 +221,8 @@ public final class RealtimeClient: Sendable {
             guard let data = payload["data"] as? [String: Any] else { return }
             let record = (data["record"] as? [String: Any] ?? [:]).compactMapValues(Self.text)
             sink.yield(.change(topic: topic, Change(type: data["type"] as? String ?? "", table: data["table"] as? String ?? "",
-                                                    commitTimestamp: data["commit_timestamp"] as? String ?? "", record: record)))
+                                                    commitTimestamp: data["commit_timestamp"] as? String ?? "", record: record,
+                                                    receivedAt: receivedAt)))
         case "phx_reply":
             let ref = o["ref"] as? String
             if topic == "phoenix" {
