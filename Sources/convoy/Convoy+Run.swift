@@ -112,6 +112,13 @@ extension Convoy {
                                                      echoLevel: .critical)
             let logger = Logger(label: "convoy.run", factory: makeHandler)
 
+            Self.raiseOpenFileLimit(logger)
+            if case .embedded = resolvedTarget(scenario.target) {
+                try Self.checkOpenFileLimit(devices: scenario.deviceCount, pooled: pooledConnections, embedded: true)
+            } else {
+                try Self.checkOpenFileLimit(devices: scenario.deviceCount, pooled: pooledConnections, embedded: false)
+            }
+
             // The backend.
             var embedded: EmbeddedServer?
             let supabase: SupabaseTarget
@@ -134,10 +141,9 @@ extension Convoy {
             }
             logger.info("scenario \(scenario.name): \(scenario.deviceCount) devices against \(supabase.url) (\(targetKind)); results in \(folder.path)")
 
-            Self.raiseOpenFileLimit(logger)
             let engine: HTTPEngine
             do {
-                engine = try HTTPEngine()
+                engine = try HTTPEngine(maxConnections: pooledConnections ? Self.poolSize : 0)
             } catch {
                 throw CommandFailure.runtime("\(error)")
             }
@@ -217,6 +223,25 @@ extension Convoy {
                 guard setrlimit(resource, &wanted) == 0 else { return }
             }
             if wanted.rlim_cur != old { logger.info("open-file limit raised from \(old) to \(wanted.rlim_cur)") }
+        }
+
+        /// Connections of the shared pool (`--pooled-connections`).
+        static let poolSize = 256
+
+        /// A run needs a descriptor per device for its websocket, one more per device
+        /// for its own HTTP connection, and as many again for the embedded backend's
+        /// ends. Running out mid-run is a crash (libdispatch cannot open /proc), so
+        /// say so before anything starts.
+        static func checkOpenFileLimit(devices: Int, pooled: Bool, embedded: Bool) throws {
+            var limit = rlimit()
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+            let perDevice = (pooled ? 1 : 2) * (embedded ? 2 : 1)
+            let needed = devices * perDevice + (pooled ? poolSize : 0) + 512
+            guard UInt64(needed) > UInt64(limit.rlim_cur) else { return }
+            var advice = "raise it (ulimit -n; the hard limit here is \(limit.rlim_max))"
+            if !pooled { advice += ", or share one HTTP pool (--pooled-connections)" }
+            if embedded { advice += ", or run convoy serve as its own process (--keys-file)" }
+            throw CommandFailure.runtime("\(devices) devices need about \(needed) open files and the limit is \(limit.rlim_cur): \(advice)")
         }
 
         /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.

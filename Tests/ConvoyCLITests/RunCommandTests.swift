@@ -98,6 +98,14 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("t").path))
     }
 
+    @Test func moreDevicesThanOpenFilesAllowIsRefusedBeforeTheRun() throws {
+        let dir = try temporaryDirectory()
+        let file = try Self.scenario(thresholds: [], in: dir)
+        let r = try CLI.run("run", file, "--devices", "1000000", "--out", dir.appendingPathComponent("r").path)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("open files") && r.stderr.contains("--pooled-connections"), "\(r.stderr)")
+    }
+
     @Test func anUnreachableTargetIsARuntimeFailure() throws {
         let dir = try temporaryDirectory()
         let file = try Self.scenario(thresholds: [], in: dir)

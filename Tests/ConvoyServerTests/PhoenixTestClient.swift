@@ -65,9 +65,9 @@ final class PhoenixTestClient: Sendable {
         return ref
     }
 
-    /// The first frame that matches, waiting up to 10 s (a bound, not a timing assertion).
+    /// The first frame that matches, waiting up to 30 s (a bound for a starved machine, not a timing assertion).
     func next(_ match: @escaping @Sendable ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if let f = await inbox.take(match) { return Inbox.decode(f) }
             try await Task.sleep(for: .milliseconds(5))

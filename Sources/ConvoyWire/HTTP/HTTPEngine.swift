@@ -34,12 +34,21 @@ public final class HTTPEngine: Sendable {
     /// A libcurl handle, used only on the engine thread (or before it starts).
     struct Handle: @unchecked Sendable, Hashable { let pointer: UnsafeMutableRawPointer }
 
-    public init() throws(WireError) {
+    /// `maxConnections` (0: no limit) caps the open connections of the shared
+    /// pool: beyond it transfers queue inside libcurl instead of each opening a
+    /// connection, so a backlog against a slow server cannot run the process
+    /// out of file descriptors (nor make every `curl_multi_perform` walk
+    /// thousands of half-open connections).
+    public init(maxConnections: Int = 0) throws(WireError) {
         try Curl.ensureReady()
         guard let m = curl_multi_init() else { throw .libraryUnavailable("curl_multi_init failed") }
         multi = Handle(pointer: m)
         // HTTP/2: several streams over one connection when the server allows it.
         _ = convoy_multi_setopt_long(m, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        if maxConnections > 0 {
+            _ = convoy_multi_setopt_long(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxConnections)
+            _ = convoy_multi_setopt_long(m, CURLMOPT_MAXCONNECTS, maxConnections)
+        }
         // The thread holds the engine until `shutdown`.
         let t = Thread { [self] in loop() }
         t.name = "convoy-http"
@@ -231,7 +240,9 @@ final class Transfer: @unchecked Sendable {
         let timeout = request.timeout.isFinite ? min(max(1, request.timeout * 1000), 86_400_000) : 86_400_000
         _ = convoy_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(timeout))
         _ = convoy_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        _ = convoy_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        // Wait for a connection being set up, to multiplex on it, only where HTTP/2 is possible
+        // (TLS): over plain HTTP/1.1 that wait would queue every transfer behind one handshake.
+        if request.url.hasPrefix("https://") { _ = convoy_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1) }
         if let connection { _ = convoy_easy_setopt_ptr(h, CURLOPT_SHARE, connection.share.pointer) }
         switch request.method {
         case "GET": _ = convoy_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
