@@ -98,6 +98,44 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("t").path))
     }
 
+    @Test func sigintStopsGracefullyAndTheSummaryIsMarkedIncomplete() throws {
+        let dir = try temporaryDirectory()
+        let path = dir.appendingPathComponent("long.yaml").path
+        try """
+            name: long
+            groups:
+              - name: g
+                count: 4
+                cadence: 600ms..900ms
+            social: { friends: 1..2 }
+            timeline: { arrival_rate: 40/s, steady: 10m }
+            thresholds: [decrypt_failures == 0]
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("r")
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["run", path, "--out", out.path, "--drain", "1s"]
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // Wait (a bound, not a timing assertion) until the timeline has written a few rows.
+        let csv = out.appendingPathComponent("metrics.csv").path
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, ((try? String(contentsOfFile: csv, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 3 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        process.interrupt()  // SIGINT
+        let printed = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        _ = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1)
+        #expect(printed.contains("interrupted: incomplete"), "\(printed)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        #expect(summary["complete"] as? Bool == false && summary["exit_code"] as? Int == 1)
+        #expect(((summary["accounting"] as? [String: Any])?["sent"] as? Int ?? 0) > 0)
+    }
+
     @Test func moreDevicesThanOpenFilesAllowIsRefusedBeforeTheRun() throws {
         let dir = try temporaryDirectory()
         let file = try Self.scenario(thresholds: [], in: dir)

@@ -38,6 +38,48 @@ import Glibc
         await server.stop()
     }
 
+    /// Beyond `maxActive`, transfers wait their turn in order; one cancelled while
+    /// it waits ends at once, and a freed slot lets the next one in.
+    @Test func transfersBeyondTheBoundWaitTheirTurn() async throws {
+        let server = try await Self.server()
+        let keys = server.keys
+        let (fd, port) = try Self.silentPort()
+        defer { close(fd) }
+        let engine = try HTTPEngine(maxActive: 2)
+        let silent = HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 600)
+        // Two transfers to a server that never answers fill both slots.
+        let stuck = (0..<2).map { _ in Task { () -> WireError.Kind? in
+            do { _ = try await engine.send(silent); return nil } catch let e as WireError { return e.kind } catch { return nil }
+        } }
+        try await Self.until { engine.load.active == 2 }
+        // A third waits; cancelled, it ends without ever reaching libcurl.
+        let third = Task { () -> WireError.Kind? in
+            do { _ = try await engine.send(Self.get(keys, "/rest/v1/users")); return nil } catch let e as WireError { return e.kind } catch { return nil }
+        }
+        try await Self.until { engine.load.waiting == 1 }
+        #expect(engine.load.active == 2)
+        third.cancel()
+        #expect(await third.value == WireError.Kind.cancelled)
+        // Freeing the slots lets the next request through.
+        for t in stuck { t.cancel() }
+        for t in stuck { #expect(await t.value == WireError.Kind.cancelled) }
+        #expect(try await engine.send(Self.get(keys, "/rest/v1/users")).status == 200)
+        engine.shutdown()
+        await server.stop()
+    }
+
+    /// Waits until `condition` holds, for at most 30 s (a bound, not a timing assertion).
+    static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition never held")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     @Test func eachDeviceKeepsItsOwnConnection() async throws {
         let server = try await Self.server()
         let keys = server.keys

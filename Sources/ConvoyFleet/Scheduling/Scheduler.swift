@@ -52,6 +52,10 @@ public final class Scheduler: Sendable {
     private struct State {
         var heap = Heap<Entry>()
         var order: UInt64 = 0
+        /// Jobs running now, by number: a dictionary, so adding and removing one is O(1)
+        /// however many a slow backend keeps waiting (a task group's child list is not).
+        var running: [UInt64: Task<Void, Never>] = [:]
+        var stopped = false
         /// The run loop's current wait, cancelled when an earlier job arrives.
         var sleeper: (until: Double, task: Task<Void, Never>)?
     }
@@ -80,37 +84,54 @@ public final class Scheduler: Sendable {
     /// Jobs waiting to start.
     public var pending: Int { state.withLock { $0.heap.count } }
 
-    /// Starts jobs as they come due, until cancelled (running jobs are cancelled too).
+    /// Jobs started and not yet finished.
+    public var running: Int { state.withLock { $0.running.count } }
+
+    /// Starts jobs as they come due, until cancelled; then cancels the running
+    /// jobs and returns when they have finished.
     public func run() async {
-        await withDiscardingTaskGroup { group in
-            while !Task.isCancelled {
-                let now = clock.now()
-                let (due, next) = state.withLock { s -> ([Entry], Double?) in
-                    var due: [Entry] = []
-                    while let first = s.heap.min, first.time <= now { due.append(s.heap.popMin()!) }
-                    return (due, s.heap.min?.time)
-                }
-                for entry in due {
-                    group.addTask { [clock, metrics] in
-                        metrics?.record("scheduler_lag", seconds: clock.now() - entry.time)
-                        await entry.job(entry.time)
-                    }
-                }
-                if !due.isEmpty { continue }
-                // Nothing due: wait for the next job, or until one earlier than it arrives.
-                let until = next ?? .infinity
-                let sleeper = Task { [clock] in _ = try? await clock.sleep(until: until) }
-                let stale = state.withLock { s -> Bool in
-                    // A job that arrived between reading the heap and now is handled at once.
-                    if let first = s.heap.min?.time, first < until { return true }
-                    s.sleeper = (until, sleeper)
-                    return false
-                }
-                if stale { sleeper.cancel() }
-                await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
-                state.withLock { s in if s.sleeper?.task == sleeper { s.sleeper = nil } }
+        while !Task.isCancelled {
+            let now = clock.now()
+            let (due, next) = state.withLock { s -> ([Entry], Double?) in
+                var due: [Entry] = []
+                while let first = s.heap.min, first.time <= now { due.append(s.heap.popMin()!) }
+                return (due, s.heap.min?.time)
             }
-            group.cancelAll()
+            for entry in due { start(entry) }
+            if !due.isEmpty { continue }
+            // Nothing due: wait for the next job, or until one earlier than it arrives.
+            let until = next ?? .infinity
+            let sleeper = Task { [clock] in _ = try? await clock.sleep(until: until) }
+            let stale = state.withLock { s -> Bool in
+                // A job that arrived between reading the heap and now is handled at once.
+                if let first = s.heap.min?.time, first < until { return true }
+                s.sleeper = (until, sleeper)
+                return false
+            }
+            if stale { sleeper.cancel() }
+            await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+            state.withLock { s in if s.sleeper?.task == sleeper { s.sleeper = nil } }
+        }
+        let running = state.withLock { s -> [Task<Void, Never>] in
+            s.stopped = true
+            return Array(s.running.values)
+        }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+    }
+
+    /// Runs one job in a task of its own, registered while it runs.
+    private func start(_ entry: Entry) {
+        state.withLock { s in
+            guard !s.stopped else { return }
+            s.order += 1
+            let id = s.order
+            // Created under the lock, so its own removal (which takes the lock) comes after this insertion.
+            s.running[id] = Task { [self] in
+                metrics?.record("scheduler_lag", seconds: clock.now() - entry.time)
+                await entry.job(entry.time)
+                _ = state.withLock { $0.running.removeValue(forKey: id) }
+            }
         }
     }
 }

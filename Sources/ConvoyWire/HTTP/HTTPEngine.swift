@@ -12,6 +12,15 @@ import Synchronization
 /// phone does; a request sent without one uses the engine's shared pool.
 public final class HTTPEngine: Sendable {
     private let multi: Handle
+    /// Transfers inside libcurl at once; the rest wait in order on the engine thread.
+    private let maxActive: Int
+    private let activeCount = Atomic(0)
+    private let waitingCount = Atomic(0)
+
+    /// Transfers inside libcurl, and transfers waiting their turn (as of the engine's last round).
+    public var load: (active: Int, waiting: Int) {
+        (activeCount.load(ordering: .relaxed), waitingCount.load(ordering: .relaxed))
+    }
     private let inbox = Mutex(Inbox())
 
     private struct Inbox {
@@ -39,7 +48,14 @@ public final class HTTPEngine: Sendable {
     /// connection, so a backlog against a slow server cannot run the process
     /// out of file descriptors (nor make every `curl_multi_perform` walk
     /// thousands of half-open connections).
-    public init(maxConnections: Int = 0) throws(WireError) {
+    ///
+    /// At most `maxActive` transfers are inside libcurl at once; later ones wait
+    /// their turn in a queue of the engine's own. Against a backend that has
+    /// fallen behind, libcurl's bookkeeping then stays proportional to that
+    /// bound instead of to the backlog (removing a handle from a multi with
+    /// thousands in it costs time in proportion to them).
+    public init(maxConnections: Int = 0, maxActive: Int = 1024) throws(WireError) {
+        self.maxActive = max(1, maxActive)
         try Curl.ensureReady()
         guard let m = curl_multi_init() else { throw .libraryUnavailable("curl_multi_init failed") }
         multi = Handle(pointer: m)
@@ -117,6 +133,8 @@ public final class HTTPEngine: Sendable {
 
     private func loop() {
         var active: [UnsafeMutableRawPointer: Transfer] = [:]
+        var waiting: [Transfer] = []
+        var nextWaiting = 0
         var running: Int32 = 0
         while true {
             let (commands, stopping) = inbox.withLock { box -> ([Command], Bool) in
@@ -128,16 +146,15 @@ public final class HTTPEngine: Sendable {
                 case .add(let t):
                     if t.cancelRequested.load(ordering: .relaxed) {
                         t.finish(.failure(.cancelled))
-                    } else if let easy = t.start() {
-                        if curl_multi_add_handle(multi.pointer, easy) == CURLM_OK {
-                            active[easy] = t
-                        } else {
-                            t.finish(.failure(.invalidRequest("curl_multi_add_handle refused the transfer")))
-                        }
+                    } else {
+                        waiting.append(t)
                     }
                 case .cancel(let t):
                     if let easy = t.easy, active.removeValue(forKey: easy) != nil {
                         curl_multi_remove_handle(multi.pointer, easy)
+                        t.finish(.failure(.cancelled))
+                    } else if t.easy == nil {
+                        // Still waiting its turn: it ends now, and is skipped when its turn comes.
                         t.finish(.failure(.cancelled))
                     }
                 case .release(let share):
@@ -145,6 +162,7 @@ public final class HTTPEngine: Sendable {
                 }
             }
             if stopping {
+                for t in waiting[nextWaiting...] { t.finish(.failure(.shutdown)) }
                 for (easy, t) in active {
                     curl_multi_remove_handle(multi.pointer, easy)
                     t.finish(.failure(.shutdown))
@@ -158,7 +176,29 @@ public final class HTTPEngine: Sendable {
                 curl_multi_cleanup(multi.pointer)
                 return
             }
+            // Let waiting transfers in, in order, up to the bound.
+            while active.count < maxActive, nextWaiting < waiting.count {
+                let t = waiting[nextWaiting]
+                nextWaiting += 1
+                guard t.continuation != nil else { continue }  // cancelled while it waited
+                if let easy = t.start() {
+                    if curl_multi_add_handle(multi.pointer, easy) == CURLM_OK {
+                        active[easy] = t
+                    } else {
+                        t.finish(.failure(.invalidRequest("curl_multi_add_handle refused the transfer")))
+                    }
+                }
+            }
+            if nextWaiting == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                nextWaiting = 0
+            } else if nextWaiting > 4096, nextWaiting * 2 > waiting.count {
+                waiting.removeFirst(nextWaiting)
+                nextWaiting = 0
+            }
             curl_multi_perform(multi.pointer, &running)
+            activeCount.store(active.count, ordering: .relaxed)
+            waitingCount.store(waiting.count - nextWaiting, ordering: .relaxed)
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi.pointer, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
@@ -168,6 +208,8 @@ public final class HTTPEngine: Sendable {
                 curl_multi_remove_handle(multi.pointer, easy)
                 t.finish(code == CURLE_OK ? .success(t.response()) : .failure(Transfer.error(code, t.errorBuffer)))
             }
+            // Slots freed and transfers waiting: go round at once rather than sleep in poll.
+            if active.count < maxActive, nextWaiting < waiting.count { continue }
             curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
         }
     }
