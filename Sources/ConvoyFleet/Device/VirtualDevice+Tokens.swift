@@ -1,0 +1,60 @@
+import ConvoyCrypto
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// Access tokens: refreshed before they expire and pushed to the Realtime channel.
+extension VirtualDevice {
+    /// How long before expiry a token is refreshed: `refreshMargin`, at most a fifth of its lifetime.
+    var refreshMargin: Double {
+        let lifetime = max(0, account.session.expiresAt - context.clock.wallNow())
+        return min(context.options.refreshMargin, lifetime / 5)
+    }
+
+    /// Schedules the next refresh; an earlier schedule (of an older session) lapses.
+    func scheduleRefresh(at time: Double? = nil) {
+        refreshGeneration += 1
+        let generation = refreshGeneration
+        let at = time ?? context.clock.monotonic(ofWall: account.session.expiresAt - refreshMargin)
+        context.scheduler.at(at) { [weak self] _ in await self?.scheduledRefresh(generation) }
+    }
+
+    func scheduledRefresh(_ generation: Int) async {
+        guard generation == refreshGeneration else { return }
+        await refresh()
+    }
+
+    /// A new session from the refresh token (which rotates), pushed to the
+    /// Realtime channel. Concurrent callers wait for the one refresh in flight.
+    func refresh() async {
+        if case .gone = life { return }
+        if let running = refreshing {
+            await running.value
+            return
+        }
+        let task = Task { await self.performRefresh() }
+        refreshing = task
+        await task.value
+        refreshing = nil
+    }
+
+    func performRefresh() async {
+        let started = context.clock.now()
+        do {
+            let session = try await SupabaseAuth(rest.http).refresh(account.session.refreshToken)
+            metrics.count("http_requests")
+            metrics.record("token_refresh", seconds: context.clock.now() - started)
+            metrics.count("token_refreshes")
+            account.session = session
+            realtime?.setAccessToken(session.accessToken)
+            scheduleRefresh()
+        } catch {
+            metrics.count("http_requests")
+            metrics.count("token_refresh_failures")
+            _ = countFailure(error)
+            scheduleRefresh(at: context.clock.now() + 5)
+        }
+    }
+}
