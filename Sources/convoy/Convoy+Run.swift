@@ -40,7 +40,7 @@ extension Convoy {
         @Option(name: .customLong("anon-key"), help: "The target's anon key.")
         var anonKey: String?
 
-        @Option(name: .customLong("service-key"), help: "The target's service_role key (set-up and checks only, never devices).")
+        @Option(name: .customLong("service-key"), help: "The target's service_role key, for checks that need it (issue 5's retention and security probes); no device uses it.")
         var serviceKey: String?
 
         @Option(name: .customLong("keys-file"), help: "A convoy serve keys file: {url, anon_key, service_role_key}.")
@@ -64,7 +64,7 @@ extension Convoy {
         @Flag(name: .customLong("keep-roster"), help: "Also write roster.json (0600): each device's account, tokens and key pair.")
         var keepRoster = false
 
-        @Flag(name: .customLong("pooled-connections"), help: "Share one HTTP connection pool instead of one connection per device.")
+        @Flag(name: .customLong("pooled-connections"), help: "Share one HTTP pool (at most 256 connections) instead of one connection per device.")
         var pooledConnections = false
 
         @Option(name: .customLong("log-level"), help: "run.log's level: trace, debug, info, notice, warning, error.")
