@@ -126,7 +126,8 @@ extension Convoy {
             switch resolvedTarget(scenario.target) {
             case .embedded:
                 do {
-                    embedded = try await EmbeddedServer.start(ServerConfiguration(port: 0), logger: Logger(label: "convoy.serve", factory: makeHandler))
+                    embedded = try await EmbeddedServer.start(
+                        ServerConfiguration(port: 0, retention: scenario.retention.window, purgeEvery: scenario.retention.purgeEvery), logger: Logger(label: "convoy.serve", factory: makeHandler))
                 } catch {
                     throw CommandFailure.runtime("cannot start the embedded backend: \(error)")
                 }
@@ -195,6 +196,7 @@ extension Convoy {
                 metrics: outcome.metrics, thresholds: scenario.thresholds,
                 exitCode: { passed in (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue })
             summary.resources = outcome.resources
+            summary.retention = outcome.retention
             do {
                 try folder.finish(summary: summary, metrics: outcome.metrics)
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }

@@ -185,6 +185,19 @@ extension FleetRunTests {
         #expect(a.duplicates == 3 && a.sentOffline == 5)
     }
 
+    @Test func lateAfterTheRetentionWindowIsLostAndBackfillIsCountedApart() {
+        var sender = DeviceLedger()
+        sender.sent = [.init(seq: 1, recipients: [1], failure: nil), .init(seq: 2, recipients: [1], failure: nil),
+                       .init(seq: 3, recipients: [1], failure: nil)]
+        var one = DeviceLedger()
+        one.received[0] = [1, 2, 3]
+        one.expired[0] = [2]  // decrypted after the retention window
+        one.backfilled[0] = [3]  // came through a backfill, in time
+        let a = Accounting.reconcile([sender, one], duplicates: 0, sentOffline: 0)
+        #expect(a.delivered == 2 && a.deliveredByBackfill == 1)
+        #expect(a.lost == ["after_retention": 1] && a.closes)
+    }
+
     @Test func withoutReceiptsEverythingIsNotReceived() {
         var sender = DeviceLedger()
         sender.sent = [.init(seq: 1, recipients: [1], failure: nil), .init(seq: 2, recipients: [1], failure: nil)]

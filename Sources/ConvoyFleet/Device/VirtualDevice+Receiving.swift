@@ -64,13 +64,14 @@ extension VirtualDevice {
 
     /// One `encrypted_locations` row for this device (PRD §4.4, "To receive
     /// locations"). `arrived`: when it came off the socket (Unix seconds).
-    func receive(_ record: [String: String], commitTimestamp: String?, arrived: Double) {
+    func receive(_ record: [String: String], commitTimestamp: String?, arrived: Double, backfilled: Bool = false) {
         let clock = context.clock
         guard let senderID = record["sender_id"], let payload = record["payload"] else {
             metrics.count("malformed_rows")
             return
         }
         let rowID = record["id"].flatMap { Int64($0) }
+        if let rowID, let created = record["created_at"].flatMap(CommitTimestamp.parse) { remember(row: rowID, createdAt: created) }
         if let text = commitTimestamp, let committed = CommitTimestamp.parse(text) {
             metrics.record("commit_to_receipt", seconds: arrived - committed)
         }
@@ -111,6 +112,13 @@ extension VirtualDevice {
         // End to end: the intended send time to decrypted here.
         let decrypted = clock.wallNow()
         if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: decrypted - Double(sent) / 1e9) }
+        // Past the retention window the row should not have existed to be read: lost, whatever it shows.
+        if decrypted - (update.sentNanos.map { Double($0) / 1e9 } ?? update.ts) > context.options.retentionWindow {
+            ledger.expired[sender, default: []].insert(seq)
+            metrics.count("received_after_retention")
+            return
+        }
+        if backfilled { ledger.backfilled[sender, default: []].insert(seq) }
         // PRD §4.4 d: an update too old, or older than the one shown, is not shown.
         if decrypted - update.ts > context.options.staleAfter || (shown[sender].map { update.ts < $0.ts } ?? false) {
             ledger.stale[sender, default: []].insert(seq)
@@ -138,7 +146,7 @@ extension VirtualDevice {
             let rows: [[String: Any]]
             do {
                 rows = try await rest.select("encrypted_locations",
-                                             query: "select=id,sender_id,payload&recipient_id=eq.\(account.userID)&created_at=gte.\(from)&id=gt.\(after)&order=id.asc&limit=\(page)",
+                                             query: "select=id,sender_id,payload,created_at&recipient_id=eq.\(account.userID)&created_at=gte.\(from)&id=gt.\(after)&order=id.asc&limit=\(page)",
                                              token: account.session.accessToken)
                 metrics.count("http_requests")
             } catch {
@@ -156,13 +164,22 @@ extension VirtualDevice {
                 }
                 record["sender_id"] = row["sender_id"] as? String
                 record["payload"] = row["payload"] as? String
+                record["created_at"] = row["created_at"] as? String
                 metrics.count("backfilled")
-                receive(record, commitTimestamp: nil, arrived: arrived)
+                receive(record, commitTimestamp: nil, arrived: arrived, backfilled: true)
             }
             // A short page is the last; a page whose ids did not move the cursor would repeat.
             if rows.count < page || after == before { return }
         }
     }
+
+    /// Keeps the last few rows received (id, server creation time) for the retention checker's "deleted early" check.
+    func remember(row: Int64, createdAt: Double) {
+        if recentRows.count >= Self.recentRowsKept { recentRows.removeFirst() }
+        recentRows.append((row, createdAt))
+    }
+
+    static let recentRowsKept = 8
 
     /// `2026-01-05T08:00:00.123456Z`, for a `created_at` filter.
     static func timestamp(_ unix: Double) -> String {

@@ -76,6 +76,8 @@ public actor VirtualDevice {
     var awaitingNewKey: Set<Int32> = []
     var tasks: [Task<Void, Never>] = []
     var ledger = DeviceLedger()
+    /// The last rows received (id, server creation time, Unix seconds), for the retention checker.
+    var recentRows: [(id: Int64, createdAt: Double)] = []
     var duplicates = 0
     var sentOffline = 0
 
@@ -156,4 +158,11 @@ public actor VirtualDevice {
 
     /// The account as it is now (its session rotates), for the roster.
     var currentAccount: DeviceAccount { account }
+
+    /// What the retention checker needs while the device is online and subscribed: who it is,
+    /// its current token, and the last rows it received; nil otherwise.
+    func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
+        guard case .online = life, subscribed else { return nil }
+        return (account.userID, account.session.accessToken, recentRows)
+    }
 }

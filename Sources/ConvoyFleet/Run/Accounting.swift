@@ -16,6 +16,10 @@ struct DeviceLedger: Sendable {
     var received: [Int32: Set<UInt64>] = [:]
     /// Of those, the ones rejected as stale (PRD §4.4 step d).
     var stale: [Int32: Set<UInt64>] = [:]
+    /// Of those, the ones decrypted after the retention window (the row should have been gone).
+    var expired: [Int32: Set<UInt64>] = [:]
+    /// Of the accepted ones, those that came through a backfill rather than live over Realtime.
+    var backfilled: [Int32: Set<UInt64>] = [:]
     /// Rows from a sender that did not open, by sender (their sequence number is sealed inside).
     var decryptFailures: [Int32: Int] = [:]
 }
@@ -34,10 +38,13 @@ extension Accounting {
                     a.sent += 1
                     let recipient = ledgers[Int(r)]
                     let reason: String?
-                    if recipient.stale[sender]?.contains(tick.seq) == true {
+                    if recipient.expired[sender]?.contains(tick.seq) == true {
+                        reason = "after_retention"
+                    } else if recipient.stale[sender]?.contains(tick.seq) == true {
                         reason = "stale"
                     } else if recipient.received[sender]?.contains(tick.seq) == true {
                         reason = nil
+                        if recipient.backfilled[sender]?.contains(tick.seq) == true { a.deliveredByBackfill += 1 }
                     } else if let failure = tick.failure {
                         reason = failure
                     } else if let n = decryptBudget[Int(r)][sender], n > 0 {

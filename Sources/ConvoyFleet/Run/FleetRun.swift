@@ -41,6 +41,7 @@ public final class FleetRun: Sendable {
             self.onboardingConcurrency = onboardingConcurrency
             self.connectionPerDevice = connectionPerDevice
             self.device.workload = scenario.workload
+            self.device.retentionWindow = scenario.retention.window
         }
     }
 
@@ -80,6 +81,8 @@ public final class FleetRun: Sendable {
         public var accounts: [DeviceAccount]
         /// This process's CPU and memory before any device, at the first arrival, and at the end.
         public var resources: RunSummary.Resources
+        /// What the retention checker found; nil when it did not run (`retention.check_every: 0`, or interrupted during set-up).
+        public var retention: RetentionReport?
     }
 
     public let configuration: Configuration
@@ -195,6 +198,19 @@ public final class FleetRun: Sendable {
         if let migration = scenario.migration {
             scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
         }
+        let retention = scenario.retention.checkEvery > 0 ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
+        let fleet = devices
+        let retentionTask = retention.map { checker in
+            Task { [clock, engine, configuration] in
+                let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: configuration.target))
+                var next = t0 + checker.policy.checkEvery
+                while !Task.isCancelled {
+                    do { try await clock.monotonic.sleep(until: next) } catch { return }
+                    await checker.round(devices: fleet, rest: rest, serviceKey: configuration.target.serviceKey, clock: clock, t: clock.now() - t0)
+                    next = max(next + checker.policy.checkEvery, clock.now())
+                }
+            }
+        }
         var complete = true
         do {
             try await clock.monotonic.sleep(until: rampUpEnd)
@@ -212,6 +228,8 @@ public final class FleetRun: Sendable {
         for d in devices { await d.leave() }
         let drained = Task { try? await clock.monotonic.sleep(until: clock.now() + drain) }
         await drained.value
+        retentionTask?.cancel()
+        await retentionTask?.value
         for d in devices { await d.disconnect() }
         schedulerTask.cancel()
         await schedulerTask.value
@@ -238,7 +256,8 @@ public final class FleetRun: Sendable {
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
-                                                       delivered: accounting.delivered, devices: n))
+                                                       delivered: accounting.delivered, devices: n),
+                       retention: retention?.report)
     }
 
     /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.

@@ -17,6 +17,8 @@ public struct Scenario: Sendable, Equatable {
     public var thresholds: [Threshold]
     /// Devices that reinstall the app mid-run (greenbox-prd.md §4.1); nil: none.
     public var migration: Migration?
+    /// The backend's retention policy, which the run checks (greenbox-prd.md §3.3).
+    public var retention: RetentionPolicy
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
@@ -37,9 +39,10 @@ public struct Scenario: Sendable, Equatable {
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
 
     public init(name: String, seed: UInt64, target: Target, groups: [DeviceGroup], social: Social, timeline: Timeline,
-                workload: Workload, thresholds: [Threshold], migration: Migration? = nil) {
+                workload: Workload, thresholds: [Threshold], migration: Migration? = nil, retention: RetentionPolicy = RetentionPolicy()) {
         (self.name, self.seed, self.target, self.groups, self.social, self.timeline, self.workload, self.thresholds, self.migration)
             = (name, seed, target, groups, social, timeline, workload, thresholds, migration)
+        self.retention = retention
     }
 }
 
@@ -57,6 +60,33 @@ public struct Migration: Sendable, Equatable {
 
     public init(share: Double, at: Double = 0, reaccept: ClosedRange<Double> = 5...30) {
         (self.share, self.at, self.reaccept) = (share, at, reaccept)
+    }
+}
+
+/// What the backend promises to delete, and how the run checks it
+/// (greenbox-prd.md §3.3: rows deleted 10 minutes after creation by a purge
+/// every minute). A row older than `window + purgeEvery + grace` that a
+/// recipient can still read is a violation; a row younger than
+/// `window − grace` that is gone was deleted early.
+public struct RetentionPolicy: Sendable, Equatable {
+    /// Rows live this long, seconds.
+    public var window: Double
+    /// The purge runs this often, seconds (a row may outlive the window by up to this).
+    public var purgeEvery: Double
+    /// Slack for clocks and a purge in progress, seconds.
+    public var grace: Double
+    /// A sample of online recipients checks this often, seconds; 0: no checks.
+    public var checkEvery: Double
+    /// Recipients asked at each check.
+    public var sample: Int
+    /// With a service key, also scan the whole table at each check.
+    public var scan: Bool
+
+    /// The age past which a readable row is a violation.
+    public var limit: Double { window + purgeEvery + grace }
+
+    public init(window: Double = 600, purgeEvery: Double = 60, grace: Double = 5, checkEvery: Double = 10, sample: Int = 20, scan: Bool = true) {
+        (self.window, self.purgeEvery, self.grace, self.checkEvery, self.sample, self.scan) = (window, purgeEvery, grace, checkEvery, sample, scan)
     }
 }
 

@@ -181,7 +181,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration"])
+        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -210,7 +210,25 @@ struct Reader {
                     throw r.error("\(error)")
                 }
             } ?? [],
-            migration: try m["migration"]?.migration())
+            migration: try m["migration"]?.migration(),
+            retention: try m["retention"]?.retention() ?? RetentionPolicy())
+    }
+
+    func retention() throws(ScenarioError) -> RetentionPolicy {
+        let m = try mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"])
+        let d = RetentionPolicy()
+        var p = RetentionPolicy(window: try m["window"]?.duration(minimum: 1) ?? d.window, purgeEvery: try m["purge_every"]?.duration() ?? d.purgeEvery,
+                                grace: try m["grace"]?.duration() ?? d.grace, checkEvery: try m["check_every"]?.duration() ?? d.checkEvery,
+                                sample: try m["sample"]?.int(1...10_000) ?? d.sample, scan: d.scan)
+        if let scan = m["scan"] {
+            switch try scan.string() {
+            case "true", "yes", "on": p.scan = true
+            case "false", "no", "off": p.scan = false
+            case let other: throw scan.error("expected true or false, found \"\(other)\"")
+            }
+        }
+        if p.checkEvery > 0, p.checkEvery < 0.5 { throw m["check_every"]!.error("at least 500ms, or 0 for no checks") }
+        return p
     }
 
     func migration() throws(ScenarioError) -> Migration {

@@ -5,7 +5,10 @@ public struct Accounting: Sendable, Equatable, Codable {
     public var sent = 0
     /// Decrypted, valid and shown to the friend.
     public var delivered = 0
-    /// Why the rest were not: `not_received`, `stale`, `decrypt_failed`, or the insert's failure (`http_403`, `transport`, …).
+    /// Of those, how many came late through a backfill (after a reconnect) rather than live.
+    public var deliveredByBackfill = 0
+    /// Why the rest were not: `not_received`, `after_retention` (decrypted later than the retention window),
+    /// `stale`, `decrypt_failed`, or the insert's failure (`http_403`, `transport`, …).
     public var lost: [String: Int] = [:]
     /// Received again after the first time (a Realtime resend or a backfill overlap).
     public var duplicates = 0
@@ -20,5 +23,6 @@ public struct Accounting: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case sent, delivered, lost, duplicates
         case sentOffline = "sent_offline"
+        case deliveredByBackfill = "delivered_by_backfill"
     }
 }

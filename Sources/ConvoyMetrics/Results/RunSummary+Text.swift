@@ -14,6 +14,7 @@ extension RunSummary {
         out += "## Accounting\n\n"
         out += "| sent | delivered | lost | duplicates | to friends offline |\n|---:|---:|---:|---:|---:|\n"
         out += "| \(a.sent) | \(a.delivered) | \(a.lostTotal) | \(a.duplicates) | \(a.sentOffline) |\n\n"
+        if a.deliveredByBackfill > 0 { out += "Of the delivered, \(a.deliveredByBackfill) came late through a backfill after a reconnect.\n\n" }
         if !a.lost.isEmpty {
             out += "Lost by reason: " + a.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".\n\n"
         }
@@ -31,6 +32,19 @@ extension RunSummary {
             out += "\n## Thresholds\n\n| threshold | value | result |\n|---|---:|---|\n"
             for t in thresholds {
                 out += "| `\(t.threshold)` | \(Self.value(t)) | \(t.passed ? "pass" : "**FAIL**") |\n"
+            }
+        }
+
+        if let r = retention {
+            out += "\n## Retention\n\n"
+            out += "Policy: rows live \(Self.seconds(r.windowSeconds)), purged every \(Self.seconds(r.purgeEverySeconds)); "
+            out += "a readable row older than \(Self.seconds(r.limitSeconds)) (with \(Self.seconds(r.graceSeconds)) grace) is a violation.\n\n"
+            out += (r.holds ? "" : "**") + r.verdict.prefix(1).uppercased() + r.verdict.dropFirst() + (r.holds ? "" : "**") + ".\n"
+            if !r.findings.isEmpty {
+                out += "\n| finding | row | created_at | age | past the window | found by |\n|---|---:|---|---:|---:|---|\n"
+                for f in r.findings.prefix(10) {
+                    out += "| \(f.kind) | \(f.rowID) | \(f.createdAt) | \(Self.seconds(f.ageSeconds)) | \(Self.seconds(f.overageSeconds)) | \(f.foundBy) |\n"
+                }
             }
         }
 

@@ -58,6 +58,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
         }
     }
 
+    /// What the retention checker found (nil: not checked).
+    public var retention: RetentionReport?
+
     /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 interrupted.
     public var exitCode: Int32
 
@@ -94,7 +97,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"

@@ -1,0 +1,169 @@
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Synchronization
+
+/// Checks the backend's retention policy while the run goes (greenbox-prd.md
+/// §3.3): at each check a sample of online recipients asks for its own oldest
+/// rows, and any older than `window + purge interval + grace` is a violation
+/// with its overage; rows a recipient received that are younger than
+/// `window − grace` must still be there (nothing deleted early). With a
+/// service key the whole table is scanned as well. Times are the harness's
+/// wall clock against the server's `created_at`: across machines they need
+/// synchronised clocks, which the grace absorbs.
+public final class RetentionChecker: Sendable {
+    public struct Row: Sendable {
+        public var id: Int64
+        /// Unix seconds.
+        public var createdAt: Double
+        public var createdText: String
+
+        public init(id: Int64, createdAt: Double, createdText: String) { (self.id, self.createdAt, self.createdText) = (id, createdAt, createdText) }
+    }
+
+    /// Findings kept in the report; the counts go on past it.
+    static let findingsKept = 20
+
+    private struct State {
+        var report: RetentionReport
+        var kept: Set<Int64> = []
+        var early: Set<Int64> = []
+        var cursor = 0
+    }
+
+    public let policy: RetentionPolicy
+    private let metrics: Metrics
+    private let state: Mutex<State>
+
+    public init(policy: RetentionPolicy, metrics: Metrics) {
+        self.policy = policy
+        self.metrics = metrics
+        state = Mutex(State(report: RetentionReport(windowSeconds: policy.window, purgeEverySeconds: policy.purgeEvery, graceSeconds: policy.grace)))
+    }
+
+    public var report: RetentionReport { state.withLock { $0.report } }
+
+    // MARK: Judging (no I/O: tests call these with their own times)
+
+    /// Rows someone could read at `now`: each older than the limit is a violation
+    /// (counted once per row). Returns the oldest row's age.
+    @discardableResult
+    public func judge(readable rows: [Row], now: Double, foundBy: String) -> Double? {
+        let limit = policy.limit
+        var fresh: [RetentionReport.Finding] = []
+        let oldest = rows.map { now - $0.createdAt }.max()
+        state.withLock { s in
+            if foundBy == "scan" { s.report.scans += 1 } else { s.report.checks += 1 }
+            for row in rows where now - row.createdAt > limit {
+                let age = now - row.createdAt
+                // A row seen again is not a new violation, but it has been kept longer still.
+                s.report.maxOverageSeconds = max(s.report.maxOverageSeconds ?? 0, age - policy.window)
+                guard s.kept.insert(row.id).inserted else { continue }
+                let finding = RetentionReport.Finding(kind: "kept_too_long", rowID: row.id, createdAt: row.createdText, ageSeconds: age,
+                                                      overageSeconds: age - policy.window, foundBy: foundBy)
+                s.report.violations += 1
+                if s.report.findings.count < Self.findingsKept { s.report.findings.append(finding) }
+                fresh.append(finding)
+            }
+        }
+        metrics.count(foundBy == "scan" ? "retention_scans" : "retention_checks")
+        if !fresh.isEmpty { metrics.count("retention_violations", by: fresh.count) }
+        return oldest
+    }
+
+    /// Rows a recipient received (id, creation time) that should still be there at
+    /// `now`, and which of them the backend still has. Rows within a second of
+    /// creation or of the window's end are not judged.
+    public func judgeEarly(received: [(id: Int64, createdAt: Double)], present: Set<Int64>, now: Double) {
+        let due = Self.dueForEarlyCheck(received, now: now, policy: policy)
+        var gone = 0
+        state.withLock { s in
+            s.report.earlyChecked += due.count
+            for row in due where !present.contains(row.id) && s.early.insert(row.id).inserted {
+                gone += 1
+                s.report.deletedEarly += 1
+                if s.report.findings.count < Self.findingsKept {
+                    let age = now - row.createdAt
+                    s.report.findings.append(.init(kind: "deleted_early", rowID: row.id, createdAt: VirtualDevice.timestamp(row.createdAt), ageSeconds: age,
+                                                   overageSeconds: age - policy.window, foundBy: "recipient"))
+                }
+            }
+        }
+        if gone > 0 { metrics.count("retention_deleted_early", by: gone) }
+    }
+
+    static func dueForEarlyCheck(_ rows: [(id: Int64, createdAt: Double)], now: Double, policy: RetentionPolicy) -> [(id: Int64, createdAt: Double)] {
+        rows.filter { now - $0.createdAt > 1 && now - $0.createdAt < policy.window - policy.grace - 1 }
+    }
+
+    /// One point of the timeline: `t` seconds into the run, the oldest readable row's age.
+    public func mark(t: Double, oldestAge: Double?) {
+        state.withLock { $0.report.timeline.append(.init(t: t, oldestAgeSeconds: oldestAge)) }
+    }
+
+    // MARK: Checking against the backend
+
+    /// One round: the next `sample` devices (round-robin) each check their own rows, and a scan with the service key.
+    func round(devices: [VirtualDevice], rest: SupabaseREST, serviceKey: String?, clock: RunClock, t: Double) async {
+        let picked: [VirtualDevice] = state.withLock { s in
+            guard !devices.isEmpty else { return [] }
+            let n = min(policy.sample, devices.count)
+            defer { s.cursor = (s.cursor + n) % devices.count }
+            return (0..<n).map { devices[(s.cursor + $0) % devices.count] }
+        }
+        let ages = await withTaskGroup(of: Double?.self) { group in
+            for device in picked {
+                group.addTask { await self.check(device, rest: rest, clock: clock) }
+            }
+            var ages: [Double] = []
+            for await age in group { if let age { ages.append(age) } }
+            return ages
+        }
+        var oldest = ages.max()
+        if policy.scan, let serviceKey {
+            let query = "select=id,created_at&order=created_at.asc&limit=200"
+            if let rows = try? await rest.select("encrypted_locations", query: query, token: serviceKey) {
+                metrics.count("http_requests")
+                if let age = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
+            } else {
+                metrics.count("retention_check_errors")
+            }
+        }
+        mark(t: t, oldestAge: oldest)
+    }
+
+    /// One recipient: its oldest rows, then whether the young rows it received are still there.
+    private func check(_ device: VirtualDevice, rest: SupabaseREST, clock: RunClock) async -> Double? {
+        guard let view = await device.retentionView() else { return nil }
+        let oldest: Double?
+        do {
+            let rows = try await rest.select("encrypted_locations",
+                                             query: "select=id,created_at&recipient_id=eq.\(view.userID)&order=created_at.asc&limit=50",
+                                             token: view.token)
+            metrics.count("http_requests")
+            oldest = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "recipient")
+        } catch {
+            metrics.count("retention_check_errors")
+            return nil
+        }
+        let due = Self.dueForEarlyCheck(view.recent, now: clock.wallNow(), policy: policy)
+        guard !due.isEmpty else { return oldest }
+        let ids = due.map { String($0.id) }.joined(separator: ",")
+        do {
+            let rows = try await rest.select("encrypted_locations", query: "select=id&recipient_id=eq.\(view.userID)&id=in.(\(ids))", token: view.token)
+            metrics.count("http_requests")
+            let present = Set(rows.compactMap { ($0["id"] as? NSNumber)?.int64Value })
+            judgeEarly(received: due, present: present, now: clock.wallNow())
+        } catch {
+            metrics.count("retention_check_errors")
+        }
+        return oldest
+    }
+
+    static func rows(_ json: [[String: Any]]) -> [Row] {
+        json.compactMap { o in
+            guard let id = (o["id"] as? NSNumber)?.int64Value, let text = o["created_at"] as? String, let t = CommitTimestamp.parse(text) else { return nil }
+            return Row(id: id, createdAt: t, createdText: text)
+        }
+    }
+}

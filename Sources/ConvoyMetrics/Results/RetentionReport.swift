@@ -1,0 +1,102 @@
+import Foundation
+
+/// What the retention checker saw (summary.json's `retention`): rows kept
+/// past the policy (violations, each with its overage) and rows gone before
+/// it (deleted early), with a timeline of the oldest row recipients could read.
+public struct RetentionReport: Codable, Sendable, Equatable {
+    public var windowSeconds: Double
+    public var purgeEverySeconds: Double
+    public var graceSeconds: Double
+    /// window + purge interval + grace: a readable row older than this is a violation.
+    public var limitSeconds: Double
+    /// Recipient checks made (each one device asking for its own oldest rows).
+    public var checks = 0
+    /// Full-table scans made with the service key (0 without one).
+    public var scans = 0
+    /// Distinct rows found older than the limit.
+    public var violations = 0
+    /// The most any of them was past the window, seconds.
+    public var maxOverageSeconds: Double?
+    /// Rows younger than window − grace that a recipient had received and could no longer read.
+    public var deletedEarly = 0
+    /// Rows checked for early deletion.
+    public var earlyChecked = 0
+    /// The first findings of each kind, for the report.
+    public var findings: [Finding] = []
+    /// At each check, the age of the oldest row any checked recipient could read, seconds since the first arrival.
+    public var timeline: [Point] = []
+
+    public struct Finding: Codable, Sendable, Equatable {
+        /// `kept_too_long` or `deleted_early`.
+        public var kind: String
+        public var rowID: Int64
+        public var createdAt: String
+        /// The row's age when it was found (kept too long) or found missing (deleted early), seconds.
+        public var ageSeconds: Double
+        /// How far past the window (kept too long), or how far short of it (deleted early), seconds.
+        public var overageSeconds: Double
+        /// `recipient` (the row's own recipient could read it) or `scan` (the service-key scan).
+        public var foundBy: String
+
+        public init(kind: String, rowID: Int64, createdAt: String, ageSeconds: Double, overageSeconds: Double, foundBy: String) {
+            (self.kind, self.rowID, self.createdAt, self.ageSeconds, self.overageSeconds, self.foundBy)
+                = (kind, rowID, createdAt, ageSeconds, overageSeconds, foundBy)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case kind
+            case rowID = "row_id"
+            case createdAt = "created_at"
+            case ageSeconds = "age_s"
+            case overageSeconds = "overage_s"
+            case foundBy = "found_by"
+        }
+    }
+
+    public struct Point: Codable, Sendable, Equatable {
+        public var t: Double
+        public var oldestAgeSeconds: Double?
+
+        public init(t: Double, oldestAgeSeconds: Double?) { (self.t, self.oldestAgeSeconds) = (t, oldestAgeSeconds) }
+
+        enum CodingKeys: String, CodingKey {
+            case t = "t_s"
+            case oldestAgeSeconds = "oldest_age_s"
+        }
+    }
+
+    /// Nothing kept too long and nothing deleted early.
+    public var holds: Bool { violations == 0 && deletedEarly == 0 }
+
+    /// One line a person reads: what was kept too long, or that the policy held.
+    public var verdict: String {
+        func s(_ x: Double) -> String { String(format: "%.1f s", x) }
+        var parts: [String] = []
+        if violations > 0 {
+            parts.append("\(violations) row\(violations == 1 ? "" : "s") kept too long: readable up to \(s(maxOverageSeconds ?? 0)) past the \(s(windowSeconds)) window (limit \(s(limitSeconds)) with the purge interval and grace)")
+        }
+        if deletedEarly > 0 {
+            parts.append("\(deletedEarly) row\(deletedEarly == 1 ? "" : "s") deleted before the \(s(windowSeconds)) window ended")
+        }
+        if parts.isEmpty {
+            return checks == 0 ? "not checked" : "held: \(checks) checks\(scans > 0 ? " and \(scans) scans" : ""), no row past \(s(limitSeconds)), no young row deleted early (\(earlyChecked) looked for)"
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    public init(windowSeconds: Double, purgeEverySeconds: Double, graceSeconds: Double) {
+        (self.windowSeconds, self.purgeEverySeconds, self.graceSeconds) = (windowSeconds, purgeEverySeconds, graceSeconds)
+        limitSeconds = windowSeconds + purgeEverySeconds + graceSeconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case checks, scans, violations, findings, timeline
+        case windowSeconds = "window_s"
+        case purgeEverySeconds = "purge_every_s"
+        case graceSeconds = "grace_s"
+        case limitSeconds = "limit_s"
+        case maxOverageSeconds = "max_overage_s"
+        case deletedEarly = "deleted_early"
+        case earlyChecked = "early_checked"
+    }
+}

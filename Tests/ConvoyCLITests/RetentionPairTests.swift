@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// scenarios/retention.yaml's pass/fail pair: it passes where the backend purges
+/// (the embedded one, 20 s retention purged every 2 s) and fails with exit 99 and
+/// a kept-too-long finding against `convoy serve --purge-every 0`.
+@Suite(.serialized) struct RetentionPairTests {
+    static let scenario = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scenarios/retention.yaml").path
+
+    static func summary(_ folder: URL) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("summary.json"))) as? [String: Any])
+    }
+
+    @Test func passesWhereTheBackendPurges() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("results")
+        let r = try CLI.run("run", Self.scenario, "--out", out.path, "--drain", "2s")
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        let retention = try #require(try Self.summary(out)["retention"] as? [String: Any])
+        #expect(retention["violations"] as? Int == 0 && retention["deleted_early"] as? Int == 0)
+        #expect((retention["checks"] as? Int ?? 0) > 10 && (retention["early_checked"] as? Int ?? 0) > 0, "it looked")
+        // The oldest readable row never got past the limit, and rows did get old enough to be purged.
+        let ages = (retention["timeline"] as? [[String: Any]] ?? []).compactMap { $0["oldest_age_s"] as? Double }
+        let limit = try #require(retention["limit_s"] as? Double)
+        #expect(!ages.isEmpty && ages.allSatisfy { $0 <= limit } && ages.contains { $0 > 18 }, "\(ages)")
+        #expect(r.stdout.contains("## Retention") && r.stdout.contains("Held:"))
+    }
+
+    @Test func failsWithAFindingWhenTheBackendNeverPurges() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = Process()
+        server.executableURL = CLI.binary
+        server.arguments = ["serve", "--port", "0", "--keys-file", keys, "--retention", "20s", "--purge-every", "0"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try? Data(contentsOf: URL(fileURLWithPath: keys)))?.isEmpty ?? true, ContinuousClock.now < deadline, server.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        let out = dir.appendingPathComponent("results")
+        let r = try CLI.run("run", Self.scenario, "--keys-file", keys, "--out", out.path, "--drain", "2s")
+        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
+        let summary = try Self.summary(out)
+        let retention = try #require(summary["retention"] as? [String: Any])
+        #expect((retention["violations"] as? Int ?? 0) > 0)
+        #expect((retention["max_overage_s"] as? Double ?? 0) > 5, "kept at least 5 s past the 20 s window")
+        let findings = try #require(retention["findings"] as? [[String: Any]])
+        #expect(!findings.isEmpty && findings.allSatisfy { $0["kind"] as? String == "kept_too_long" && ($0["age_s"] as? Double ?? 0) > 25 })
+        // With the service key in the keys file, the full scan finds them too.
+        #expect(findings.contains { $0["found_by"] as? String == "scan" } || (retention["scans"] as? Int ?? 0) > 0)
+        let failed = (summary["thresholds"] as? [[String: Any]] ?? []).filter { $0["passed"] as? Bool == false }.compactMap { $0["threshold"] as? String }
+        #expect(failed == ["retention_violations == 0"])
+        #expect(r.stdout.contains("rows kept too long"), "\(r.stdout)")
+    }
+}
