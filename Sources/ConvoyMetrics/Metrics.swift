@@ -12,8 +12,10 @@ public final class Metrics: Sendable {
     }
 
     private let state = Mutex(State())
+    private let observer: (any MetricsObserver)?
 
-    public init() {}
+    /// `observer` (e.g. a `PrometheusExporter`) sees every recording as it happens.
+    public init(observer: (any MetricsObserver)? = nil) { self.observer = observer }
 
     /// Records one duration, in microseconds (clamped to the trackable range).
     public func record(_ name: String, microseconds: UInt64) {
@@ -21,6 +23,7 @@ public final class Metrics: Sendable {
             $0.total.record(name, microseconds: microseconds)
             $0.interval.record(name, microseconds: microseconds)
         }
+        observer?.recorded(name, microseconds: microseconds)
     }
 
     /// Records one duration in seconds; NaN is not recorded, negative counts as 0, beyond an hour as an hour.
@@ -34,6 +37,7 @@ public final class Metrics: Sendable {
             $0.total.counters[name, default: 0] += n
             $0.interval.counters[name, default: 0] += n
         }
+        observer?.counted(name, by: n)
     }
 
     /// The counters so far (without copying the histograms).
@@ -49,6 +53,12 @@ public final class Metrics: Sendable {
             return s.interval
         }
     }
+}
+
+/// Something that sees each recording as it happens (outside `Metrics`'s lock).
+public protocol MetricsObserver: Sendable {
+    func recorded(_ name: String, microseconds: UInt64)
+    func counted(_ name: String, by n: Int)
 }
 
 /// Histograms and counters at one moment; Codable, so shards' results can be

@@ -70,6 +70,10 @@ extension Convoy {
         @Option(name: .customLong("log-level"), help: "run.log's level: trace, debug, info, notice, warning, error.")
         var logLevel = "info"
 
+        @Option(name: .customLong("metrics-listen"), help: ArgumentHelp(
+            "Serve the run's metrics for Prometheus at http://HOST:PORT/metrics while it runs.", valueName: "host:port"))
+        var metricsListen: String?
+
         func validate() throws {
             if let devices, !(1...1_000_000).contains(devices) { throw ValidationError("--devices must be 1…1,000,000") }
             if let duration, duration.seconds > Quantity.longest { throw ValidationError("--duration is at most 30 days") }
@@ -78,6 +82,7 @@ extension Convoy {
             if anonKey != nil || serviceKey != nil, target == nil { throw ValidationError("--anon-key and --service-key go with --target") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning or error") }
+            if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is HOST:PORT, e.g. 127.0.0.1:9464 or :9464") }
         }
 
         func run() async throws {
@@ -148,15 +153,21 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime("\(error)")
             }
+            // Prometheus: every recording mirrored as it happens, served while the run lasts.
+            let exporter = metricsListen != nil ? PrometheusExporter() : nil
+            let listener = try await startMetricsListener(exporter, logger: logger)
+            defer { listener?.cancel() }
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
                                        connectionPerDevice: !pooledConnections, tracks: tracks),
-                                 engine: engine, logger: logger)
+                                 engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: scenario.deviceCount)
 
             // SIGINT / SIGTERM: cancel the run, which stops it gracefully.
             let runTask = Task { () async throws -> FleetRun.Outcome in
                 try await fleet.run { tick in
                     progress.show(tick)
+                    exporter?.set("devices_online", to: Double(tick.devicesOnline))
+                    exporter?.set("elapsed_seconds", to: tick.elapsed)
                     if tick.phase != .onboarding, tick.phase != .pairing { folder.append(row: progress.row(tick)) }
                 }
             }
@@ -209,6 +220,31 @@ extension Convoy {
             if summary.exitCode != 0 {
                 throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
                                      message: complete ? "thresholds failed" : "interrupted: the summary is marked incomplete")
+            }
+        }
+
+        /// Starts `--metrics-listen`'s server and waits until it listens; a port that cannot be bound is a runtime failure.
+        private func startMetricsListener(_ exporter: PrometheusExporter?, logger: Logger) async throws -> Task<Void, Never>? {
+            guard let exporter, let text = metricsListen, let listener = MetricsListener(text) else { return nil }
+            let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
+            let task = Task {
+                do {
+                    try await listener.run(exporter, logger: logger) { port in signal.yield(.success(port)) }
+                } catch {
+                    signal.yield(.failure(error))
+                }
+                signal.finish()
+            }
+            var it = ready.makeAsyncIterator()
+            switch await it.next() {
+            case .success(let port):
+                logger.info("Prometheus metrics at http://\(listener.host):\(port)/metrics")
+                FileHandle.standardError.write(Data("convoy: Prometheus metrics at http://\(listener.host):\(port)/metrics\n".utf8))
+                return task
+            case .failure(let error):
+                throw CommandFailure.runtime("--metrics-listen \(text): \(error)")
+            case nil:
+                throw CommandFailure.runtime("--metrics-listen \(text): the server stopped before it listened")
             }
         }
 

@@ -3,8 +3,9 @@ import Synchronization
 
 /// A run's results folder, `results/<UTC timestamp>-<scenario>/`:
 /// `metrics.csv` grows a row a second as the run goes (so a crash keeps it);
-/// at the end `summary.json`, `summary.md`, `latency-<name>.hgrm` and
-/// `histograms.json` (every histogram, losslessly, for `convoy merge`).
+/// at the end `summary.json`, `summary.md`, `latency-<name>.hgrm`,
+/// `histograms.json` (every histogram, losslessly, for `convoy merge`), and
+/// drawn from those, `report.html` and `junit.xml`.
 public final class ResultsFolder: Sendable {
     public let path: String
     private let series: Mutex<FileHandle?>
@@ -70,6 +71,30 @@ public final class ResultsFolder: Sendable {
             throw failure
         } catch {
             throw Failure(description: "cannot write the results in \(path): \(error)")
+        }
+        try writeReports()
+    }
+
+    /// Draws `report.html` and `junit.xml` from what the folder holds (what `convoy report DIR` does).
+    public func writeReports() throws(Failure) {
+        let input: ReportInput
+        do {
+            input = try ReportInput.load(folder: path)
+        } catch {
+            throw Failure(description: error.description)
+        }
+        try Self.writeReports(input, in: path)
+    }
+
+    /// Writes `report.html` and `junit.xml` for `input` into `folder`.
+    public static func writeReports(_ input: ReportInput, in folder: String) throws(Failure) {
+        for (name, text) in [("report.html", HTMLReport.render(input)), ("junit.xml", JUnitReport.render(input.summary))] {
+            let file = (folder as NSString).appendingPathComponent(name)
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            } catch {
+                throw Failure(description: "cannot write \(file): \(error.localizedDescription)")
+            }
         }
     }
 

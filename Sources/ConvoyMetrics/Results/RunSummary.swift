@@ -60,6 +60,10 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
     /// What the retention checker found (nil: not checked).
     public var retention: RetentionReport?
+    /// The battery model, per group (nil: not modelled).
+    public var battery: BatteryReport?
+    /// The hostile devices' probes (nil: none ran). Any leak fails the run.
+    public var probes: ProbeSummary?
 
     /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 interrupted.
     public var exitCode: Int32
@@ -97,7 +101,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"

@@ -1,0 +1,62 @@
+import Prometheus
+import Synchronization
+
+/// Mirrors a run's measurements into swift-prometheus as they are recorded,
+/// for `convoy run --metrics-listen`: each counter as `convoy_<name>_total`,
+/// each duration histogram as `convoy_<name>_seconds` (Prometheus buckets
+/// from 1 ms to 60 s), and gauges the run sets each second. Names are the
+/// summary's with every character Prometheus does not allow made `_`
+/// (`lost.not_received` → `convoy_lost_not_received_total`).
+public final class PrometheusExporter: MetricsObserver, Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let counters = Mutex<[String: Counter]>([:])
+    private let histograms = Mutex<[String: DurationHistogram]>([:])
+    private let gauges = Mutex<[String: Gauge]>([:])
+
+    static let buckets: [Duration] = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000]
+        .map { .microseconds(Int64($0 * 1000)) }
+
+    public init() {}
+
+    public func recorded(_ name: String, microseconds: UInt64) {
+        let h = histograms.withLock { all in
+            if let h = all[name] { return h }
+            let h = registry.makeDurationHistogram(name: "convoy_\(Self.sanitize(name))_seconds", buckets: Self.buckets,
+                                                   help: "Convoy histogram \(name), seconds")
+            all[name] = h
+            return h
+        }
+        h.record(.microseconds(Int64(clamping: microseconds)))
+    }
+
+    public func counted(_ name: String, by n: Int) {
+        let c = counters.withLock { all in
+            if let c = all[name] { return c }
+            let c = registry.makeCounter(name: "convoy_\(Self.sanitize(name))_total", help: "Convoy counter \(name)")
+            all[name] = c
+            return c
+        }
+        c.increment(by: Int64(n))
+    }
+
+    /// Sets a gauge (e.g. `devices_online`), made on first use as `convoy_<name>`.
+    public func set(_ name: String, to value: Double) {
+        let g = gauges.withLock { all in
+            if let g = all[name] { return g }
+            let g = registry.makeGauge(name: "convoy_\(Self.sanitize(name))", help: "Convoy gauge \(name)")
+            all[name] = g
+            return g
+        }
+        g.set(to: value)
+    }
+
+    /// The text exposition format (version 0.0.4) of everything so far.
+    public func exposition() -> String { registry.emitToString() }
+
+    /// `[a-zA-Z0-9_]`, everything else `_`.
+    static func sanitize(_ name: String) -> String {
+        String(name.unicodeScalars.map { s -> Character in
+            (("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || s == "_") ? Character(s) : "_"
+        })
+    }
+}

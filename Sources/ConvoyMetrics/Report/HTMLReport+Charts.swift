@@ -1,0 +1,94 @@
+import Foundation
+import Histogram
+
+/// report.html's charts, each drawn from metrics.csv's seconds or the histograms.
+extension HTMLReport {
+    static func column(_ input: ReportInput, _ name: String) -> [(x: Double, y: Double?)] {
+        input.series.compactMap { row in
+            guard let t = row["t_s"].flatMap(Double.init) else { return nil }
+            return (t, row[name].flatMap(Double.init))
+        }
+    }
+
+    static func latencyOverTime(_ input: ReportInput) -> String {
+        let p = SVGChart.palette
+        return SVGChart.line([
+            .init(name: "e2e p50", color: p[0], points: column(input, "e2e_p50_ms")),
+            .init(name: "e2e p99", color: p[1], points: column(input, "e2e_p99_ms")),
+            .init(name: "insert p99", color: p[3], points: column(input, "post_p99_ms"), dashed: true),
+        ], xLabel: "seconds since the first arrival", yLabel: "ms")
+    }
+
+    static let spectrum: [Double] = [0, 10, 25, 50, 75, 90, 95, 97.5, 99, 99.5, 99.75, 99.9, 99.95, 99.975, 99.99]
+
+    static func distribution(_ input: ReportInput) -> String {
+        guard let h = input.histograms else { return "<p class=\"note\">histograms.json is missing.</p>" }
+        let names = ["e2e_latency", "commit_to_receipt", "post", "scheduler_lag"].filter { (h.histograms[$0]?.totalCount ?? 0) > 0 }
+        let series = names.enumerated().map { i, name in
+            (name: name, color: SVGChart.palette[i], points: spectrum.map { p in (percentile: p, value: Double(h.histograms[name]!.valueAtPercentile(p)) / 1000) })
+        }
+        return SVGChart.percentiles(series, unit: "ms")
+            + "<p class=\"note\">Each line is a histogram's value at a percentile; the x axis stretches the tail (50, 90, 99, 99.9 …) as HdrHistogram plots do.</p>"
+    }
+
+    static func throughput(_ input: ReportInput) -> String {
+        let p = SVGChart.palette
+        return SVGChart.line([
+            .init(name: "sent/s", color: p[0], points: column(input, "sent_per_s")),
+            .init(name: "received/s", color: p[2], points: column(input, "received_per_s")),
+            .init(name: "inserts/s", color: p[3], points: column(input, "updates_per_s")),
+            .init(name: "devices online", color: p[7], points: column(input, "devices_online"), dashed: true),
+        ], xLabel: "seconds since the first arrival", yLabel: "per second")
+    }
+
+    static func errors(_ input: ReportInput) -> String {
+        let names = ["http_errors", "decrypt_failures", "stale_rejected", "duplicates", "reconnects"]
+        let series = names.enumerated().map { i, n in SVGChart.Series(name: n, color: SVGChart.palette[(i + 4) % SVGChart.palette.count], points: column(input, n)) }
+        let any = series.contains { $0.points.contains { ($0.y ?? 0) > 0 } }
+        return any ? SVGChart.line(series, xLabel: "seconds since the first arrival", yLabel: "per second")
+            : "<p class=\"note\">No HTTP errors, decrypt failures, stale updates, duplicates or reconnects in any second.</p>"
+    }
+
+    static func battery(_ b: BatteryReport) -> String {
+        let rows = b.groups.map { g in (label: "\(g.name) (\(g.network))", parts: [g.milliwatts.radio, g.milliwatts.gps, g.milliwatts.cpu]) }
+        var out = SVGChart.stackedBars(rows, components: ["radio", "GPS", "CPU"], unit: "average mW per device")
+        out += table(["group", "devices", "device-hours", "radio mW", "of it tail", "GPS mW", "CPU mW", "mAh/h", "% of \(Int(b.capacityMah)) mAh per hour"],
+                     b.groups.map { g in
+                         let mw = g.milliwatts
+                         let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"
+                         return [e(g.name), String(g.devices), String(format: "%.2f", g.deviceHours), SVGChart.format(mw.radio), tail,
+                                 SVGChart.format(mw.gps), SVGChart.format(mw.cpu), String(format: "%.1f", g.mAhPerHour), String(format: "%.2f", g.percentPerHour)]
+                     }, numeric: Array(1...8))
+        return out + "<p class=\"note\">Modelled from each device's own events (bytes sent and received, heartbeats, GPS on-time, crypto CPU) on its network's radio state machine: docs/battery.md.</p>"
+    }
+
+    static func retention(_ r: RetentionReport) -> String {
+        let points = r.timeline.map { (x: $0.t, y: $0.oldestAgeSeconds) }
+        var out = SVGChart.line([.init(name: "oldest readable row", color: SVGChart.palette[0], points: points)],
+                                xLabel: "seconds since the first arrival", yLabel: "age, s",
+                                references: [.init(label: "limit \(SVGChart.format(r.limitSeconds)) s", y: r.limitSeconds, color: "#dc2626"),
+                                             .init(label: "window \(SVGChart.format(r.windowSeconds)) s", y: r.windowSeconds, color: "#9ca3af")])
+        out += "<p>\(r.holds ? "" : "<strong>")\(e(r.verdict.prefix(1).uppercased() + r.verdict.dropFirst()))\(r.holds ? "" : "</strong>").</p>"
+        if !r.findings.isEmpty {
+            out += table(["finding", "row", "created_at", "age", "past the window", "found by"], r.findings.map { f in
+                [e(f.kind), String(f.rowID), e(f.createdAt), String(format: "%.1f s", f.ageSeconds), String(format: "%.1f s", f.overageSeconds), e(f.foundBy)]
+            }, numeric: [1, 3, 4])
+        }
+        return out
+    }
+
+    static func probes(_ p: ProbeSummary) -> String {
+        var out = "<p>\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(e(p.catalogue)): \(p.tried) tries, \(p.leaks) leaked, \(p.findings) findings.</p>"
+        out += table(["probe", "category", "tried", "denied", "leaked", "findings"], p.probes.map { x in
+            ["<span title=\"\(e(x.description))\"><code>\(e(x.id))</code></span>", e(x.category), String(x.tried), String(x.denied),
+             x.leaked > 0 ? "<span class=\"badge fail\">\(x.leaked)</span>" : "0", String(x.findings)]
+        }, numeric: [2, 3, 4, 5])
+        for x in p.probes where !x.evidence.isEmpty {
+            for ev in x.evidence.prefix(3) {
+                out += "<details\(ev.kind == "leak" ? " open" : "")><summary>\(e(ev.kind)): <code>\(e(x.id))</code> — \(e(ev.note))</summary>"
+                out += "<pre>\(e(ev.request))\n→ \(ev.status)\n\(e(ev.response))</pre></details>"
+            }
+        }
+        return out
+    }
+}

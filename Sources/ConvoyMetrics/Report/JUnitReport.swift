@@ -1,0 +1,71 @@
+import Foundation
+
+/// `junit.xml` for CI: each threshold a test case, each probe category a test
+/// case (failed by any leak), retention and the accounting one each, so a
+/// CI's test view shows which rule a nightly load run broke.
+public enum JUnitReport {
+    public static func render(_ s: RunSummary) -> String {
+        var suites: [(name: String, cases: [Case])] = []
+        suites.append(("thresholds", s.thresholds.map { t in
+            Case(name: t.threshold, failure: t.passed ? nil : "\(t.threshold): measured \(RunSummary.value(t))")
+        }))
+        var correctness = [Case(name: "accounting closes (sent = delivered + lost)",
+                                failure: s.accounting.closes ? nil : "sent \(s.accounting.sent) ≠ delivered \(s.accounting.delivered) + lost \(s.accounting.lostTotal)")]
+        if let r = s.retention {
+            correctness.append(Case(name: "retention: nothing kept past \(SVGChart.format(r.limitSeconds)) s", failure: r.violations > 0 ? r.verdict : nil))
+            correctness.append(Case(name: "retention: nothing deleted before \(SVGChart.format(r.windowSeconds)) s", failure: r.deletedEarly > 0 ? r.verdict : nil))
+        }
+        if !s.complete { correctness.append(Case(name: "run completed", failure: "interrupted: the figures cover what ran")) }
+        suites.append(("correctness", correctness))
+        if let p = s.probes {
+            let categories = Dictionary(grouping: p.probes, by: \.category).sorted { $0.key < $1.key }
+            suites.append(("probes", categories.map { category, probes in
+                let leaked = probes.filter { $0.leaked > 0 }
+                let message = leaked.map { x in
+                    "\(x.id): leaked \(x.leaked) of \(x.tried)" + (x.evidence.first { $0.kind == "leak" }.map { "\n\($0.request) → \($0.status)\n\($0.response)" } ?? "")
+                }.joined(separator: "\n\n")
+                let tried = probes.reduce(0) { $0 + $1.tried }, denied = probes.reduce(0) { $0 + $1.denied }
+                return Case(name: "\(category) (\(probes.count) probes, \(tried) tries, \(denied) denied)", failure: leaked.isEmpty ? nil : message)
+            }))
+        }
+        let all = suites.flatMap(\.cases)
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites name=\"convoy \(x(s.scenario))\" tests=\"\(all.count)\" failures=\"\(all.filter { $0.failure != nil }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
+        for suite in suites {
+            let failures = suite.cases.filter { $0.failure != nil }.count
+            xml += "  <testsuite name=\"\(x(s.scenario)).\(suite.name)\" tests=\"\(suite.cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" timestamp=\"\(s.startedAt.formatted(Date.ISO8601FormatStyle()))\">\n"
+            for c in suite.cases {
+                xml += "    <testcase classname=\"convoy.\(x(s.scenario)).\(suite.name)\" name=\"\(x(c.name))\""
+                if let failure = c.failure {
+                    xml += ">\n      <failure message=\"\(x(String(failure.prefix(while: { $0 != "\n" }))))\">\(x(failure))</failure>\n    </testcase>\n"
+                } else {
+                    xml += "/>\n"
+                }
+            }
+            xml += "  </testsuite>\n"
+        }
+        return xml + "</testsuites>\n"
+    }
+
+    struct Case {
+        var name: String
+        var failure: String?
+    }
+
+    /// XML text and attribute escaping; control characters other than tab and newline are dropped (XML 1.0 forbids them).
+    static func x(_ s: String) -> String {
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\t", "\n": out.unicodeScalars.append(u)
+            default: if u.value >= 0x20 && !(0xFFFE...0xFFFF).contains(u.value) { out.unicodeScalars.append(u) }
+            }
+        }
+        return out
+    }
+}
