@@ -33,9 +33,17 @@ import Testing
         let r = try CLI.run("run", file, "--out", out.path, "--drain", "2s")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("# tiny: passed") && r.stdout.contains("Every update is accounted for"), "\(r.stdout)")
-        for name in ["summary.json", "summary.md", "metrics.csv", "run.log", "histograms.json", "latency-e2e_latency.hgrm"] {
+        for name in ["summary.json", "summary.md", "metrics.csv", "run.log", "histograms.json", "latency-e2e_latency.hgrm", "report.html", "junit.xml"] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path), "\(name)")
         }
+        // `convoy report` draws the same report again from the folder, and exits with the run's verdict.
+        let html = try Data(contentsOf: out.appendingPathComponent("report.html"))
+        try FileManager.default.removeItem(at: out.appendingPathComponent("report.html"))
+        let again = try CLI.run("report", out.path)
+        #expect(again.status == 0 && again.stdout.contains("report.html"), "\(again.stderr)")
+        #expect(try Data(contentsOf: out.appendingPathComponent("report.html")) == html)
+        #expect(try CLI.run("report", dir.path).status == 2, "a folder without summary.json is bad input")
+        #expect(try CLI.run("run", file, "--metrics-listen", "nowhere").status == 2)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
         #expect(summary["schema"] as? String == "convoy.run.summary" && summary["version"] as? Int == 1)
         #expect(summary["exit_code"] as? Int == 0 && summary["passed"] as? Bool == true && summary["complete"] as? Bool == true)
@@ -46,7 +54,7 @@ import Testing
         #expect(csv.first?.hasPrefix("t_s,phase,devices_online") == true && csv.count >= 3, "a row a second")
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("roster.json").path), "no roster unless asked")
         // No secrets in what is written by default (JWTs start with eyJ).
-        for name in ["summary.json", "summary.md", "run.log", "metrics.csv"] {
+        for name in ["summary.json", "summary.md", "run.log", "metrics.csv", "report.html", "junit.xml"] {
             let text = try String(contentsOf: out.appendingPathComponent(name), encoding: .utf8)
             #expect(!text.contains("eyJ"), "\(name) holds no token")
         }
