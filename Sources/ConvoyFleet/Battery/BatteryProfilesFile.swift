@@ -85,19 +85,20 @@ extension Reader {
 
     func radioProfile() throws(ScenarioError) -> RadioProfile {
         let m = try mapping(["uplink_mbps", "downlink_mbps", "promotion", "transfer", "tail", "idle_w", "source"])
+        // Read in file order, so the first missing key is the one reported.
+        let uplink = try required(m, "uplink_mbps", "uplink throughput").number(0.001...100_000, unit: "Mbit/s")
+        let downlink = try required(m, "downlink_mbps", "downlink throughput").number(0.001...100_000, unit: "Mbit/s")
+        let promotion = try required(m, "promotion", "{ seconds, power_w } from idle to connected").step()
         let t = try required(m, "transfer", "{ alpha_up_w_per_mbps, alpha_down_w_per_mbps, beta_w }")
         let k = try t.mapping(["alpha_up_w_per_mbps", "alpha_down_w_per_mbps", "beta_w"])
+        let alphaUp = try t.required(k, "alpha_up_w_per_mbps", "watts per Mbit/s up").number(0...100, unit: "W per Mbit/s")
+        let alphaDown = try t.required(k, "alpha_down_w_per_mbps", "watts per Mbit/s down").number(0...100, unit: "W per Mbit/s")
+        let beta = try t.required(k, "beta_w", "watts while transferring").number(0...50, unit: "watts")
         let tailNode = try required(m, "tail", "a list of stages { name, seconds, power_w }")
         let tail = try tailNode.sequence().map { (r) throws(ScenarioError) -> RadioProfile.TailStage in try r.tailStage() }
-        return RadioProfile(
-            uplinkMbps: try required(m, "uplink_mbps", "uplink throughput").number(0.001...100_000, unit: "Mbit/s"),
-            downlinkMbps: try required(m, "downlink_mbps", "downlink throughput").number(0.001...100_000, unit: "Mbit/s"),
-            promotion: try required(m, "promotion", "{ seconds, power_w } from idle to connected").step(),
-            alphaUp: try t.required(k, "alpha_up_w_per_mbps", "watts per Mbit/s up").number(0...100, unit: "W per Mbit/s"),
-            alphaDown: try t.required(k, "alpha_down_w_per_mbps", "watts per Mbit/s down").number(0...100, unit: "W per Mbit/s"),
-            beta: try t.required(k, "beta_w", "watts while transferring").number(0...50, unit: "watts"),
-            tail: tail,
-            idlePower: try required(m, "idle_w", "average watts while idle").number(0...50, unit: "watts"))
+        let idle = try required(m, "idle_w", "average watts while idle").number(0...50, unit: "watts")
+        return RadioProfile(uplinkMbps: uplink, downlinkMbps: downlink, promotion: promotion, alphaUp: alphaUp, alphaDown: alphaDown,
+                            beta: beta, tail: tail, idlePower: idle)
     }
 
     func step() throws(ScenarioError) -> RadioProfile.Step {
