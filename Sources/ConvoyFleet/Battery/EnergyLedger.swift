@@ -27,8 +27,8 @@ public struct EnergyLedger: Sendable {
     /// Realtime message received (bytesUp 0), a heartbeat and its reply.
     public mutating func transfer(at time: Double, bytesUp: Int, bytesDown: Int) {
         radio.transfer(at: time, bytesUp: bytesUp, bytesDown: bytesDown)
-        bytesUp &+= max(0, bytesUp)
-        bytesDown &+= max(0, bytesDown)
+        self.bytesUp &+= max(0, bytesUp)
+        self.bytesDown &+= max(0, bytesDown)
         transfers &+= 1
     }
 
