@@ -74,6 +74,8 @@ let package = Package(
             name: "ConvoyFleet",
             dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
+            // The battery model's profiles, each number with its source (docs/battery.md).
+            resources: [.copy("Battery/BatteryProfiles.yaml")],
             swiftSettings: swiftSettings),
 
         // The reference backend `convoy serve`: stores and forwards opaque blobs.
