@@ -50,7 +50,7 @@ import Testing
 
     /// Uploads at 100 s and 105 s: the second arrives 4.73798205 s into the first's tail.
     ///   promotion once    0.31490307 J
-    ///   tail              4.73798205 × 1.0755 + 12.449988 = 5.09559969 + 12.449988 = 17.54558769 J
+    ///   tail              4.73798205 × 1.0755 + 12.449988 = 5.09569970 + 12.449988 = 17.54568770 J
     /// Uploads at 100 s and 150 s (beyond the tail) pay 2 promotions and 2 whole tails (24.899976 J).
     @Test func twoUploadsCloserThanTheTailShareOneTail() {
         var near = EnergyLedger(profile: Self.lte, start: 0), far = near
@@ -60,7 +60,7 @@ import Testing
         far.transfer(at: 150, bytesUp: Self.up, bytesDown: Self.down)
         let n = near.breakdown(until: 200).radio, f = far.breakdown(until: 200).radio
         #expect(close(n.promotion, 0.31490307) && close(f.promotion, 2 * 0.31490307))
-        #expect(close(n.tail, 17.54558769))
+        #expect(close(n.tail, 17.54568770))
         #expect(close(f.tail, 24.899976))
         #expect(close(n.transfer, 2 * 0.00715439) && close(f.transfer, 2 * 0.00715439))
         // Without idle, the near pair costs 17.86 J against 25.23 J for two isolated uploads.
