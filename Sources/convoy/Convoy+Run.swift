@@ -97,9 +97,11 @@ extension Convoy {
             let runID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             let placeholder = SupabaseTarget(url: "http://127.0.0.1", anonKey: "")
             let tracks: TrackLibrary
+            let batteryProfiles: BatteryProfiles
             do {
-                tracks = try FleetRun.tracks(for: .init(scenario: scenario, scenarioFile: self.scenario, target: placeholder, runID: runID,
-                                                        drain: drain.seconds))
+                let check = FleetRun.Configuration(scenario: scenario, scenarioFile: self.scenario, target: placeholder, runID: runID, drain: drain.seconds)
+                tracks = try FleetRun.tracks(for: check)
+                batteryProfiles = try FleetRun.batteryProfiles(for: check)
             } catch {
                 throw CommandFailure.badInput(error.description)
             }
@@ -158,7 +160,7 @@ extension Convoy {
             let listener = try await startMetricsListener(exporter, logger: logger)
             defer { listener?.cancel() }
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
-                                       connectionPerDevice: !pooledConnections, tracks: tracks),
+                                       connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles),
                                  engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: scenario.deviceCount)
 
@@ -208,6 +210,7 @@ extension Convoy {
                 exitCode: { passed in (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue })
             summary.resources = outcome.resources
             summary.retention = outcome.retention
+            summary.battery = outcome.battery
             do {
                 try folder.finish(summary: summary, metrics: outcome.metrics)
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }

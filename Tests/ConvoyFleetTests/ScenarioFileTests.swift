@@ -13,7 +13,7 @@ import Testing
         #expect(s.deviceCount == 50 && s.groups.map(\.name) == ["walkers", "drivers"])
         let walkers = s.groups[0], drivers = s.groups[1]
         #expect(walkers.tracks == .synthetic(.walk) && walkers.cadence == 10...15 && walkers.preciseShare == 0.8)
-        #expect(drivers.accuracy == 8 && drivers.backgroundShare == 0.25 && drivers.network == .lte && drivers.preciseShare == 1)
+        #expect(drivers.accuracy == 8 && drivers.backgroundShare == 0.25 && drivers.network == "lte" && drivers.preciseShare == 1)
         #expect(s.social == Social(friends: 2...5, communities: 3, decideLater: 0.1))
         #expect(s.timeline == Timeline(arrivalRate: 10, steady: 60, rampDown: 5))
         #expect(s.thresholds.map(\.text) == ["e2e_latency.p99 < 500ms", "delivery.loss < 0.1%", "decrypt_failures == 0"])
@@ -27,7 +27,7 @@ import Testing
             """, file: "remote.yaml")
         #expect(s.target == .project(url: "https://abc.supabase.co", anonKey: "k", serviceKey: "s"))
         let g = s.groups[0]
-        #expect(g.tracks == .synthetic(.walk) && g.replay == .loop && g.cadence == 10...15 && g.accuracy == 5 && g.network == .lte)
+        #expect(g.tracks == .synthetic(.walk) && g.replay == .loop && g.cadence == 10...15 && g.accuracy == 5 && g.network == "lte")
         let keys = try ScenarioFile.parse("name: k\ntarget: { keys_file: keys.json }\ngroups: [{ name: g, count: 1, tracks: { files: [a.gpx, 'tracks/*.gpx'] } }]",
                                           file: "k.yaml")
         #expect(keys.target == .keysFile("keys.json") && keys.groups[0].tracks == .files(["a.gpx", "tracks/*.gpx"]))

@@ -38,8 +38,10 @@ extension VirtualDevice {
             if lostAt == nil { lostAt = context.clock.wallNow() }
             await rejoin(topic)
         case .change(_, let change):
+            spendReceived(bytes: change.bytes)
             receive(change.record, commitTimestamp: change.commitTimestamp, arrived: change.receivedAt)
         case .heartbeat(let roundTrip):
+            spendHeartbeat()
             metrics.record("realtime_heartbeat", seconds: roundTrip)
         }
     }
@@ -96,7 +98,9 @@ extension VirtualDevice {
             ledger.decryptFailures[sender, default: 0] += 1
             return
         }
-        metrics.record("open", seconds: clock.now() - started)
+        let opening = clock.now() - started
+        metrics.record("open", seconds: opening)
+        spendCPU(seconds: opening)
         if awaitingNewKey.remove(sender) != nil, let migratedAt {
             metrics.record("migration_restore", seconds: clock.now() - migratedAt)
         }
@@ -151,9 +155,11 @@ extension VirtualDevice {
                 metrics.count("http_requests")
             } catch {
                 metrics.count("http_requests")
+                spendHTTP(body: 0)
                 _ = countFailure(error)
                 return
             }
+            spendHTTP(body: 0, response: rows.reduce(0) { $0 + (($1["payload"] as? String)?.utf8.count ?? 0) + 120 })
             let arrived = context.clock.wallNow()
             let before = after
             for row in rows {

@@ -55,7 +55,9 @@ extension VirtualDevice {
                 metrics.count("seal_failures")
                 continue
             }
-            metrics.record("seal", seconds: clock.now() - started)
+            let sealing = clock.now() - started
+            metrics.record("seal", seconds: sealing)
+            spendCPU(seconds: sealing)
             if !expected.isEmpty || offline > 0 { body += "," }
             body += "{\"sender_id\":\"\(account.userID)\",\"recipient_id\":\"\(friend.userID)\",\"payload\":\"\(sealed)\"}"
             if online[i] { expected.append(Int32(friend.index)) } else { offline += 1 }
@@ -73,6 +75,7 @@ extension VirtualDevice {
             metrics.record("post_failed", seconds: clock.now() - started)
             failure = countFailure(error)
         }
+        spendHTTP(body: body.utf8.count)
         metrics.count("http_requests")
         metrics.count("updates")
         metrics.count("sent", by: expected.count)

@@ -44,6 +44,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         do {
             let session = try await SupabaseAuth(rest.http).refresh(account.session.refreshToken)
+            spendHTTP(body: 80, response: 1_400)  // a refresh token up; a session (two tokens and the user) down
             metrics.count("http_requests")
             metrics.record("token_refresh", seconds: context.clock.now() - started)
             metrics.count("token_refreshes")

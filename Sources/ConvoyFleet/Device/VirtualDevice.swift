@@ -21,9 +21,15 @@ public actor VirtualDevice {
         public var replayer: Replayer
         public var accuracy: AccuracyModel
         public var seed: UInt64
+        /// The battery model's profile for its network; nil: not modelled.
+        public var battery: BatteryProfile?
+        /// How it runs the GPS in the foreground.
+        public var locationMode: LocationMode
 
-        public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64) {
+        public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
+                    battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy) {
             (self.cadence, self.background, self.replayer, self.accuracy, self.seed) = (cadence, background, replayer, accuracy, seed)
+            (self.battery, self.locationMode) = (battery, locationMode)
         }
     }
 
@@ -80,6 +86,10 @@ public actor VirtualDevice {
     var recentRows: [(id: Int64, createdAt: Double)] = []
     var duplicates = 0
     var sentOffline = 0
+    /// The battery model's ledger, from arrival; when the GPS was last accounted up to; when the device went offline.
+    var energy: EnergyLedger?
+    var gpsSince: Double?
+    var energyEnd: Double?
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext) throws {
         index = account.index
@@ -104,6 +114,7 @@ public actor VirtualDevice {
     public func arrive(at intended: Double) async {
         guard case .waiting = life else { return }
         life = .online(since: intended)
+        startEnergy(at: intended)
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard case .online = life else { return }
@@ -132,7 +143,9 @@ public actor VirtualDevice {
     /// A device that has not arrived yet never will.
     public func leave() {
         switch life {
-        case .online: life = .leaving
+        case .online:
+            life = .leaving
+            stopGPS(at: context.clock.now())
         case .waiting: life = .gone
         case .leaving, .gone: break
         }
@@ -145,6 +158,7 @@ public actor VirtualDevice {
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
         leave()
+        if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
         life = .gone
         for t in tasks { t.cancel() }
         tasks = []

@@ -27,11 +27,14 @@ public final class FleetRun: Sendable {
         public var connectionPerDevice: Bool
         /// The tracks, when already loaded (`convoy run` loads them before starting a backend); nil: loaded here.
         public var tracks: TrackLibrary?
+        /// The battery profiles, when already loaded (as the tracks); nil: loaded here.
+        public var batteryProfiles: BatteryProfiles?
 
         public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
                     device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true,
-                    tracks: TrackLibrary? = nil) {
-        self.tracks = tracks
+                    tracks: TrackLibrary? = nil, batteryProfiles: BatteryProfiles? = nil) {
+            self.tracks = tracks
+            self.batteryProfiles = batteryProfiles
             self.scenario = scenario
             self.scenarioFile = scenarioFile
             self.target = target
@@ -83,6 +86,8 @@ public final class FleetRun: Sendable {
         public var resources: RunSummary.Resources
         /// What the retention checker found; nil when it did not run (`retention.check_every: 0`, or interrupted during set-up).
         public var retention: RetentionReport?
+        /// The battery model per group; nil when interrupted during set-up.
+        public var battery: BatteryReport?
     }
 
     public let configuration: Configuration
@@ -107,6 +112,27 @@ public final class FleetRun: Sendable {
                                length: plannedLength(configuration.scenario) + configuration.drain + 60)
     }
 
+    /// The shipped battery profiles with the scenario's `battery.profiles` over them;
+    /// every group's `network` must name one.
+    public static func batteryProfiles(for configuration: Configuration) throws(ScenarioError) -> BatteryProfiles {
+        let scenario = configuration.scenario
+        let file = configuration.scenarioFile
+        var path: String?
+        if let p = scenario.battery.profiles {
+            path = p.hasPrefix("/") ? p : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(p)
+            guard FileManager.default.fileExists(atPath: path!) else {
+                throw ScenarioError(file: file, line: scenario.battery.profilesLine, column: scenario.battery.profilesColumn, path: "battery.profiles",
+                                    message: "\(path!): no such file")
+            }
+        }
+        let profiles = try BatteryProfiles.load(overridingWith: path)
+        for (i, g) in scenario.groups.enumerated() where profiles.profile(g.network) == nil {
+            throw ScenarioError(file: file, line: g.networkLine, column: g.networkColumn, path: "groups[\(i)].network",
+                                message: "no battery profile \"\(g.network)\" (profiles: \(profiles.networkNames.joined(separator: ", ")); add one with battery.profiles)")
+        }
+        return profiles
+    }
+
     /// Seconds from the first arrival to the last departure.
     public static func plannedLength(_ s: Scenario) -> Double {
         Double(s.deviceCount) / s.timeline.arrivalRate + s.timeline.steady + s.timeline.rampDown
@@ -121,6 +147,7 @@ public final class FleetRun: Sendable {
         let beforeDevices = ProcessResources.current()
         let n = scenario.deviceCount
         let library = try configuration.tracks ?? Self.tracks(for: configuration)
+        let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
@@ -168,7 +195,8 @@ public final class FleetRun: Sendable {
             let replayer = try Replayer(track: track, mode: group.replay, offset: rng.uniform(0, max(track.duration, 1)))
             let profile = VirtualDevice.Profile(
                 cadence: group.cadence, background: rng.chance(group.backgroundShare), replayer: replayer,
-                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: rng.next())
+                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: rng.next(),
+                battery: batteryProfiles.profile(group.network), locationMode: group.locationMode)
             devices.append(try VirtualDevice(account: accounts[i], friends: friends[i], profile: profile, connection: connections[i],
                                              context: context))
         }
@@ -238,7 +266,10 @@ public final class FleetRun: Sendable {
         var ledgers: [DeviceLedger] = []
         var duplicates = 0, offline = 0, deaf = 0
         var finalAccounts: [DeviceAccount] = []
-        for d in devices {
+        var energy = BatterySummary.Builder()
+        let finished = clock.now()
+        for (i, d) in devices.enumerated() {
+            if let e = await d.energyReport(now: finished) { energy.add(group: scenario.groups[groupOf[i]].name, ledger: e.ledger, until: e.until) }
             if await d.neverSubscribed { deaf += 1 }
             ledgers.append(await d.ledger)
             duplicates += await d.duplicates
@@ -257,7 +288,16 @@ public final class FleetRun: Sendable {
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
                                                        delivered: accounting.delivered, devices: n),
-                       retention: retention?.report)
+                       retention: retention?.report,
+                       battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage))
+    }
+
+    /// The battery model's summary in the results' terms.
+    static func report(_ s: BatterySummary, volts: Double) -> BatteryReport {
+        BatteryReport(capacityMah: s.capacityMAh, volts: volts, groups: s.groups.map { g in
+            .init(name: g.name, network: g.network, devices: g.devices, deviceHours: g.hoursObserved, radioJoules: g.joules.radio,
+                  gpsJoules: g.joules.gps, cpuJoules: g.joules.cpu, radioTailJoules: g.joules.radioTail, capacityMah: s.capacityMAh, volts: volts)
+        })
     }
 
     /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.

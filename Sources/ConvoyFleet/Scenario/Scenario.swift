@@ -19,6 +19,8 @@ public struct Scenario: Sendable, Equatable {
     public var migration: Migration?
     /// The backend's retention policy, which the run checks (greenbox-prd.md §3.3).
     public var retention: RetentionPolicy
+    /// The battery model's settings.
+    public var battery = BatterySettings()
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
@@ -37,6 +39,12 @@ public struct Scenario: Sendable, Equatable {
     }
 
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
+
+    func with(battery: BatterySettings) -> Scenario {
+        var s = self
+        s.battery = battery
+        return s
+    }
 
     public init(name: String, seed: UInt64, target: Target, groups: [DeviceGroup], social: Social, timeline: Timeline,
                 workload: Workload, thresholds: [Threshold], migration: Migration? = nil, retention: RetentionPolicy = RetentionPolicy()) {
@@ -61,6 +69,19 @@ public struct Migration: Sendable, Equatable {
     public init(share: Double, at: Double = 0, reaccept: ClosedRange<Double> = 5...30) {
         (self.share, self.at, self.reaccept) = (share, at, reaccept)
     }
+}
+
+/// The battery model's settings: the battery percentages are of, and a
+/// profiles file over the shipped ones (docs/battery.md).
+public struct BatterySettings: Sendable, Equatable {
+    /// mAh.
+    public var capacity: Double = 3000
+    /// A battery profiles file (relative to the scenario file); nil: the shipped profiles.
+    public var profiles: String?
+    public var profilesLine = 0
+    public var profilesColumn = 0
+
+    public init(capacity: Double = 3000, profiles: String? = nil) { (self.capacity, self.profiles) = (capacity, profiles) }
 }
 
 /// What the backend promises to delete, and how the run checks it
@@ -105,10 +126,15 @@ public struct DeviceGroup: Sendable, Equatable {
     public var backgroundShare: Double
     /// How these devices share with each friend: the fraction sharing precisely; the rest share general (fuzzed).
     public var preciseShare: Double
-    public var network: Network
-    /// Where `tracks` is in the scenario file (for errors found when the tracks are loaded).
+    /// The radio, by battery profile name: `lte`, `3g`, `wifi`, or one from `battery.profiles`.
+    public var network: String
+    /// How foreground devices run the GPS (background ones use significant change), for the battery model.
+    public var locationMode: LocationMode = .highAccuracy
+    /// Where `tracks` and `network` are in the scenario file (for errors found when they are loaded).
     public var tracksLine = 0
     public var tracksColumn = 0
+    public var networkLine = 0
+    public var networkColumn = 0
 
     public enum TrackSource: Sendable, Equatable {
         case synthetic(MobilityProfile)
@@ -116,9 +142,6 @@ public struct DeviceGroup: Sendable, Equatable {
         case files([String])
     }
 
-    public enum Network: String, Sendable, Equatable, CaseIterable {
-        case lte, threeG = "3g", wifi
-    }
 }
 
 /// The social graph, deterministic from the seed.

@@ -181,7 +181,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention"])
+        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -212,6 +212,32 @@ struct Reader {
             } ?? [],
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
+        .with(battery: try m["battery"]?.battery() ?? BatterySettings())
+    }
+
+    /// A profile name: letters, digits, `_` and `-`.
+    func name() throws(ScenarioError) -> String {
+        let s = try string()
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            throw error("expected a profile name such as lte, 3g or wifi, found \"\(s)\"")
+        }
+        return s
+    }
+
+    func battery() throws(ScenarioError) -> BatterySettings {
+        let m = try mapping(["capacity", "profiles"])
+        var b = BatterySettings()
+        if let c = m["capacity"] {
+            let text = try c.string().trimmingCharacters(in: .whitespaces)
+            let digits = text.lowercased().hasSuffix("mah") ? String(text.dropLast(3)).trimmingCharacters(in: .whitespaces) : text
+            guard let v = Quantity.number(digits), v > 0, v <= 1_000_000 else { throw c.error("expected a capacity such as 3000mAh, found \"\(text)\"") }
+            b.capacity = v
+        }
+        if let p = m["profiles"] {
+            b.profiles = try p.string()
+            (b.profilesLine, b.profilesColumn) = (p.node.mark?.line ?? 0, p.node.mark?.column ?? 0)
+        }
+        return b
     }
 
     func retention() throws(ScenarioError) -> RetentionPolicy {
@@ -259,7 +285,7 @@ struct Reader {
 
     func group() throws(ScenarioError) -> DeviceGroup {
         let m = try mapping(["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
-                             "precise_share", "network"])
+                             "precise_share", "network", "location_mode"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a group needs a name") }
         guard let count = m["count"] else { throw error("a group needs a count") }
         var group = DeviceGroup(
@@ -267,9 +293,12 @@ struct Reader {
             replay: try m["replay"]?.choice(ReplayMode.self) ?? .loop, accuracy: try m["accuracy"]?.metres() ?? 5,
             correlationTime: try m["correlation_time"]?.duration(minimum: 1) ?? 60,
             cadence: try m["cadence"]?.range() ?? 10...15, backgroundShare: try m["background_share"]?.fraction() ?? 0,
-            preciseShare: try m["precise_share"]?.fraction() ?? 1, network: try m["network"]?.choice(DeviceGroup.Network.self) ?? .lte)
+            preciseShare: try m["precise_share"]?.fraction() ?? 1, network: try m["network"]?.name() ?? "lte")
+        group.locationMode = try m["location_mode"]?.choice(LocationMode.self) ?? .highAccuracy
         let mark = (m["tracks"] ?? self).node.mark
         (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)
+        let networkMark = (m["network"] ?? self).node.mark
+        (group.networkLine, group.networkColumn) = (networkMark?.line ?? 0, networkMark?.column ?? 0)
         return group
     }
 

@@ -35,6 +35,16 @@ extension RunSummary {
             }
         }
 
+        if let b = battery, !b.groups.isEmpty {
+            out += "\n## Battery (modelled)\n\n| group | network | devices | radio mW | of it tail | GPS mW | CPU mW | mAh/h | %/h of \(Int(b.capacityMah)) mAh |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+            for g in b.groups {
+                let mw = g.milliwatts
+                let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"
+                out += "| \(g.name) | \(g.network) | \(g.devices) | " + String(format: "%.0f | %@ | %.0f | %.2f | %.1f | %.2f", mw.radio, tail, mw.gps, mw.cpu, g.mAhPerHour, g.percentPerHour) + " |\n"
+            }
+            out += "\nAverage power per device while online, from its own transfers, heartbeats, GPS time and crypto (docs/battery.md).\n"
+        }
+
         if let r = retention {
             out += "\n## Retention\n\n"
             out += "Policy: rows live \(Self.seconds(r.windowSeconds)), purged every \(Self.seconds(r.purgeEverySeconds)); "

@@ -37,6 +37,8 @@ public final class RealtimeClient: Sendable {
         public var record: [String: String]
         /// When its message was read off the socket, on the client's clock (Unix seconds by default).
         public var receivedAt: Double
+        /// The websocket message's size, bytes (for the battery model).
+        public var bytes: Int = 0
     }
 
     public enum Event: Sendable {
@@ -65,6 +67,8 @@ public final class RealtimeClient: Sendable {
     /// realtime-js's reconnect delays, seconds; the last repeats.
     public static let backoff: [Double] = [1, 2, 5, 10]
     public static let heartbeatInterval = 25.0
+    /// A server-to-client websocket frame's header, plus TCP/IP headers, bytes.
+    public static let frameOverhead = 4 + 52
 
     private struct Channel {
         var bindings: [Binding]
@@ -222,7 +226,7 @@ public final class RealtimeClient: Sendable {
             let record = (data["record"] as? [String: Any] ?? [:]).compactMapValues(Self.text)
             sink.yield(.change(topic: topic, Change(type: data["type"] as? String ?? "", table: data["table"] as? String ?? "",
                                                     commitTimestamp: data["commit_timestamp"] as? String ?? "", record: record,
-                                                    receivedAt: receivedAt)))
+                                                    receivedAt: receivedAt, bytes: text.utf8.count + Self.frameOverhead)))
         case "phx_reply":
             let ref = o["ref"] as? String
             if topic == "phoenix" {

@@ -1,0 +1,53 @@
+import ConvoyWire
+
+/// The battery model's side of a device: its energy ledger is fed by what it
+/// actually does while online (docs/battery.md). Times are the run's
+/// monotonic seconds.
+extension VirtualDevice {
+    /// HTTP/1.1 request headers (apikey and bearer JWTs, content type, prefer, host) plus TCP/IP, bytes.
+    static let requestOverhead = 1_100
+    /// A response's status line and headers plus TCP/IP, bytes.
+    static let responseOverhead = 300
+    /// A Phoenix heartbeat frame and its reply, with TCP/IP headers, bytes.
+    static let heartbeatBytes = (up: 60 + 58, down: 110 + 56)
+
+    /// The GPS mode this device's sharing uses.
+    var locationMode: LocationMode { profile.background ? .significantChange : profile.locationMode }
+
+    /// Starts the ledger as the device comes online.
+    func startEnergy(at t: Double) {
+        guard let battery = profile.battery else { return }
+        energy = EnergyLedger(profile: battery, start: t)
+        gpsSince = t
+    }
+
+    /// An HTTP exchange: `body` bytes up with headers, `response` bytes down with headers.
+    func spendHTTP(body: Int, response: Int = 0) {
+        energy?.transfer(at: context.clock.now(), bytesUp: body + Self.requestOverhead, bytesDown: response + Self.responseOverhead)
+    }
+
+    /// A websocket message received.
+    func spendReceived(bytes: Int) {
+        energy?.transfer(at: context.clock.now(), bytesUp: 0, bytesDown: bytes)
+    }
+
+    func spendHeartbeat() {
+        energy?.transfer(at: context.clock.now(), bytesUp: Self.heartbeatBytes.up, bytesDown: Self.heartbeatBytes.down)
+    }
+
+    func spendCPU(seconds: Double) { energy?.cpu(seconds: seconds) }
+
+    /// The GPS stops when the device stops sharing.
+    func stopGPS(at t: Double) {
+        guard let since = gpsSince else { return }
+        energy?.gps(mode: locationMode, from: since, to: t)
+        gpsSince = nil
+    }
+
+    /// The ledger and when it ends (the device disconnected, or `now`): nil if it never came online.
+    func energyReport(now: Double) -> (ledger: EnergyLedger, until: Double)? {
+        guard var ledger = energy else { return nil }
+        if let since = gpsSince { ledger.gps(mode: locationMode, from: since, to: now) }
+        return (ledger, energyEnd ?? now)
+    }
+}
