@@ -12,9 +12,11 @@ public enum HMACSHA256 {
         defer { withUnsafeMutableBytes(of: &state) { Sodium.zero($0) } }
         let k = Array(key), m = Array(message)
         var out = [UInt8](repeating: 0, count: byteCount)
-        _ = k.withUnsafeBufferPointer { crypto_auth_hmacsha256_init(&state, $0.baseAddress, $0.count) }
-        _ = m.withUnsafeBufferPointer { crypto_auth_hmacsha256_update(&state, $0.baseAddress, UInt64($0.count)) }
-        _ = out.withUnsafeMutableBufferPointer { crypto_auth_hmacsha256_final(&state, $0.baseAddress) }
+        let keyCount = k.count
+        _ = (k.isEmpty ? [0] : k).withUnsafeBufferPointer { crypto_auth_hmacsha256_init(&state, $0.baseAddress!, keyCount) }
+        let count = UInt64(m.count)
+        _ = (m.isEmpty ? [0] : m).withUnsafeBufferPointer { crypto_auth_hmacsha256_update(&state, $0.baseAddress!, count) }
+        _ = out.withUnsafeMutableBufferPointer { crypto_auth_hmacsha256_final(&state, $0.baseAddress!) }
         return out
     }
 }

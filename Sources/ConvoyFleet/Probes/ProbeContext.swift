@@ -153,11 +153,16 @@ struct ProbeFacts {
     func matches(_ m: ProbeMatch, _ context: ProbeContext) -> Bool {
         if let s = m.status, !s.contains(where: { $0.matches(status) }) { return false }
         if let c = m.code, !c.contains(code ?? "") { return false }
-        if let t = m.bodyContains, !body.contains((try? context.fill(t)) ?? t) { return false }
-        if let t = m.bodyLacks, body.contains((try? context.fill(t)) ?? t) { return false }
+        if let t = m.bodyContains, !contains((try? context.fill(t)) ?? t) { return false }
+        if let t = m.bodyLacks, contains((try? context.fill(t)) ?? t) { return false }
         if let r = m.rows, !r.matches(rows) { return false }
         if let e = m.events, !e.matches(events) { return false }
         return true
+    }
+
+    /// As written, or as JSON writes it (a server may escape `/` as `\\/`).
+    func contains(_ text: String) -> Bool {
+        body.contains(text) || (text.contains("/") && body.contains(text.replacingOccurrences(of: "/", with: "\\/")))
     }
 
     var summary: String { "HTTP \(status)\(code.map { " \($0)" } ?? ""), \(rows) row\(rows == 1 ? "" : "s"), \(events) event\(events == 1 ? "" : "s")" }

@@ -31,7 +31,7 @@ extension ProbeRunner {
         }
         let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
         for c in [c1, c2] {
-            let row = SupabaseHTTP.json(["sender_id": friend.userID, "recipient_id": victim.userID, "payload": c])
+            let row = Array((try? JSONSerialization.data(withJSONObject: ["sender_id": friend.userID, "recipient_id": victim.userID, "payload": c])) ?? Data())
             do {
                 try await rest.insert("encrypted_locations", json: row, token: friend.session.accessToken)
             } catch {
