@@ -141,7 +141,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyFleetTests",
-            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyWire", "ConvoySodium", "ConvoyServer"],
+            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyWire", "ConvoySodium", "ConvoyServer",
+                           "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy"],

@@ -1,0 +1,168 @@
+import Foundation
+
+/// A catalogue of hostile-device probes, read from YAML (docs/probes.md):
+/// what a hostile device tries, and what decides whether the backend denied
+/// it, leaked, or showed a finding. Data, so users can probe their own schema.
+public struct ProbeCatalogue: Sendable {
+    public var name: String
+    public var description: String
+    /// Requests run once before the probes (e.g. each party creates its profile).
+    public var setup: [ProbeRequest]
+    public var probes: [Probe]
+    /// The file it was read from, for reports.
+    public var file: String
+
+    public init(name: String, description: String = "", setup: [ProbeRequest] = [], probes: [Probe], file: String = "") {
+        (self.name, self.description, self.setup, self.probes, self.file) = (name, description, setup, probes, file)
+    }
+}
+
+/// One probe: an attack and how to judge it.
+public struct Probe: Sendable {
+    public var id: String
+    /// `read_others`, `spoof_sender`, `key_substitution`, `friendships`, `tokens`,
+    /// `payloads`, `replay`, `policy_finding`, or a catalogue's own.
+    public var category: String
+    public var description: String
+    /// What it would mean for users if this leaked.
+    public var ifLeaked: String
+    public var steps: [ProbeStep]
+}
+
+/// A step and its verdict rules. A step with no rule is an action (its
+/// result is not judged); rules are checked in the order expect, leak_if, finding_if.
+public struct ProbeStep: Sendable {
+    public enum Action: Sendable {
+        case request(ProbeRequest)
+        case realtime(RealtimeProbe)
+        case replay(ReplayProbe)
+    }
+
+    public var action: Action
+    /// Denied only if every condition holds; otherwise leaked.
+    public var expect: ProbeMatch?
+    /// Leaked if every condition holds; otherwise denied.
+    public var leakIf: ProbeMatch?
+    /// A finding (a weakness the specification allows, not a policy failure) if every condition holds.
+    public var findingIf: ProbeMatch?
+    /// Where the step is in its file (`file:line`), for reports.
+    public var source: String
+
+    public var isJudged: Bool { expect != nil || leakIf != nil || findingIf != nil }
+}
+
+/// Who sends a request: sets `apikey` and `Authorization` (overridable by `headers`).
+public enum ProbeActor: String, Sendable, CaseIterable, Codable {
+    /// The parties: their own access token, the anon key as apikey.
+    case attacker, victim, friend, stranger
+    /// The anon key alone (apikey and bearer), what any app binary contains.
+    case anon
+    /// The service_role key: verification only; steps as `service` are skipped when it is not known.
+    case service
+    /// No apikey, no Authorization.
+    case none
+}
+
+/// An HTTP request template; strings may hold `{{placeholders}}`.
+public struct ProbeRequest: Sendable {
+    public var actor: ProbeActor
+    public var method: String
+    public var path: String
+    /// In order.
+    public var query: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)]
+    public var body: ProbeBody?
+    public var source: String
+}
+
+public enum ProbeBody: Sendable {
+    /// A JSON value (from YAML), with placeholders in its strings.
+    case json(ProbeJSON)
+    /// Bytes sent as they are (after placeholders): malformed payloads.
+    case raw(String)
+}
+
+/// A JSON value as YAML wrote it.
+public indirect enum ProbeJSON: Sendable {
+    case string(String), number(String), bool(Bool), null
+    case array([ProbeJSON])
+    case object([(String, ProbeJSON)])
+}
+
+/// A Realtime subscription made as `actor` with one `postgres_changes`
+/// binding; `then` requests run once it is live. With `control`, that party
+/// subscribes with the same binding and must see the change, or the probe is
+/// inconclusive (nothing was sent that could have leaked).
+public struct RealtimeProbe: Sendable {
+    public var actor: ProbeActor
+    /// A token to join with instead of the actor's own (e.g. `{{token.forged}}`).
+    public var token: String?
+    public var table: String
+    public var event: String
+    public var filter: String?
+    public var control: ProbeActor?
+    public var then: [ProbeRequest]
+    /// Seconds to wait for changes after the last `then` request.
+    public var wait: Double
+}
+
+/// Replay of a captured ciphertext (docs/probes.md): the friend posts two
+/// updates to the victim; `actor` re-posts the first as `sender`; the server's
+/// answer is judged by the step's rules, and the victim device's `ReplayCheck`
+/// must reject the re-posted row (a leak if it accepts it).
+public struct ReplayProbe: Sendable {
+    public var actor: ProbeActor
+    /// The sender_id of the re-post (default the actor's own id).
+    public var sender: String
+}
+
+/// Conditions on what came back. All given conditions must hold.
+public struct ProbeMatch: Sendable {
+    /// Exact statuses or classes (`2xx`).
+    public var status: [StatusPattern]?
+    /// PostgREST/GoTrue error code.
+    public var code: [String]?
+    public var bodyContains: String?
+    public var bodyLacks: String?
+    /// Rows in a JSON array body (an object is one row).
+    public var rows: Comparison?
+    /// Realtime changes the actor received.
+    public var events: Comparison?
+
+    public enum StatusPattern: Sendable, Equatable {
+        case exact(Int)
+        case hundreds(Int)
+
+        public func matches(_ status: Int) -> Bool {
+            switch self {
+            case .exact(let s): status == s
+            case .hundreds(let h): status / 100 == h
+            }
+        }
+    }
+
+    /// `>0`, `>=1`, `0`, `==0`, `<3`.
+    public struct Comparison: Sendable, Equatable {
+        public enum Op: String, Sendable { case eq = "==", gt = ">", ge = ">=", lt = "<", le = "<=" }
+        public var op: Op
+        public var value: Int
+
+        public func matches(_ n: Int) -> Bool {
+            switch op {
+            case .eq: n == value
+            case .gt: n > value
+            case .ge: n >= value
+            case .lt: n < value
+            case .le: n <= value
+            }
+        }
+
+        public static func parse(_ text: String) -> Comparison? {
+            let s = text.replacingOccurrences(of: " ", with: "")
+            for op in [Op.ge, .le, .eq, .gt, .lt] where s.hasPrefix(op.rawValue) {
+                return Int(s.dropFirst(op.rawValue.count)).flatMap { $0 >= 0 ? Comparison(op: op, value: $0) : nil }
+            }
+            return Int(s).flatMap { $0 >= 0 ? Comparison(op: .eq, value: $0) : nil }
+        }
+    }
+}

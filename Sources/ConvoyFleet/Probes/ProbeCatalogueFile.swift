@@ -1,0 +1,187 @@
+import Foundation
+import Yams
+
+/// Reads a probe catalogue strictly, as scenario files are read: unknown
+/// keys, wrong types and unknown placeholders are `ScenarioError`s naming
+/// `file:line:column` and the key path.
+public enum ProbeCatalogueFile {
+    public static func load(_ path: String) throws(ScenarioError) -> ProbeCatalogue {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ScenarioError(file: path, line: 0, column: 0, path: "", message: "cannot read the catalogue (\(error.localizedDescription))")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ScenarioError) -> ProbeCatalogue {
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else {
+                throw ScenarioError(file: file, line: 1, column: 1, path: "", message: "the file is empty; a catalogue needs catalogue and probes")
+            }
+            root = node
+        } catch let error as ScenarioError {
+            throw error
+        } catch let error as YamlError {
+            throw ScenarioError(file: file, line: error.line, column: error.column, path: "", message: "not valid YAML: \(error.problem)")
+        } catch {
+            throw ScenarioError(file: file, line: 0, column: 0, path: "", message: "not valid YAML: \(error)")
+        }
+        var catalogue = try Reader(file: file, node: root, path: "").catalogue()
+        catalogue.file = file
+        return catalogue
+    }
+}
+
+extension Reader {
+    var line: Int { node.mark?.line ?? 0 }
+    var source: String { "\(file):\(line)" }
+
+    func catalogue() throws(ScenarioError) -> ProbeCatalogue {
+        let m = try mapping(["catalogue", "description", "setup", "probes"])
+        guard let name = try m["catalogue"]?.string(), !name.isEmpty else { throw error("a catalogue needs a name (catalogue: <name>)") }
+        guard let probesNode = m["probes"] else { throw error("a catalogue needs probes (a list)") }
+        let probes = try probesNode.sequence().map { (r) throws(ScenarioError) -> Probe in try r.probe() }
+        var ids = Set<String>()
+        for (i, p) in probes.enumerated() where !ids.insert(p.id).inserted {
+            throw try probesNode.sequence()[i].error("two probes have the id \"\(p.id)\"")
+        }
+        let setup = try m["setup"]?.sequence().map { (r) throws(ScenarioError) -> ProbeRequest in try r.request() } ?? []
+        return ProbeCatalogue(name: name, description: try m["description"]?.string() ?? "", setup: setup, probes: probes)
+    }
+
+    func probe() throws(ScenarioError) -> Probe {
+        let m = try mapping(["id", "category", "description", "if_leaked", "steps"])
+        guard let id = try m["id"]?.string(), !id.isEmpty else { throw error("a probe needs an id") }
+        guard let category = try m["category"]?.string(), !category.isEmpty else { throw error("probe \"\(id)\" needs a category") }
+        guard let description = try m["description"]?.string(), !description.isEmpty else { throw error("probe \"\(id)\" needs a description") }
+        guard let stepsNode = m["steps"] else { throw error("probe \"\(id)\" needs steps") }
+        let steps = try stepsNode.sequence().map { (r) throws(ScenarioError) -> ProbeStep in try r.step() }
+        guard steps.contains(where: \.isJudged) else {
+            throw stepsNode.error("probe \"\(id)\" judges nothing: give at least one step expect, leak_if or finding_if")
+        }
+        return Probe(id: id, category: category, description: description, ifLeaked: try m["if_leaked"]?.string() ?? "", steps: steps)
+    }
+
+    func step() throws(ScenarioError) -> ProbeStep {
+        let m = try mapping(["request", "realtime", "replay", "expect", "leak_if", "finding_if"])
+        let actions = ["request", "realtime", "replay"].filter { m[$0] != nil }
+        guard actions.count == 1 else { throw error("a step is one of request, realtime or replay (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))") }
+        let action: ProbeStep.Action
+        switch actions[0] {
+        case "request": action = .request(try m["request"]!.request())
+        case "realtime": action = .realtime(try m["realtime"]!.realtime())
+        default: action = .replay(try m["replay"]!.replay())
+        }
+        return ProbeStep(action: action, expect: try m["expect"]?.match(), leakIf: try m["leak_if"]?.match(),
+                         findingIf: try m["finding_if"]?.match(), source: source)
+    }
+
+    func request() throws(ScenarioError) -> ProbeRequest {
+        let m = try mapping(["as", "method", "path", "query", "headers", "body", "body_raw"])
+        guard let pathNode = m["path"] else { throw error("a request needs a path (e.g. /rest/v1/encrypted_locations)") }
+        let path = try pathNode.templated()
+        guard path.hasPrefix("/") else { throw pathNode.error("a path starts with /, found \"\(path)\"") }
+        let method = try m["method"]?.string().uppercased() ?? "GET"
+        guard ["GET", "POST", "PATCH", "PUT", "DELETE", "HEAD"].contains(method) else { throw m["method"]!.error("unknown method \"\(method)\"") }
+        guard m["body"] == nil || m["body_raw"] == nil else { throw error("give body (JSON) or body_raw (text), not both") }
+        var body: ProbeBody?
+        if let b = m["body"] { body = .json(try b.json()) }
+        if let b = m["body_raw"] { body = .raw(try b.templated()) }
+        return ProbeRequest(actor: try m["as"]?.choice(ProbeActor.self) ?? .attacker, method: method, path: path,
+                            query: try m["query"]?.pairs() ?? [], headers: try m["headers"]?.pairs() ?? [], body: body, source: source)
+    }
+
+    func realtime() throws(ScenarioError) -> RealtimeProbe {
+        let m = try mapping(["as", "token", "table", "event", "filter", "control", "then", "wait"])
+        guard let table = try m["table"]?.string(), !table.isEmpty else { throw error("a realtime step needs a table") }
+        let event = try m["event"]?.string() ?? "INSERT"
+        guard ["INSERT", "UPDATE", "DELETE", "*"].contains(event) else { throw m["event"]!.error("event is INSERT, UPDATE, DELETE or *, found \"\(event)\"") }
+        return RealtimeProbe(actor: try m["as"]?.choice(ProbeActor.self) ?? .attacker, token: try m["token"]?.templated(),
+                             table: table, event: event, filter: try m["filter"]?.templated(),
+                             control: try m["control"]?.choice(ProbeActor.self),
+                             then: try m["then"]?.sequence().map { (r) throws(ScenarioError) -> ProbeRequest in try r.request() } ?? [],
+                             wait: try m["wait"]?.duration() ?? 3)
+    }
+
+    func replay() throws(ScenarioError) -> ReplayProbe {
+        let m = try mapping(["as", "sender"])
+        return ReplayProbe(actor: try m["as"]?.choice(ProbeActor.self) ?? .attacker, sender: try m["sender"]?.templated() ?? "{{attacker.id}}")
+    }
+
+    func match() throws(ScenarioError) -> ProbeMatch {
+        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events"])
+        guard !m.isEmpty else { throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events)") }
+        var match = ProbeMatch()
+        if let s = m["status"] {
+            let items: [Reader] = if case .sequence = s.node { try s.sequence() } else { [s] }
+            match.status = try items.map { (r) throws(ScenarioError) -> ProbeMatch.StatusPattern in
+                let text = try r.string().lowercased()
+                if text.count == 3, text.hasSuffix("xx"), let h = Int(text.prefix(1)) { return .hundreds(h) }
+                guard let n = Int(text), (100...599).contains(n) else { throw r.error("expected a status such as 403 or a class such as 2xx, found \"\(text)\"") }
+                return .exact(n)
+            }
+        }
+        if let c = m["code"] {
+            let items: [Reader] = if case .sequence = c.node { try c.sequence() } else { [c] }
+            match.code = try items.map { (r) throws(ScenarioError) -> String in try r.string() }
+        }
+        match.bodyContains = try m["body_contains"]?.templated()
+        match.bodyLacks = try m["body_lacks"]?.templated()
+        for key in ["rows", "events"] {
+            guard let r = m[key] else { continue }
+            let text = try r.string()
+            guard let c = ProbeMatch.Comparison.parse(text) else { throw r.error("expected a count such as 0, >0, >=2 or <3, found \"\(text)\"") }
+            if key == "rows" { match.rows = c } else { match.events = c }
+        }
+        return match
+    }
+
+    /// A mapping of names to text, in order (query parameters, headers).
+    func pairs() throws(ScenarioError) -> [(name: String, value: String)] {
+        guard case .mapping(let m) = node else { throw error("expected a mapping of names to values") }
+        var out: [(name: String, value: String)] = []
+        for (k, v) in m {
+            let key = k.string ?? ""
+            out.append((key, try Reader(file: file, node: v, path: "\(path).\(key)").templated()))
+        }
+        return out
+    }
+
+    /// JSON from YAML: plain scalars keep their YAML type, quoted ones are strings.
+    func json() throws(ScenarioError) -> ProbeJSON {
+        switch node {
+        case .scalar(let s):
+            if s.style == .plain || s.style == .any {
+                if s.string == "null" || s.string == "~" { return .null }
+                if s.string == "true" || s.string == "false" { return .bool(s.string == "true") }
+                if Double(s.string) != nil, s.string.allSatisfy({ $0.isNumber || "-.eE+".contains($0) }) { return .number(s.string) }
+            }
+            return .string(try templated())
+        case .sequence:
+            return .array(try sequence().map { (r) throws(ScenarioError) -> ProbeJSON in try r.json() })
+        case .mapping(let m):
+            var out: [(String, ProbeJSON)] = []
+            for (k, v) in m {
+                let key = k.string ?? ""
+                out.append((key, try Reader(file: file, node: v, path: "\(path).\(key)").json()))
+            }
+            return .object(out)
+        case .alias:
+            throw error("aliases are not supported in probe bodies")
+        }
+    }
+
+    /// Text whose `{{placeholders}}` are all known.
+    func templated() throws(ScenarioError) -> String {
+        let s = try string()
+        for name in ProbeTemplate.placeholders(in: s) where !ProbeTemplate.isKnown(name) {
+            var message = "unknown placeholder {{\(name)}}"
+            if let guess = Self.closest(name, among: ProbeTemplate.names) { message += "; did you mean {{\(guess)}}?" }
+            throw error(message + " (see docs/probes.md)")
+        }
+        return s
+    }
+}

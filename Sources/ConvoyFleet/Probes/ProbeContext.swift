@@ -1,0 +1,189 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// One run's cast, placeholder values and redactor.
+struct ProbeContext: Sendable {
+    let target: SupabaseTarget
+    let parties: [ProbeActor: ProbeParty]
+    let values: [String: String]
+    let redactor: ProbeRedactor
+    /// The victim's published public key, when readable.
+    let victimKey: PublicKey?
+
+    static func make(runner: ProbeRunner, attacker: ProbeParty, victims: ProbeVictims) async -> ProbeContext {
+        let target = runner.target
+        let parties: [ProbeActor: ProbeParty] = [.attacker: attacker, .friend: victims.friend, .victim: victims.victim, .stranger: victims.stranger]
+        var values: [String: String] = ["anon_key": target.anonKey, "run": String(UUID().uuidString.prefix(8)).lowercased()]
+        var redactor = ProbeRedactor()
+        redactor.add(target.anonKey, "anon key")
+        if let service = target.serviceKey {
+            values["service_key"] = service
+            redactor.add(service, "service key")
+        }
+        redactor.add(runner.jwtSecret, "jwt secret")
+        // Public keys as published (any signed-in user may read them on Green Box).
+        var published: [String: String] = [:]
+        let ids = parties.values.map(\.userID).joined(separator: ",")
+        if let rows = try? await SupabaseREST(SupabaseHTTP(engine: runner.engine, target: target))
+            .select("users", query: "select=id,public_key&id=in.(\(ids))", token: attacker.session.accessToken) {
+            for r in rows { if let id = r["id"] as? String, let k = r["public_key"] as? String { published[id] = k } }
+        }
+        for (actor, party) in parties {
+            let name = actor.rawValue
+            values["\(name).id"] = party.userID
+            values["\(name).token"] = party.session.accessToken
+            if let email = party.session.email { values["\(name).email"] = email }
+            if let key = party.keys?.publicKey.base64 ?? published[party.userID] { values["\(name).public_key"] = key }
+            redactor.add(party.session.accessToken, "\(name) access token")
+            redactor.add(party.session.refreshToken, "\(name) refresh token")
+            if let secret = party.keys?.secretKey.exportBase64() { redactor.add(secret, "\(name) secret key") }
+        }
+        if let tokens = try? ProbeTokens(attackerToken: attacker.session.accessToken, victimID: victims.victim.userID, jwtSecret: runner.jwtSecret) {
+            values["token.expired"] = tokens.expired
+            values["token.forged"] = tokens.forged
+            values["token.forged_service"] = tokens.forgedService
+            values["token.alg_none"] = tokens.algNone
+            redactor.add(tokens.expired, tokens.expiredIsSigned ? "expired token, validly signed" : "expired token, wrong secret")
+            redactor.add(tokens.forged, "forged token (victim's sub, wrong secret)")
+            redactor.add(tokens.forgedService, "forged service_role token (wrong secret)")
+            redactor.add(tokens.algNone, "alg:none token (victim's sub)")
+        }
+        let victimKey = values["victim.public_key"].flatMap { try? PublicKey(base64: $0) }
+        if let victimKey {
+            // A ciphertext the victim's friend sent, as an observer of the network captured it.
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            values["captured.ciphertext"] = try? GreenBoxEnvelope.seal(LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: 1), to: victimKey)
+        }
+        return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)
+    }
+
+    func fill(_ s: String) throws(ProbeTemplate.Unavailable) -> String { try ProbeTemplate.fill(s, values) }
+
+    /// The access token `actor` sends (nil: none).
+    func token(_ actor: ProbeActor) throws(ProbeTemplate.Unavailable) -> String? {
+        switch actor {
+        case .anon: return target.anonKey
+        case .service: guard let k = target.serviceKey else { throw .init(name: "service_key") }; return k
+        case .none: return nil
+        default: return parties[actor]?.session.accessToken
+        }
+    }
+
+    func build(_ t: ProbeRequest) throws -> HTTPRequest {
+        var headers: [(name: String, value: String)] = []
+        switch t.actor {
+        case .none: break
+        case .service: headers.append(("apikey", try token(.service)!))
+        default: headers.append(("apikey", target.anonKey))
+        }
+        if let token = try token(t.actor) { headers.append(("Authorization", "Bearer \(token)")) }
+        var body: [UInt8]?
+        switch t.body {
+        case .json(let json)?: body = Array(try Self.render(json, self).utf8)
+        case .raw(let text)?: body = Array(try fill(text).utf8)
+        case nil: break
+        }
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        for (name, value) in t.headers {
+            headers.removeAll { $0.name.lowercased() == name.lowercased() }
+            let v = try fill(value)
+            if !v.isEmpty { headers.append((name, v)) }
+        }
+        var url = target.url + (try fill(t.path))
+        if !t.query.isEmpty {
+            var allowed = CharacterSet.urlQueryAllowed
+            allowed.remove(charactersIn: "&=+/?#")
+            var q: [String] = []
+            for pair in t.query {
+                let value = try fill(pair.value)
+                q.append("\(pair.name.addingPercentEncoding(withAllowedCharacters: allowed) ?? pair.name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")")
+            }
+            url += (url.contains("?") ? "&" : "?") + q.joined(separator: "&")
+        }
+        return HTTPRequest(method: t.method, url: url, headers: headers, body: body)
+    }
+
+    static func render(_ json: ProbeJSON, _ context: ProbeContext) throws -> String {
+        switch json {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n): return n
+        case .string(let s): return quote(try context.fill(s))
+        case .array(let a): return "[" + (try a.map { try render($0, context) }).joined(separator: ",") + "]"
+        case .object(let o): return "{" + (try o.map { quote($0.0) + ":" + (try render($0.1, context)) }).joined(separator: ",") + "}"
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+
+    func evidence(_ step: ProbeStep, _ request: HTTPRequest, status: Int, body: [UInt8], kind: ProbeEvidence.Kind, detail: String) -> ProbeEvidence {
+        let path = String(request.url.dropFirst(target.url.count))
+        return ProbeEvidence(kind: kind, step: step.source, method: request.method, path: redactor.redact(path.count > 500 ? String(path.prefix(500)) + "…" : path),
+                             headers: redactor.headers(request.headers), requestBody: request.body.map { redactor.excerpt($0) },
+                             status: status, responseBody: redactor.excerpt(body), detail: redactor.redact(detail))
+    }
+}
+
+/// What came back, as the rules see it.
+struct ProbeFacts {
+    var status: Int
+    var code: String?
+    var body: String
+    var rows: Int
+    var events = 0
+
+    init(status: Int, code: String? = nil, body: String, rows: Int, events: Int = 0) {
+        (self.status, self.code, self.body, self.rows, self.events) = (status, code, body, rows, events)
+    }
+
+    init(_ r: HTTPResponse) {
+        let json = try? JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])
+        let object = json as? [String: Any]
+        status = r.status
+        code = object?["code"] as? String ?? object?["error_code"] as? String
+        body = String(decoding: r.body, as: UTF8.self)
+        rows = r.status < 300 ? ((json as? [Any])?.count ?? (object != nil ? 1 : 0)) : 0
+    }
+
+    func matches(_ m: ProbeMatch, _ context: ProbeContext) -> Bool {
+        if let s = m.status, !s.contains(where: { $0.matches(status) }) { return false }
+        if let c = m.code, !c.contains(code ?? "") { return false }
+        if let t = m.bodyContains, !contains((try? context.fill(t)) ?? t) { return false }
+        if let t = m.bodyLacks, contains((try? context.fill(t)) ?? t) { return false }
+        if let r = m.rows, !r.matches(rows) { return false }
+        if let e = m.events, !e.matches(events) { return false }
+        return true
+    }
+
+    /// As written, or as JSON writes it (a server may escape `/` as `\\/`).
+    func contains(_ text: String) -> Bool {
+        body.contains(text) || (text.contains("/") && body.contains(text.replacingOccurrences(of: "/", with: "\\/")))
+    }
+
+    var summary: String { "HTTP \(status)\(code.map { " \($0)" } ?? ""), \(rows) row\(rows == 1 ? "" : "s"), \(events) event\(events == 1 ? "" : "s")" }
+}
+
+extension ProbeMatch {
+    var summary: String {
+        var parts: [String] = []
+        if let s = status {
+            parts.append("status " + s.map { p -> String in
+                switch p {
+                case .exact(let n): return "\(n)"
+                case .hundreds(let h): return "\(h)xx"
+                }
+            }.joined(separator: "|"))
+        }
+        if let c = code { parts.append("code " + c.joined(separator: "|")) }
+        if let t = bodyContains { parts.append("body contains \"\(t)\"") }
+        if let t = bodyLacks { parts.append("body lacks \"\(t)\"") }
+        if let r = rows { parts.append("rows \(r.op.rawValue) \(r.value)") }
+        if let e = events { parts.append("events \(e.op.rawValue) \(e.value)") }
+        return "{" + parts.joined(separator: ", ") + "}"
+    }
+}

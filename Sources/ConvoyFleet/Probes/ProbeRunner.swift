@@ -1,0 +1,121 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Logging
+
+/// Runs a probe catalogue as a hostile device: every step's request as the
+/// party it names, each judged by its rules (docs/probes.md). Callable from a
+/// fleet run with the hostile device's account and two victims, or on its own
+/// after `prepare` has signed up a cast.
+public struct ProbeRunner: Sendable {
+    public let target: SupabaseTarget
+    public let engine: HTTPEngine
+    /// The project's JWT secret, when known (tests, `convoy serve --jwt-secret`):
+    /// the expired token is then signed properly. A device never has it.
+    public var jwtSecret: String?
+    /// The freshness window of the victim device's `ReplayCheck`.
+    public var replayMaxAge: Double
+    public var logger: Logger
+
+    public init(target: SupabaseTarget, engine: HTTPEngine, jwtSecret: String? = nil, replayMaxAge: Double = 600,
+                logger: Logger = Logger(label: "convoy.probes")) {
+        (self.target, self.engine, self.jwtSecret, self.replayMaxAge, self.logger) = (target, engine, jwtSecret, replayMaxAge, logger)
+    }
+
+    /// Runs every probe of `catalogue` in order; never throws: what could not
+    /// be tried is in each outcome's notes.
+    public func run(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> [ProbeOutcome] {
+        let context = await ProbeContext.make(runner: self, attacker: attacker, victims: victims)
+        var setupNotes: [String] = []
+        for request in catalogue.setup {
+            switch await send(request, context) {
+            case .sent(let r, _) where r.status < 300 || r.status == 409: break
+            case .sent(let r, _): setupNotes.append("setup \(request.source): HTTP \(r.status) \(context.redactor.excerpt(r.body, limit: 200))")
+            case .skipped(let why): setupNotes.append("setup \(request.source): \(why)")
+            case .failed(let why): setupNotes.append("setup \(request.source): \(why)")
+            }
+        }
+        var outcomes: [ProbeOutcome] = []
+        for probe in catalogue.probes {
+            var outcome = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
+            outcome.notes += setupNotes
+            for step in probe.steps {
+                switch step.action {
+                case .request(let request): await runRequest(step, request, context, &outcome)
+                case .realtime(let realtime): await runRealtime(step, realtime, context, &outcome)
+                case .replay(let replay): await runReplay(step, replay, context, &outcome)
+                }
+            }
+            if outcome.leaked > 0 {
+                logger.error("probe leaked", metadata: ["probe": "\(probe.id)", "category": "\(probe.category)"])
+            }
+            outcomes.append(outcome)
+        }
+        return outcomes
+    }
+
+    /// `run`, as a report.
+    public func report(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> ProbeReport {
+        ProbeReport(catalogue: catalogue.name, target: target.url, outcomes: await run(catalogue, attacker: attacker, victims: victims))
+    }
+
+    // MARK: Plain requests
+
+    func runRequest(_ step: ProbeStep, _ request: ProbeRequest, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
+        switch await send(request, context) {
+        case .skipped(let why):
+            if step.isJudged { outcome.notes.append("skipped \(step.source): \(why)") }
+        case .failed(let why):
+            if step.isJudged {
+                outcome.tried += 1
+                outcome.notes.append("inconclusive \(step.source): \(why)")
+            }
+        case .sent(let response, let sent):
+            judge(step, ProbeFacts(response), context, &outcome) {
+                context.evidence(step, sent, status: response.status, body: response.body, kind: $0, detail: $1)
+            }
+        }
+    }
+
+    /// Applies a step's rules to what came back.
+    func judge(_ step: ProbeStep, _ facts: ProbeFacts, _ context: ProbeContext, _ outcome: inout ProbeOutcome,
+               evidence: (ProbeEvidence.Kind, String) -> ProbeEvidence) {
+        guard step.isJudged else { return }
+        outcome.tried += 1
+        var why: [String] = []
+        if let expect = step.expect, !facts.matches(expect, context) { why.append("expected \(expect.summary), got \(facts.summary)") }
+        if let leakIf = step.leakIf, facts.matches(leakIf, context) { why.append("leak_if \(leakIf.summary) held: \(facts.summary)") }
+        if !why.isEmpty {
+            outcome.leaked += 1
+            outcome.evidence.append(evidence(.leak, why.joined(separator: "; ")))
+        } else if let findingIf = step.findingIf, facts.matches(findingIf, context) {
+            outcome.findings += 1
+            outcome.evidence.append(evidence(.finding, "finding_if \(findingIf.summary) held: \(facts.summary)"))
+        } else {
+            outcome.denied += 1
+        }
+    }
+
+    enum Sent {
+        case sent(HTTPResponse, HTTPRequest)
+        case skipped(String)
+        case failed(String)
+    }
+
+    func send(_ template: ProbeRequest, _ context: ProbeContext) async -> Sent {
+        let request: HTTPRequest
+        do {
+            request = try context.build(template)
+        } catch let missing as ProbeTemplate.Unavailable {
+            return .skipped("{{\(missing.name)}} is not known for this target")
+        } catch {
+            return .skipped("\(error)")
+        }
+        do {
+            return .sent(try await engine.send(request), request)
+        } catch {
+            return .failed("transport: \(error)")
+        }
+    }
+}
