@@ -88,7 +88,7 @@ extension Reader {
         // Read in file order, so the first missing key is the one reported.
         let uplink = try required(m, "uplink_mbps", "uplink throughput").number(0.001...100_000, unit: "Mbit/s")
         let downlink = try required(m, "downlink_mbps", "downlink throughput").number(0.001...100_000, unit: "Mbit/s")
-        let promotion = try required(m, "promotion", "{ seconds, power_w } from idle to connected").step()
+        let promotion = try required(m, "promotion", "{ seconds, power_w } from idle to connected").radioStep()
         let t = try required(m, "transfer", "{ alpha_up_w_per_mbps, alpha_down_w_per_mbps, beta_w }")
         let k = try t.mapping(["alpha_up_w_per_mbps", "alpha_down_w_per_mbps", "beta_w"])
         let alphaUp = try t.required(k, "alpha_up_w_per_mbps", "watts per Mbit/s up").number(0...100, unit: "W per Mbit/s")
@@ -101,7 +101,7 @@ extension Reader {
                             beta: beta, tail: tail, idlePower: idle)
     }
 
-    func step() throws(ScenarioError) -> RadioProfile.Step {
+    func radioStep() throws(ScenarioError) -> RadioProfile.Step {
         let k = try mapping(["seconds", "power_w"])
         return RadioProfile.Step(seconds: try required(k, "seconds", "how long").number(0...3600, unit: "seconds"),
                                  power: try required(k, "power_w", "watts").number(0...50, unit: "watts"))
@@ -119,6 +119,6 @@ extension Reader {
             name: try required(k, "name", "the stage's name, e.g. dch").string(),
             seconds: try required(k, "seconds", "inactivity before the next stage").number(0...3600, unit: "seconds"),
             power: try required(k, "power_w", "watts in this stage").number(0...50, unit: "watts"),
-            promotion: try k["promotion"]?.step(), smallTransfer: small)
+            promotion: try k["promotion"]?.radioStep(), smallTransfer: small)
     }
 }
