@@ -98,10 +98,12 @@ extension Convoy {
             let placeholder = SupabaseTarget(url: "http://127.0.0.1", anonKey: "")
             let tracks: TrackLibrary
             let batteryProfiles: BatteryProfiles
+            let catalogue: ProbeCatalogue?
             do {
                 let check = FleetRun.Configuration(scenario: scenario, scenarioFile: self.scenario, target: placeholder, runID: runID, drain: drain.seconds)
                 tracks = try FleetRun.tracks(for: check)
                 batteryProfiles = try FleetRun.batteryProfiles(for: check)
+                catalogue = try FleetRun.probeCatalogue(for: check)
             } catch {
                 throw CommandFailure.badInput(error.description)
             }
@@ -160,7 +162,8 @@ extension Convoy {
             let listener = try await startMetricsListener(exporter, logger: logger)
             defer { listener?.cancel() }
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
-                                       connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles),
+                                       connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
+                                       probeCatalogue: catalogue),
                                  engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: scenario.deviceCount)
 
@@ -211,6 +214,14 @@ extension Convoy {
             summary.resources = outcome.resources
             summary.retention = outcome.retention
             summary.battery = outcome.battery
+            // Any leak fails the run, whatever the thresholds say.
+            if let probes = outcome.probes {
+                summary.probes = probes
+                if probes.leaks > 0, summary.passed {
+                    summary.passed = false
+                    if complete { summary.exitCode = ExitStatus.thresholdsFailed.rawValue }
+                }
+            }
             do {
                 try folder.finish(summary: summary, metrics: outcome.metrics)
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
@@ -222,7 +233,8 @@ extension Convoy {
             logger.info("done: exit \(summary.exitCode)")
             if summary.exitCode != 0 {
                 throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
-                                     message: complete ? "thresholds failed" : "interrupted: the summary is marked incomplete")
+                                     message: !complete ? "interrupted: the summary is marked incomplete"
+                                         : (summary.probes?.leaks ?? 0) > 0 ? "a probe leaked (see the summary's probes)" : "thresholds failed")
             }
         }
 

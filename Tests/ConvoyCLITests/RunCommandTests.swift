@@ -61,6 +61,62 @@ import Testing
         #expect(!r.stdout.contains("eyJ") && !r.stderr.contains("eyJ"))
     }
 
+    @Test func aProbeThatLeaksFailsTheRunEvenWhenEveryThresholdHolds() throws {
+        let dir = try temporaryDirectory()
+        // A probe that "leaks" by design: reading a stranger's public key is allowed (keys are public), so it always leaks.
+        try """
+            catalogue: leaky
+            probes:
+              - id: read_strangers_key
+                category: read_others
+                description: Reads the stranger's users row (allowed; here to show a leak failing the run).
+                if_leaked: Anyone reads anyone's public key.
+                steps:
+                  - request:
+                      method: GET
+                      path: /rest/v1/users
+                      query: {select: "id,public_key", id: "eq.{{stranger.id}}"}
+                    leak_if: {rows: ">0"}
+            """.write(to: dir.appendingPathComponent("leaky.yaml"), atomically: true, encoding: .utf8)
+        let file = dir.appendingPathComponent("hostile.yaml").path
+        try """
+            name: hostile
+            seed: 5
+            groups:
+              - name: walkers
+                count: 12
+                tracks: { synthetic: walk }
+                cadence: 600ms..900ms
+            social:
+              friends: 2..3
+            timeline:
+              arrival_rate: 40/s
+              steady: 2s
+            hostile:
+              share: 20%
+              catalogue: leaky.yaml
+              at: 0s
+            thresholds:
+              - delivery.loss < 20%
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("results")
+        let r = try CLI.run("run", file, "--out", out.path, "--drain", "2s")
+        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("a probe leaked") && r.stdout.contains("**LEAK** `read_strangers_key`"), "\(r.stdout)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        #expect(summary["passed"] as? Bool == false && summary["exit_code"] as? Int == 99)
+        #expect((summary["thresholds"] as? [[String: Any]])?.allSatisfy { $0["passed"] as? Bool == true } == true, "the thresholds alone held")
+        let junit = try String(contentsOf: out.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains("<failure message=\"read_strangers_key: leaked"), "\(junit)")
+        // The evidence names whose token it was, never the token.
+        #expect(junit.contains("Bearer &lt;attacker access token&gt;") && !junit.contains("eyJ"))
+        // A catalogue that does not exist is bad input, found before anything runs.
+        try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "leaky.yaml", with: "missing.yaml")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try CLI.run("run", file, "--out", out.path)
+        #expect(bad.status == 2 && bad.stderr.contains("hostile.yaml:15:14: hostile.catalogue:"), "\(bad.stderr)")
+    }
+
     @Test func failedThresholdsExitNinetyNineAndTheRosterIsPrivate() throws {
         let dir = try temporaryDirectory()
         let file = try Self.scenario(thresholds: ["e2e_latency.p99 < 1us", "delivery.loss < 20%"], in: dir)

@@ -1,6 +1,7 @@
 @testable import ConvoyFleet
 import ConvoyMetrics
 import ConvoyServer
+import ConvoySodium
 import ConvoyWire
 import Foundation
 import Logging
@@ -55,6 +56,46 @@ import Testing
         cancel.withLock { $0 = running }
         if cancelAtOnce { running.cancel() }
         return try await running.value
+    }
+
+    static let greenboxCatalogue = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("probes/greenbox.yaml").path
+
+    @Test func hostileDevicesProbeTheirFleetDuringTheLoadAndNothingLeaks() async throws {
+        let scenario = try Self.scenario(devices: 10, extra: "hostile:\n  share: 20%\n  catalogue: \(Self.greenboxCatalogue)\n  at: 0s")
+        let outcome = try await Self.run(scenario)
+        let probes = try #require(outcome.probes)
+        // 20 % of 10: two hostile devices; one whose friends have no other friends cannot probe and is counted.
+        let hostile = probes.hostileDevices
+        #expect(hostile >= 1 && hostile + (outcome.metrics.counters["probe_hostile_unmatched"] ?? 0) == 2)
+        // Every probe of the catalogue ran on each hostile device, and none leaked against convoy serve.
+        let catalogue = try ProbeCatalogueFile.load(Self.greenboxCatalogue)
+        #expect(probes.probes.map(\.id) == catalogue.probes.map(\.id))
+        #expect(probes.probes.allSatisfy { $0.tried >= hostile }, "\(probes.probes.filter { $0.tried < hostile }.map(\.id))")
+        #expect(probes.leaks == 0, "\(probes.probes.filter { $0.leaked > 0 }.map { ($0.id, $0.evidence.first?.note ?? "") })")
+        #expect(probes.probes.first { $0.id == "post_to_non_friend" }?.findings == hostile, "allowed by the PRD: a finding, not a leak")
+        // What the probes posted to real devices is counted apart; the accounting of real updates is untouched.
+        #expect((outcome.metrics.counters["probe_rows_received"] ?? 0) > 0)
+        #expect(outcome.accounting.closes && (outcome.metrics.counters["decrypt_failures"] ?? 0) == 0)
+        #expect(outcome.metrics.counters["probe_leaks"] == 0 && (outcome.metrics.counters["probe_tries"] ?? 0) >= hostile * catalogue.probes.count)
+    }
+
+    @Test func hostileCastsFollowTheSocialGraph() throws {
+        // 0–1, 1–2, 2–3, 3–4, 4–0 (a ring), plus 5 alone: each hostile device's friend is its friend,
+        // the victim is that friend's friend but not its own, the stranger neither.
+        func f(_ i: Int) -> Friend { Friend(index: i, userID: "u\(i)", publicKey: try! BoxKeyPair().publicKey, iShare: "precise", active: true) }
+        let ring: [[Friend]] = [[f(1), f(4)], [f(0), f(2)], [f(1), f(3)], [f(2), f(4)], [f(3), f(0)], []]
+        let (casts, unmatched) = FleetRun.hostileCasts(Hostile(share: 0.5, catalogue: "x"), friends: ring, seed: 9)
+        #expect(casts.count + unmatched.count == 3)
+        for c in casts {
+            let mine = Set(ring[c.attacker].map(\.index))
+            #expect(mine.contains(c.friend) && !mine.contains(c.victim) && c.victim != c.attacker)
+            #expect(Set(ring[c.friend].map(\.index)).contains(c.victim))
+            #expect(!mine.contains(c.stranger) && ![c.attacker, c.friend, c.victim].contains(c.stranger))
+        }
+        #expect(unmatched.allSatisfy { ring[$0].isEmpty }, "only the loner has no friend of a friend")
+        let again = FleetRun.hostileCasts(Hostile(share: 0.5, catalogue: "x"), friends: ring, seed: 9)
+        #expect(again.casts.map(\.attacker) == casts.map(\.attacker) && again.casts.map(\.stranger) == casts.map(\.stranger), "seeded")
     }
 
     @Test func everyUpdateSentToAnOnlineFriendArrivesAndTheAccountingCloses() async throws {

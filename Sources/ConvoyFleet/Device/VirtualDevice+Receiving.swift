@@ -108,6 +108,11 @@ extension VirtualDevice {
             metrics.count("received_without_seq")
             return
         }
+        // A hostile device's probe, not a friend's update: counted apart from the accounting.
+        guard seq < ProbeTraffic.seqBase else {
+            metrics.count("probe_rows_received")
+            return
+        }
         guard ledger.received[sender, default: []].insert(seq).inserted else {
             duplicates += 1
             metrics.count("duplicate")

@@ -54,7 +54,7 @@ struct ProbeContext: Sendable {
         if let victimKey {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
             let now = Date().timeIntervalSince1970.rounded(.down)
-            values["captured.ciphertext"] = try? GreenBoxEnvelope.seal(LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: 1), to: victimKey)
+            values["captured.ciphertext"] = try? GreenBoxEnvelope.seal(LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase), to: victimKey)
         }
         return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)
     }

@@ -5,7 +5,7 @@ import Synchronization
 
 extension ProbeRunner {
     /// Subscribes as the actor (and the control), runs `then`, waits, and
-    /// judges by how many changes the actor received.
+    /// judges by how many changes the actor received that are not about itself.
     func runRealtime(_ step: ProbeStep, _ probe: RealtimeProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
         let token: String?, filter: String?
         do throws(ProbeTemplate.Unavailable) {
@@ -43,7 +43,10 @@ extension ProbeRunner {
             try? await Task.sleep(for: .milliseconds(50))
         }
         try? await Task.sleep(for: .milliseconds(300))
-        let received = attacker.changes
+        // What concerns the actor itself (any column holding its own user id, e.g. rows its friends
+        // send it in a running fleet) is its own to see: only the rest can be a leak.
+        let own = context.parties[probe.actor]?.userID
+        let received = attacker.changes.filter { change in own.map { id in !change.record.values.contains(id) } ?? true }
         if let control, control.changes.isEmpty {
             outcome.tried += 1
             outcome.notes.append("inconclusive \(step.source): the control (\(probe.control!.rawValue)) received nothing within \(probe.wait) s, so nothing could have leaked")

@@ -29,10 +29,13 @@ public final class FleetRun: Sendable {
         public var tracks: TrackLibrary?
         /// The battery profiles, when already loaded (as the tracks); nil: loaded here.
         public var batteryProfiles: BatteryProfiles?
+        /// The hostile devices' probe catalogue, when already loaded; nil: loaded here if the scenario has `hostile:`.
+        public var probeCatalogue: ProbeCatalogue?
 
         public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
                     device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true,
-                    tracks: TrackLibrary? = nil, batteryProfiles: BatteryProfiles? = nil) {
+                    tracks: TrackLibrary? = nil, batteryProfiles: BatteryProfiles? = nil, probeCatalogue: ProbeCatalogue? = nil) {
+            self.probeCatalogue = probeCatalogue
             self.tracks = tracks
             self.batteryProfiles = batteryProfiles
             self.scenario = scenario
@@ -88,13 +91,15 @@ public final class FleetRun: Sendable {
         public var retention: RetentionReport?
         /// The battery model per group; nil when interrupted during set-up.
         public var battery: BatteryReport?
+        /// What the hostile devices' probes found; nil without `hostile:`.
+        public var probes: ProbeSummary?
     }
 
     public let configuration: Configuration
-    private let engine: HTTPEngine
-    private let metrics: Metrics
-    private let clock: RunClock
-    private let logger: Logger
+    let engine: HTTPEngine
+    let metrics: Metrics
+    let clock: RunClock
+    let logger: Logger
     private let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan))
 
     public init(_ configuration: Configuration, engine: HTTPEngine, metrics: Metrics = Metrics(), clock: RunClock = RunClock(),
@@ -148,6 +153,7 @@ public final class FleetRun: Sendable {
         let n = scenario.deviceCount
         let library = try configuration.tracks ?? Self.tracks(for: configuration)
         let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)
+        let catalogue = try configuration.probeCatalogue ?? Self.probeCatalogue(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
@@ -228,6 +234,18 @@ public final class FleetRun: Sendable {
         }
         let retention = scenario.retention.checkEvery > 0 ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
         let fleet = devices
+        var hostileCount = 0
+        var probeTask: Task<[ProbeOutcome], Never>?
+        if let hostile = scenario.hostile, let catalogue {
+            let (casts, unmatched) = Self.hostileCasts(hostile, friends: friends, seed: scenario.seed)
+            hostileCount = casts.count
+            if !unmatched.isEmpty {
+                metrics.count("probe_hostile_unmatched", by: unmatched.count)
+                logger.notice("hostile devices \(unmatched): no friend of a friend who is not their own friend in the graph; they do not probe")
+            }
+            probeTask = scheduleProbes(hostile, catalogue: catalogue, casts: casts, devices: devices, start: rampUpEnd + hostile.at,
+                                       end: steadyEnd)
+        }
         let retentionTask = retention.map { checker in
             Task { [clock, engine, configuration] in
                 let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: configuration.target))
@@ -249,7 +267,10 @@ public final class FleetRun: Sendable {
         } catch {
             complete = false
             logger.notice("interrupted: stopping the devices, draining for \(drain) s")
+            probeTask?.cancel()
         }
+        // A probe pass under way finishes (its checks need their answers) before the devices drain.
+        let probeOutcomes = await probeTask?.value ?? []
 
         // Stop sharing everywhere, let what is in flight arrive, then close.
         setPhase(.draining)
@@ -289,7 +310,9 @@ public final class FleetRun: Sendable {
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
                                                        delivered: accounting.delivered, devices: n),
                        retention: retention?.report,
-                       battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage))
+                       battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage),
+                       probes: catalogue.map { Self.probeSummary(probeOutcomes, catalogue: $0, file: scenario.hostile!.catalogue,
+                                                                 hostileDevices: hostileCount) })
     }
 
     /// The battery model's summary in the results' terms.

@@ -21,6 +21,8 @@ public struct Scenario: Sendable, Equatable {
     public var retention: RetentionPolicy
     /// The battery model's settings.
     public var battery = BatterySettings()
+    /// Hostile devices that run a probe catalogue during the load; nil: none.
+    public var hostile: Hostile?
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
@@ -40,9 +42,10 @@ public struct Scenario: Sendable, Equatable {
 
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
 
-    func with(battery: BatterySettings) -> Scenario {
+    func with(battery: BatterySettings, hostile: Hostile?) -> Scenario {
         var s = self
         s.battery = battery
+        s.hostile = hostile
         return s
     }
 
@@ -68,6 +71,26 @@ public struct Migration: Sendable, Equatable {
 
     public init(share: Double, at: Double = 0, reaccept: ClosedRange<Double> = 5...30) {
         (self.share, self.at, self.reaccept) = (share, at, reaccept)
+    }
+}
+
+/// A share of the devices that are hostile: besides sharing like the others,
+/// each runs a probe catalogue (docs/probes.md) against its friends, a friend
+/// of a friend and a stranger from the fleet, while the load runs.
+public struct Hostile: Sendable, Equatable {
+    /// The fraction of devices (at least one when above 0).
+    public var share: Double
+    /// The catalogue file (relative to the scenario file).
+    public var catalogue: String
+    /// When the first pass starts, seconds after the steady part starts.
+    public var at: Double
+    /// Run the catalogue again this often; 0: once.
+    public var every: Double
+    public var catalogueLine = 0
+    public var catalogueColumn = 0
+
+    public init(share: Double, catalogue: String, at: Double = 5, every: Double = 0) {
+        (self.share, self.catalogue, self.at, self.every) = (share, catalogue, at, every)
     }
 }
 

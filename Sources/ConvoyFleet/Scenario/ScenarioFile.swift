@@ -181,7 +181,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery"])
+        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -212,7 +212,7 @@ struct Reader {
             } ?? [],
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
-        .with(battery: try m["battery"]?.battery() ?? BatterySettings())
+        .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile())
     }
 
     /// A profile name: letters, digits, `_` and `-`.
@@ -222,6 +222,17 @@ struct Reader {
             throw error("expected a profile name such as lte, 3g or wifi, found \"\(s)\"")
         }
         return s
+    }
+
+    func hostile() throws(ScenarioError) -> Hostile {
+        let m = try mapping(["share", "catalogue", "at", "every"])
+        guard let share = m["share"] else { throw error("hostile needs share (the fraction of devices that probe)") }
+        guard let catalogue = m["catalogue"] else { throw error("hostile needs catalogue (a probe catalogue file, e.g. ../probes/greenbox.yaml)") }
+        var h = Hostile(share: try share.fraction(), catalogue: try catalogue.string(), at: try m["at"]?.duration() ?? 5,
+                        every: try m["every"]?.duration() ?? 0)
+        if h.every > 0, h.every < 10 { throw m["every"]!.error("at least 10s (a pass takes several seconds), or 0 for once") }
+        (h.catalogueLine, h.catalogueColumn) = (catalogue.node.mark?.line ?? 0, catalogue.node.mark?.column ?? 0)
+        return h
     }
 
     func battery() throws(ScenarioError) -> BatterySettings {

@@ -58,6 +58,25 @@ extension RunSummary {
             }
         }
 
+        if let p = probes {
+            out += "\n## Hostile-device probes\n\n"
+            out += "\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(p.catalogue): \(p.tried) tries, "
+            out += p.leaks > 0 ? "**\(p.leaks) leaked**" : "none leaked"
+            out += ", \(p.findings) findings.\n\n| category | probes | tried | denied | leaked | findings |\n|---|---:|---:|---:|---:|---:|\n"
+            var order: [String] = []
+            for x in p.probes where !order.contains(x.category) { order.append(x.category) }
+            for c in order {
+                let xs = p.probes.filter { $0.category == c }
+                func sum(_ k: KeyPath<ProbeSummary.Probe, Int>) -> Int { xs.reduce(0) { $0 + $1[keyPath: k] } }
+                out += "| \(c) | \(xs.count) | \(sum(\.tried)) | \(sum(\.denied)) | \(sum(\.leaked)) | \(sum(\.findings)) |\n"
+            }
+            for x in p.probes where x.leaked > 0 || x.findings > 0 {
+                guard let e = x.evidence.first else { continue }
+                out += "\n- \(x.leaked > 0 ? "**LEAK**" : "finding") `\(x.id)`: \(e.note) (`\(e.request.prefix { $0 != "\n" })` → \(e.status))"
+            }
+            if p.probes.contains(where: { $0.leaked > 0 || $0.findings > 0 }) { out += "\n" }
+        }
+
         if let r = resources {
             out += "\n## Harness\n\n"
             out += String(format: "CPU %.1f s during the timeline", r.end.cpuSeconds - r.timelineStart.cpuSeconds)

@@ -1,0 +1,119 @@
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Logging
+
+/// Hostile devices (the scenario's `hostile:`): a seeded share of the fleet
+/// runs a probe catalogue during the load, against real devices of the same
+/// fleet: an active friend, a friend of that friend who is not its own, and
+/// a stranger. Their outcomes are summed per probe; any leak fails the run.
+extension FleetRun {
+    /// The hostile devices' casts: for each, who it probes (nil victims: the fleet has no friend of a friend for it).
+    struct HostileCast: Sendable {
+        var attacker: Int
+        var friend: Int
+        var victim: Int
+        var stranger: Int
+    }
+
+    /// Picks the hostile devices and their victims from the social graph, deterministically from the seed.
+    static func hostileCasts(_ hostile: Hostile, friends: [[Friend]], seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
+        let n = friends.count
+        guard hostile.share > 0, n >= 4 else { return ([], []) }
+        var rng = SeededGenerator(seed: seed, stream: 0x4057)
+        var order = Array(0..<n)
+        SocialGraph.shuffle(&order, &rng)
+        let count = min(n, max(1, Int((hostile.share * Double(n)).rounded())))
+        var casts: [HostileCast] = [], unmatched: [Int] = []
+        for a in order.prefix(count) {
+            let mine = Set(friends[a].filter(\.active).map(\.index))
+            var found: (Int, Int)?
+            search: for f in friends[a].filter(\.active).map(\.index) {
+                for v in friends[f].filter(\.active).map(\.index) where v != a && !mine.contains(v) {
+                    found = (f, v)
+                    break search
+                }
+            }
+            guard let (f, v) = found else {
+                unmatched.append(a)
+                continue
+            }
+            let taken: Set<Int> = mine.union([a, f, v])
+            let strangers = order.filter { !taken.contains($0) && !friends[$0].contains { $0.index == a } }
+            guard !strangers.isEmpty else {
+                unmatched.append(a)
+                continue
+            }
+            casts.append(HostileCast(attacker: a, friend: f, victim: v, stranger: strangers[Int(rng.next() % UInt64(strangers.count))]))
+        }
+        return (casts, unmatched)
+    }
+
+    /// The scenario's probe catalogue, read before anything starts (bad input names file, line and key).
+    public static func probeCatalogue(for configuration: Configuration) throws(ScenarioError) -> ProbeCatalogue? {
+        guard let hostile = configuration.scenario.hostile else { return nil }
+        let file = configuration.scenarioFile
+        let path = hostile.catalogue.hasPrefix("/") ? hostile.catalogue
+            : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(hostile.catalogue)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ScenarioError(file: file, line: hostile.catalogueLine, column: hostile.catalogueColumn, path: "hostile.catalogue",
+                                message: "\(path): no such file")
+        }
+        return try ProbeCatalogueFile.load(path)
+    }
+
+    /// Runs each cast's catalogue at `start` (and every `hostile.every` after, until `end`); the task returns every outcome.
+    func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice],
+                        start: Double, end: Double) -> Task<[ProbeOutcome], Never> {
+        let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
+                                 logger: logger)
+        return Task { [clock, metrics, logger] in
+            var collected: [ProbeOutcome] = []
+            var next = start
+            while next < end, !Task.isCancelled {
+                do { try await clock.monotonic.sleep(until: next) } catch { return collected }
+                logger.info("hostile devices: \(casts.count) running \(catalogue.name)")
+                await withTaskGroup(of: [ProbeOutcome].self) { group in
+                    for cast in casts {
+                        group.addTask {
+                            let attacker = ProbeParty(await devices[cast.attacker].currentAccount)
+                            let victims = ProbeVictims(friend: ProbeParty(await devices[cast.friend].currentAccount),
+                                                       victim: ProbeParty(await devices[cast.victim].currentAccount),
+                                                       stranger: ProbeParty(await devices[cast.stranger].currentAccount))
+                            return await runner.run(catalogue, attacker: attacker, victims: victims)
+                        }
+                    }
+                    for await outcomes in group {
+                        for o in outcomes {
+                            metrics.count("probe_tries", by: o.tried)
+                            metrics.count("probe_leaks", by: o.leaked)
+                            metrics.count("probe_findings", by: o.findings)
+                        }
+                        collected += outcomes
+                    }
+                }
+                guard hostile.every > 0 else { return collected }
+                next += hostile.every
+            }
+            return collected
+        }
+    }
+
+    /// Outcomes summed per probe, in catalogue order, with the first evidence of each.
+    static func probeSummary(_ outcomes: [ProbeOutcome], catalogue: ProbeCatalogue, file: String, hostileDevices: Int) -> ProbeSummary {
+        let byID = Dictionary(grouping: outcomes, by: \.id)
+        return ProbeSummary(catalogue: file, hostileDevices: hostileDevices, probes: catalogue.probes.compactMap { probe in
+            guard let runs = byID[probe.id] else { return nil }
+            let evidence = runs.flatMap(\.evidence).sorted { $0.kind == .leak && $1.kind != .leak }.prefix(3).map { e in
+                ProbeSummary.Evidence(kind: e.kind.rawValue, request: "\(e.method) \(e.path)" + (e.headers["Authorization"].map { " (Authorization: \($0))" } ?? "")
+                                        + (e.requestBody.map { "\n\($0)" } ?? ""),
+                                      status: e.status, response: e.responseBody, note: e.detail)
+            }
+            func sum(_ k: KeyPath<ProbeOutcome, Int>) -> Int { runs.reduce(0) { $0 + $1[keyPath: k] } }
+            return .init(id: probe.id, category: probe.category, description: probe.description, tried: sum(\.tried), denied: sum(\.denied),
+                         leaked: sum(\.leaked), findings: sum(\.findings),
+                         errors: runs.filter { $0.verdict == .inconclusive || $0.verdict == .skipped }.count, evidence: Array(evidence))
+        })
+    }
+}
