@@ -32,17 +32,8 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keys = dir.appendingPathComponent("keys.json").path
-        let server = Process()
-        server.executableURL = CLI.binary
-        server.arguments = ["serve", "--port", "0", "--keys-file", keys, "--retention", "20s", "--purge-every", "0"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while (try? Data(contentsOf: URL(fileURLWithPath: keys)))?.isEmpty ?? true, ContinuousClock.now < deadline, server.isRunning {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let server = try await ServeProcess.start(keys: keys, "--retention", "20s", "--purge-every", "0")
+        defer { server.stop() }
 
         let out = dir.appendingPathComponent("results")
         let r = try CLI.run("run", Self.scenario, "--keys-file", keys, "--out", out.path, "--drain", "2s")

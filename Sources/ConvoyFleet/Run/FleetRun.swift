@@ -311,7 +311,7 @@ public final class FleetRun: Sendable {
                                                        delivered: accounting.delivered, devices: n),
                        retention: retention?.report,
                        battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage),
-                       probes: catalogue.map { Self.probeSummary(probeOutcomes, catalogue: $0, file: scenario.hostile!.catalogue,
+                       probes: catalogue.map { ProbeSummary(outcomes: probeOutcomes, catalogue: $0, file: scenario.hostile!.catalogue,
                                                                  hostileDevices: hostileCount) })
     }
 

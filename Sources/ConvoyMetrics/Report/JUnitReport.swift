@@ -17,25 +17,38 @@ public enum JUnitReport {
         }
         if !s.complete { correctness.append(Case(name: "run completed", failure: "interrupted: the figures cover what ran")) }
         suites.append(("correctness", correctness))
-        if let p = s.probes {
-            let categories = Dictionary(grouping: p.probes, by: \.category).sorted { $0.key < $1.key }
-            suites.append(("probes", categories.map { category, probes in
-                let leaked = probes.filter { $0.leaked > 0 }
-                let message = leaked.map { x in
-                    "\(x.id): leaked \(x.leaked) of \(x.tried)" + (x.evidence.first { $0.kind == "leak" }.map { "\n\($0.request) → \($0.status)\n\($0.response)" } ?? "")
-                }.joined(separator: "\n\n")
-                let tried = probes.reduce(0) { $0 + $1.tried }, denied = probes.reduce(0) { $0 + $1.denied }
-                return Case(name: "\(category) (\(probes.count) probes, \(tried) tries, \(denied) denied)", failure: leaked.isEmpty ? nil : message)
-            }))
+        if let p = s.probes { suites.append(("probes", probeCases(p))) }
+        return xml(name: s.scenario, suites: suites, seconds: s.durationSeconds, started: s.startedAt)
+    }
+
+    /// `convoy probe`'s junit.xml: one suite, a case per probe category.
+    public static func render(probes p: ProbeSummary, name: String, seconds: Double, started: Date) -> String {
+        xml(name: name, suites: [("probes", probeCases(p))], seconds: seconds, started: started)
+    }
+
+    static func probeCases(_ p: ProbeSummary) -> [Case] {
+        var order: [String] = []
+        for probe in p.probes where !order.contains(probe.category) { order.append(probe.category) }
+        return order.map { category in
+            let probes = p.probes.filter { $0.category == category }
+            let leaked = probes.filter { $0.leaked > 0 }
+            let message = leaked.map { x in
+                "\(x.id): leaked \(x.leaked) of \(x.tried)" + (x.evidence.first { $0.kind == "leak" }.map { "\n\($0.request) → \($0.status)\n\($0.response)" } ?? "")
+            }.joined(separator: "\n\n")
+            let tried = probes.reduce(0) { $0 + $1.tried }, denied = probes.reduce(0) { $0 + $1.denied }
+            return Case(name: "\(category) (\(probes.count) probes, \(tried) tries, \(denied) denied)", failure: leaked.isEmpty ? nil : message)
         }
+    }
+
+    static func xml(name: String, suites: [(name: String, cases: [Case])], seconds: Double, started: Date) -> String {
         let all = suites.flatMap(\.cases)
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"convoy \(x(s.scenario))\" tests=\"\(all.count)\" failures=\"\(all.filter { $0.failure != nil }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
+        xml += "<testsuites name=\"convoy \(x(name))\" tests=\"\(all.count)\" failures=\"\(all.filter { $0.failure != nil }.count)\" time=\"\(String(format: "%.3f", seconds))\">\n"
         for suite in suites {
             let failures = suite.cases.filter { $0.failure != nil }.count
-            xml += "  <testsuite name=\"\(x(s.scenario)).\(suite.name)\" tests=\"\(suite.cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" timestamp=\"\(s.startedAt.formatted(Date.ISO8601FormatStyle()))\">\n"
+            xml += "  <testsuite name=\"\(x(name)).\(suite.name)\" tests=\"\(suite.cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" timestamp=\"\(started.formatted(Date.ISO8601FormatStyle()))\">\n"
             for c in suite.cases {
-                xml += "    <testcase classname=\"convoy.\(x(s.scenario)).\(suite.name)\" name=\"\(x(c.name))\""
+                xml += "    <testcase classname=\"convoy.\(x(name)).\(suite.name)\" name=\"\(x(c.name))\""
                 if let failure = c.failure {
                     xml += ">\n      <failure message=\"\(x(String(failure.prefix(while: { $0 != "\n" }))))\">\(x(failure))</failure>\n    </testcase>\n"
                 } else {

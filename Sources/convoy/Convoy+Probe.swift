@@ -1,0 +1,115 @@
+import ArgumentParser
+import ConvoyFleet
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Logging
+
+extension Convoy {
+    /// `convoy probe CATALOGUE`: one hostile device's pass, without a fleet.
+    struct Probe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a probe catalogue against a backend as a hostile device, without a load.",
+            discussion: """
+                Signs up four accounts (attacker, friend, victim, stranger; the friend pairs with the attacker
+                and the victim), runs every probe of the catalogue (docs/probes.md) and prints tried, denied,
+                leaked and findings per probe, with the request and response of each leak and finding
+                (tokens redacted). With --out, writes probes.json and junit.xml there.
+                Exit: 0 nothing leaked, 99 a probe leaked, 2 a bad catalogue or flags, 1 the backend failed.
+                """)
+
+        @Argument(help: "A probe catalogue (e.g. probes/greenbox.yaml, probes/naarscars.yaml).")
+        var catalogue: String
+
+        @Option(help: "The backend's URL (a Supabase project or convoy serve).")
+        var target: String?
+
+        @Option(name: .customLong("anon-key"), help: "Its anon key.")
+        var anonKey: String?
+
+        @Option(name: .customLong("service-key"), help: "Its service_role key: lets probes check after the fact (e.g. that a key was not replaced).")
+        var serviceKey: String?
+
+        @Option(name: .customLong("keys-file"), help: "What `convoy serve --keys-file` wrote: {url, anon_key, service_role_key}.")
+        var keysFile: String?
+
+        @Option(help: "A folder for probes.json and junit.xml.")
+        var out: String?
+
+        func validate() throws {
+            if keysFile == nil, target == nil { throw ValidationError("give --keys-file, or --target with --anon-key") }
+            if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
+            if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
+        }
+
+        func run() async throws {
+            let loaded: ProbeCatalogue
+            do {
+                loaded = try ProbeCatalogueFile.load(catalogue)
+            } catch {
+                throw CommandFailure.badInput(error.description)
+            }
+            let backend: SupabaseTarget
+            if let keysFile {
+                backend = try Run.readKeys(keysFile, relativeTo: "./")
+            } else {
+                backend = SupabaseTarget(url: target!, anonKey: anonKey!, serviceKey: serviceKey)
+            }
+            let engine: HTTPEngine
+            do {
+                engine = try HTTPEngine()
+            } catch {
+                throw CommandFailure.runtime("\(error)")
+            }
+            defer { engine.shutdown() }
+            var logger = Logger(label: "convoy.probe")
+            logger.logLevel = .critical
+            let runner = ProbeRunner(target: backend, engine: engine, logger: logger)
+            let started = Date()
+            let cast: (attacker: ProbeParty, victims: ProbeVictims)
+            do {
+                cast = try await runner.prepare()
+            } catch {
+                throw CommandFailure.runtime("cannot sign up the probe accounts at \(backend.url): \(error)")
+            }
+            let outcomes = await runner.run(loaded, attacker: cast.attacker, victims: cast.victims)
+            let summary = ProbeSummary(outcomes: outcomes, catalogue: loaded, file: catalogue, hostileDevices: 1)
+            print(Self.table(summary, name: loaded.name, target: backend.url))
+            if let out {
+                do {
+                    try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                    try encoder.encode(summary).write(to: URL(fileURLWithPath: out + "/probes.json"))
+                    try Data(JUnitReport.render(probes: summary, name: loaded.name, seconds: Date().timeIntervalSince(started), started: started).utf8)
+                        .write(to: URL(fileURLWithPath: out + "/junit.xml"))
+                } catch {
+                    throw CommandFailure.runtime("cannot write \(out): \(error.localizedDescription)")
+                }
+            }
+            if summary.leaks > 0 {
+                throw CommandFailure(status: .thresholdsFailed, message: "\(summary.leaks) probe check(s) leaked")
+            }
+        }
+
+        static func table(_ s: ProbeSummary, name: String, target: String) -> String {
+            var out = "\(name) against \(target): \(s.probes.count) probes, \(s.tried) checks, "
+            out += s.leaks > 0 ? "\(s.leaks) LEAKED" : "none leaked"
+            out += ", \(s.findings) findings\n\n"
+            let width = max(10, s.probes.map(\.id.count).max() ?? 0)
+            out += "probe".padding(toLength: width, withPad: " ", startingAt: 0) + "  category          tried denied leaked findings\n"
+            for p in s.probes {
+                out += p.id.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + p.category.padding(toLength: 16, withPad: " ", startingAt: 0)
+                out += String(format: "  %5d %6d %6d %8d", p.tried, p.denied, p.leaked, p.findings)
+                out += p.leaked > 0 ? "  LEAK" : p.errors > 0 ? "  inconclusive" : ""
+                out += "\n"
+            }
+            for p in s.probes where p.leaked > 0 || p.findings > 0 {
+                for e in p.evidence.prefix(1) {
+                    out += "\n\(e.kind == "leak" ? "LEAK" : "finding") \(p.id): \(e.note)\n  \(e.request.replacingOccurrences(of: "\n", with: "\n  "))\n  → \(e.status) \(e.response.prefix(300))\n"
+                }
+            }
+            return out
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// `convoy serve` as its own process on a free port, until `stop`.
+struct ServeProcess {
+    let process: Process
+
+    /// Starts it and waits (bounded) for the keys file it writes once it listens.
+    static func start(keys: String, _ arguments: String...) async throws -> ServeProcess {
+        let server = Process()
+        server.executableURL = CLI.binary
+        server.arguments = ["serve", "--port", "0", "--keys-file", keys] + arguments
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try? Data(contentsOf: URL(fileURLWithPath: keys)))?.isEmpty ?? true, ContinuousClock.now < deadline, server.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return ServeProcess(process: server)
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// `convoy probe` as a user runs it against `convoy serve`.
+@Suite struct ProbeCommandTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theGreenBoxCatalogueFindsNoLeakInConvoyServe() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--purge-every", "0")
+        defer { server.stop() }
+        let out = dir.appendingPathComponent("out")
+        let r = try CLI.run("probe", Self.root.appendingPathComponent("probes/greenbox.yaml").path, "--keys-file", keys, "--out", out.path)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("none leaked") && r.stdout.contains("finding post_to_non_friend"), "\(r.stdout)")
+        let probes = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("probes.json"))) as? [String: Any])
+        let list = try #require(probes["probes"] as? [[String: Any]])
+        #expect(list.count >= 39 && list.allSatisfy { ($0["tried"] as? Int ?? 0) > 0 && $0["leaked"] as? Int == 0 })
+        let junit = try String(contentsOf: out.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains("failures=\"0\"") && !junit.contains("eyJ"))
+        // No token anywhere in what it printed or wrote.
+        let written = try String(contentsOf: out.appendingPathComponent("probes.json"), encoding: .utf8)
+        #expect(!r.stdout.contains("eyJ") && !written.contains("eyJ"))
+    }
+
+    @Test func aBadCatalogueOrMissingTargetIsBadInput() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("bad.yaml").path
+        try "catalogue: x\nprobes:\n  - id: a\n    categroy: tokens\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try CLI.run("probe", file, "--target", "http://127.0.0.1:9", "--anon-key", "k")
+        #expect(r.status == 2 && r.stderr.contains("bad.yaml:4:5:"), "\(r.stderr)")
+        let noTarget = try CLI.run("probe", file)
+        #expect(noTarget.status == 2)
+    }
+}
