@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConvoyFleet
+import ConvoyMetrics
 import Foundation
 
 extension Convoy {
@@ -34,6 +35,9 @@ extension Convoy {
         @Option(help: "Output: text (table and chart), markdown, csv.")
         var format: Output = .text
 
+        @Option(help: "Also write the chart as a standalone SVG file (average mW by radio, GPS and CPU per row).")
+        var svg: String?
+
         func run() throws {
             let all: BatteryProfiles
             do {
@@ -64,6 +68,15 @@ extension Convoy {
                 print(Self.text(rows))
                 print("\nmAh per hour")
                 print(Self.chart(rows))
+            }
+            if let svg {
+                let chart = SVGChart.stackedBars(rows.map { (label: $0.label, parts: [$0.radioMilliwatts, $0.gpsMilliwatts, $0.cpuMilliwatts]) },
+                                                 components: ["radio", "GPS", "CPU"], unit: "average mW (\(network), \(friends) friends)")
+                do {
+                    try Data(chart.utf8).write(to: URL(fileURLWithPath: svg))
+                } catch {
+                    throw CommandFailure.runtime("cannot write \(svg): \(error.localizedDescription)")
+                }
             }
         }
 

@@ -119,6 +119,17 @@ import Testing
         #expect(c["render.circle", default: 0] > 0 && c["render.dot", default: 0] > 0)
         #expect(outcome.metrics.statistic("scheduler_lag", "count") ?? 0 > 0)
         #expect(outcome.accounts.count == 8)
+        // The battery model ran on each device's own events: every device was observed for about the run's length,
+        // its LTE radio spent energy (sub-second cadence: it never left the tail), its GPS ran in high accuracy.
+        let battery = try #require(outcome.battery)
+        let walkers = try #require(battery.groups.first)
+        #expect(battery.groups.count == 1 && walkers.name == "walkers" && walkers.network == "lte" && walkers.devices == 8)
+        #expect(walkers.deviceHours * 3600 > 8 * 4 && walkers.deviceHours * 3600 < 8 * 12, "\(walkers.deviceHours * 3600) device-seconds")
+        let mw = walkers.milliwatts
+        #expect(mw.radio > 900 && mw.radio < 1300 && walkers.radioTailJoules > walkers.radioJoules / 2, "\(mw)")
+        // The GPS (320 mW in high accuracy) is on while a device shares, not while it only drains what is in flight.
+        #expect(mw.gps > 100 && mw.gps < 320 && mw.cpu > 0, "\(mw)")
+        #expect(walkers.percentPerHour > 0 && abs(walkers.mAhPerHour / 3000 * 100 - walkers.percentPerHour) < 1e-9)
     }
 
     @Test func precisePreferencesAreDotsAndPendingFriendsGetNothing() async throws {
