@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 /// `convoy run` as a user runs it: a scenario in, a results folder and an exit code out.
@@ -59,6 +62,45 @@ import Testing
             #expect(!text.contains("eyJ"), "\(name) holds no token")
         }
         #expect(!r.stdout.contains("eyJ") && !r.stderr.contains("eyJ"))
+    }
+
+    @Test func prometheusScrapesTheRunWhileItRuns() async throws {
+        let dir = try temporaryDirectory()
+        let file = try Self.scenario(thresholds: [], in: dir)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["run", file, "--out", dir.appendingPathComponent("results").path, "--drain", "1s", "--duration", "6s",
+                             "--metrics-listen", "127.0.0.1:0"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The bound port is announced on standard error before the run starts.
+        var printed = ""
+        while !printed.contains("/metrics\n") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        let url = try #require(printed.split(separator: "\n").first { $0.contains("Prometheus metrics at ") }
+            .map { String($0[$0.range(of: "http://")!.lowerBound...]) }, "\(printed)")
+        // Scrape until the devices are online and have sent something (bounded; the run lasts about 9 s).
+        var body = ""
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, process.isRunning {
+            if let (data, response) = try? await URLSession.shared.data(from: URL(string: url)!) {
+                #expect((response as? HTTPURLResponse)?.statusCode == 200)
+                #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+                body = String(decoding: data, as: UTF8.self)
+                if body.contains("convoy_sent_total"), body.contains("convoy_devices_online 4") { break }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(body.contains("# TYPE convoy_e2e_latency_seconds histogram") && body.contains("convoy_devices_online 4"), "\(body)")
+        #expect(!body.contains("eyJ"))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     @Test func aProbeThatLeaksFailsTheRunEvenWhenEveryThresholdHolds() throws {
