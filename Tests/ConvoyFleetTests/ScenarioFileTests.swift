@@ -1,6 +1,7 @@
 import ConvoyFleet
 import ConvoyGeo
 import ConvoyMetrics
+import ConvoyWire
 import Foundation
 import Testing
 
@@ -79,14 +80,19 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    @Test(arguments: ["smoke", "commute-1k", "city-10k", "background-mix", "migration"])
-    func loadsAndItsTracksResolve(name: String) throws {
+    @Test(arguments: ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention"])
+    func loadsAndItsTracksProfilesAndCatalogueResolve(name: String) throws {
         let file = Self.folder.appendingPathComponent("\(name).yaml").path
         let scenario = try ScenarioFile.load(file)
         #expect(scenario.name == name)
         #expect(!scenario.thresholds.isEmpty)
         let library = try TrackLibrary.build(scenario, file: file, length: 60)
         #expect(library.tracks.count == scenario.groups.count && library.tracks.allSatisfy { !$0.isEmpty })
+        let configuration = FleetRun.Configuration(scenario: scenario, scenarioFile: file, target: SupabaseTarget(url: "http://127.0.0.1", anonKey: ""),
+                                                   runID: "x")
+        let profiles = try FleetRun.batteryProfiles(for: configuration)
+        #expect(scenario.groups.allSatisfy { profiles.profile($0.network) != nil })
+        if scenario.hostile != nil { #expect(try FleetRun.probeCatalogue(for: configuration)?.probes.isEmpty == false) }
     }
 
     @Test func theSizesAreWhatTheirNamesSay() throws {
@@ -94,5 +100,6 @@ import Testing
         #expect(try count("smoke") == 50)
         #expect(try count("commute-1k") == 1000)
         #expect(try count("city-10k") == 10_000)
+        #expect(try ScenarioFile.load(Self.folder.appendingPathComponent("smoke.yaml").path).hostile?.share == 0.04, "make demo shows the probes")
     }
 }

@@ -6,31 +6,12 @@ import Yams
 /// the key path (`networks.lte.tail[0].power_w: …`).
 public enum BatteryProfilesFile {
     public static func load(_ path: String, over base: BatteryProfiles = BatteryProfiles()) throws(ScenarioError) -> BatteryProfiles {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ScenarioError(file: path, line: 0, column: 0, path: "", message: "cannot read the file (\(error.localizedDescription))")
-        }
-        return try parse(text, file: path, over: base)
+        try parse(try YAMLDocument.text(path), file: path, over: base)
     }
 
     /// Sections and networks the text gives replace those in `base`; new networks are added.
     public static func parse(_ text: String, file: String, over base: BatteryProfiles = BatteryProfiles()) throws(ScenarioError) -> BatteryProfiles {
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else {
-                throw ScenarioError(file: file, line: 1, column: 1, path: "", message: "the file is empty; give at least one of battery, gps, cpu, networks")
-            }
-            root = node
-        } catch let error as ScenarioError {
-            throw error
-        } catch let error as YamlError {
-            throw ScenarioError(file: file, line: error.line, column: error.column, path: "", message: "not valid YAML: \(error.problem)")
-        } catch {
-            throw ScenarioError(file: file, line: 0, column: 0, path: "", message: "not valid YAML: \(error)")
-        }
-        return try Reader(file: file, node: root, path: "").batteryProfiles(over: base)
+        try YAMLDocument.root(text, file: file, empty: "give at least one of battery, gps, cpu, networks").batteryProfiles(over: base)
     }
 }
 

@@ -6,30 +6,11 @@ import Yams
 /// `file:line:column` and the key path.
 public enum ProbeCatalogueFile {
     public static func load(_ path: String) throws(ScenarioError) -> ProbeCatalogue {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ScenarioError(file: path, line: 0, column: 0, path: "", message: "cannot read the catalogue (\(error.localizedDescription))")
-        }
-        return try parse(text, file: path)
+        try parse(try YAMLDocument.text(path, what: "the catalogue"), file: path)
     }
 
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> ProbeCatalogue {
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else {
-                throw ScenarioError(file: file, line: 1, column: 1, path: "", message: "the file is empty; a catalogue needs catalogue and probes")
-            }
-            root = node
-        } catch let error as ScenarioError {
-            throw error
-        } catch let error as YamlError {
-            throw ScenarioError(file: file, line: error.line, column: error.column, path: "", message: "not valid YAML: \(error.problem)")
-        } catch {
-            throw ScenarioError(file: file, line: 0, column: 0, path: "", message: "not valid YAML: \(error)")
-        }
-        var catalogue = try Reader(file: file, node: root, path: "").catalogue()
+        var catalogue = try YAMLDocument.root(text, file: file, empty: "a catalogue needs catalogue and probes").catalogue()
         catalogue.file = file
         return catalogue
     }

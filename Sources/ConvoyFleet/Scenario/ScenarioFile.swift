@@ -22,30 +22,11 @@ public struct ScenarioError: Error, Sendable, CustomStringConvertible {
 /// with their position, never silently ignored.
 public enum ScenarioFile {
     public static func load(_ path: String) throws(ScenarioError) -> Scenario {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ScenarioError(file: path, line: 0, column: 0, path: "", message: "cannot read the file (\(error.localizedDescription))")
-        }
-        return try parse(text, file: path)
+        try parse(try YAMLDocument.text(path), file: path)
     }
 
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> Scenario {
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else {
-                throw ScenarioError(file: file, line: 1, column: 1, path: "", message: "the file is empty; a scenario needs at least name and groups")
-            }
-            root = node
-        } catch let error as ScenarioError {
-            throw error
-        } catch let error as YamlError {
-            throw ScenarioError(file: file, line: error.line, column: error.column, path: "", message: "not valid YAML: \(error.problem)")
-        } catch {
-            throw ScenarioError(file: file, line: 0, column: 0, path: "", message: "not valid YAML: \(error)")
-        }
-        return try Reader(file: file, node: root, path: "").scenario()
+        try YAMLDocument.root(text, file: file, empty: "a scenario needs at least name and groups").scenario()
     }
 }
 
