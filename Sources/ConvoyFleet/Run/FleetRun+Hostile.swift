@@ -70,8 +70,9 @@ extension FleetRun {
                                  logger: logger)
         return Task { [clock, metrics, logger] in
             var collected: [ProbeOutcome] = []
-            var next = start
-            while next < end, !Task.isCancelled {
+            // A first pass asked for after the steady part (e.g. `--duration` shortened it) runs as it ends.
+            var next = min(start, end)
+            while next <= end, !Task.isCancelled {
                 do { try await clock.monotonic.sleep(until: next) } catch { return collected }
                 logger.info("hostile devices: \(casts.count) running \(catalogue.name)")
                 await withTaskGroup(of: [ProbeOutcome].self) { group in
