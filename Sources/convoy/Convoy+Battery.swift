@@ -52,6 +52,9 @@ extension Convoy {
                 throw CommandFailure.badInput("--capacity \(capacity): expected mAh above 0, e.g. 3000")
             }
             guard (0...1000).contains(friends) else { throw CommandFailure.badInput("--friends \(friends): expected 0…1000") }
+            guard heartbeat.seconds == 0 || (1...3600).contains(heartbeat.seconds) else {
+                throw CommandFailure.badInput("--heartbeat \(heartbeat.text): expected 0 (none) or 1s…1h")
+            }
             var assumptions = BatteryWhatIf.Assumptions()
             (assumptions.friends, assumptions.heartbeatInterval) = (friends, heartbeat.seconds)
             let capacityMAh = capacity ?? profile.battery.capacityMAh

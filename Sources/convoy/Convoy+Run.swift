@@ -214,19 +214,21 @@ extension Convoy {
             summary.resources = outcome.resources
             summary.retention = outcome.retention
             summary.battery = outcome.battery
-            // Any leak fails the run, whatever the thresholds say.
-            if let probes = outcome.probes {
-                summary.probes = probes
-                if probes.leaks > 0, summary.passed {
-                    summary.passed = false
-                    if complete { summary.exitCode = ExitStatus.thresholdsFailed.rawValue }
-                }
-            }
+            summary.probes = outcome.probes
+            // A probe leak or a retention finding fails the run, whatever the thresholds say.
+            summary.applyCorrectness(failed: ExitStatus.thresholdsFailed.rawValue)
             do {
-                try folder.finish(summary: summary, metrics: outcome.metrics)
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
+                try folder.finish(summary: summary, metrics: outcome.metrics)
             } catch {
                 throw CommandFailure.runtime("\(error)")
+            }
+            // The reports are drawn from the files just written; failing to draw them does not change the run's verdict.
+            do {
+                try folder.writeReports()
+            } catch {
+                logger.error("report.html / junit.xml: \(error)")
+                FileHandle.standardError.write(Data("convoy: warning: \(error) (convoy report \(folder.path) draws them again)\n".utf8))
             }
             print(summary.markdown())
             print("Results: \(folder.path)")
@@ -234,7 +236,8 @@ extension Convoy {
             if summary.exitCode != 0 {
                 throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
                                      message: !complete ? "interrupted: the summary is marked incomplete"
-                                         : (summary.probes?.leaks ?? 0) > 0 ? "a probe leaked (see the summary's probes)" : "thresholds failed")
+                                         : (summary.correctnessFailures + (summary.thresholds.allSatisfy(\.passed) ? [] : ["thresholds failed"]))
+                                             .joined(separator: "; "))
             }
         }
 

@@ -79,6 +79,28 @@ import Testing
         #expect(html.contains("walkers") && html.contains("% of 3000 mAh per hour"))
     }
 
+    @Test func aLeakOrARetentionFindingFailsARunWhoseThresholdsHeld() throws {
+        var s = try Self.failedRun().summary
+        s.thresholds = s.thresholds.map { var t = $0; t.passed = true; return t }
+        s.passed = true
+        s.exitCode = 0
+        s.applyCorrectness(failed: 99)
+        #expect(!s.passed && s.exitCode == 99)
+        #expect(s.correctnessFailures.count == 2 && s.correctnessFailures[1].hasPrefix("retention: 2 rows kept too long"))
+        s.probes = nil
+        s.retention?.violations = 0
+        s.retention?.findings = []
+        (s.passed, s.exitCode) = (true, 0)
+        s.applyCorrectness(failed: 99)
+        #expect(s.passed && s.exitCode == 0 && s.correctnessFailures.isEmpty)
+    }
+
+    @Test func olderSummariesWithoutNewerAccountingFieldsStillRead() throws {
+        let json = #"{"sent": 3, "delivered": 2, "lost": {"stale": 1}, "duplicates": 0, "sent_offline": 1}"#
+        let a = try JSONDecoder().decode(Accounting.self, from: Data(json.utf8))
+        #expect(a.sent == 3 && a.deliveredByBackfill == 0 && a.closes)
+    }
+
     @Test func aPassingRunHasNoWhyAndAnEmptyErrorsChartSaysSo() throws {
         let metrics = Metrics()
         metrics.record("e2e_latency", microseconds: 4_000)
@@ -101,6 +123,7 @@ import Testing
         folder.append(row: ["0", "12.5"])
         let input = try Self.failedRun()
         try folder.finish(summary: input.summary, metrics: input.histograms!)
+        try folder.writeReports()
         for name in ["report.html", "junit.xml"] { #expect(FileManager.default.fileExists(atPath: dir + "/" + name)) }
         let back = try ReportInput.load(folder: dir)
         #expect(back.summary == input.summary && back.series.first?["e2e_p99_ms"] == "12.5")

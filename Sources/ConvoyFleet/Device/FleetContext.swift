@@ -47,8 +47,9 @@ public struct DeviceOptions: Sendable, Equatable {
     /// A backfill starts this long before the connection went down, seconds: rows
     /// are stamped by the server's clock and committed out of id order.
     public var backfillLookback: Double = 10
-    /// The backend's retention window, seconds: an update decrypted later than this after it was sent is lost (`after_retention`).
-    public var retentionWindow: Double = 600
+    /// The backend's retention limit (window + purge interval + grace), seconds: an update decrypted
+    /// later than this after its row was created is lost (`after_retention`).
+    public var retentionLimit: Double = 665
 
     public init() {}
 }

@@ -99,6 +99,11 @@ extension VirtualDevice {
             return
         }
         let opening = clock.now() - started
+        // A hostile device's probe, not a friend's update: counted apart, before anything a friend's update counts for.
+        if let seq = update.seq, seq >= ProbeTraffic.seqBase {
+            metrics.count("probe_rows_received")
+            return
+        }
         metrics.record("open", seconds: opening)
         spendCPU(seconds: opening)
         if awaitingNewKey.remove(sender) != nil, let migratedAt {
@@ -106,11 +111,6 @@ extension VirtualDevice {
         }
         guard let seq = update.seq else {
             metrics.count("received_without_seq")
-            return
-        }
-        // A hostile device's probe, not a friend's update: counted apart from the accounting.
-        guard seq < ProbeTraffic.seqBase else {
-            metrics.count("probe_rows_received")
             return
         }
         guard ledger.received[sender, default: []].insert(seq).inserted else {
@@ -121,8 +121,10 @@ extension VirtualDevice {
         // End to end: the intended send time to decrypted here.
         let decrypted = clock.wallNow()
         if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: decrypted - Double(sent) / 1e9) }
-        // Past the retention window the row should not have existed to be read: lost, whatever it shows.
-        if decrypted - (update.sentNanos.map { Double($0) / 1e9 } ?? update.ts) > context.options.retentionWindow {
+        // Older than the retention policy allows (window + purge interval + grace, from the row's creation,
+        // else from when it was sent), the row should not have existed to be read: lost, whatever it shows.
+        let born = record["created_at"].flatMap(CommitTimestamp.parse) ?? update.sentNanos.map { Double($0) / 1e9 } ?? update.ts
+        if decrypted - born > context.options.retentionLimit {
             ledger.expired[sender, default: []].insert(seq)
             metrics.count("received_after_retention")
             return

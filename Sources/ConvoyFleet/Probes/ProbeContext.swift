@@ -122,8 +122,8 @@ struct ProbeContext: Sendable {
     }
 
     func evidence(_ step: ProbeStep, _ request: HTTPRequest, status: Int, body: [UInt8], kind: ProbeEvidence.Kind, detail: String) -> ProbeEvidence {
-        let path = String(request.url.dropFirst(target.url.count))
-        return ProbeEvidence(kind: kind, step: step.source, method: request.method, path: redactor.redact(path.count > 500 ? String(path.prefix(500)) + "…" : path),
+        let path = redactor.redact(String(request.url.dropFirst(target.url.count)))
+        return ProbeEvidence(kind: kind, step: step.source, method: request.method, path: path.count > 500 ? String(path.prefix(500)) + "…" : path,
                              headers: redactor.headers(request.headers), requestBody: request.body.map { redactor.excerpt($0) },
                              status: status, responseBody: redactor.excerpt(body), detail: redactor.redact(detail))
     }

@@ -27,6 +27,12 @@ extension ProbeRunner {
         }
         defer { control?.stop() }
         let joined = await attacker.joined(within: 10)
+        guard joined != nil else {
+            // Neither subscribed nor refused: nothing was tested, so it is not "denied".
+            outcome.tried += 1
+            outcome.notes.append("inconclusive \(step.source): the actor's join got no reply within 10 s")
+            return
+        }
         if let control, await control.joined(within: 10) != true {
             outcome.tried += 1
             outcome.notes.append("inconclusive \(step.source): the control (\(probe.control!.rawValue)) could not subscribe")
@@ -39,7 +45,7 @@ extension ProbeRunner {
         }
         // Wait for the control to see the change (or the time allowed), then a moment more for the attacker.
         let deadline = ContinuousClock.now + .seconds(probe.wait)
-        while ContinuousClock.now < deadline, control.map({ $0.changes.isEmpty }) ?? true {
+        while ContinuousClock.now < deadline, !Task.isCancelled, control.map({ $0.changes.isEmpty }) ?? true {
             try? await Task.sleep(for: .milliseconds(50))
         }
         try? await Task.sleep(for: .milliseconds(300))
@@ -58,7 +64,7 @@ extension ProbeRunner {
         let facts = ProbeFacts(status: joined == true ? 101 : 401, body: String(decoding: firstRecord, as: UTF8.self), rows: received.count,
                                events: received.count)
         judge(step, facts, context, &outcome) { kind, detail in
-            ProbeEvidence(kind: kind, step: step.source, method: "WS", path: "/realtime/v1/websocket \(topic) postgres_changes \(probe.event) \(probe.table)\(filter.map { " filter \($0)" } ?? "")",
+            ProbeEvidence(kind: kind, step: step.source, method: "WS", path: "/realtime/v1/websocket \(topic) postgres_changes \(probe.event) \(probe.table)\(filter.map { " filter \(context.redactor.redact($0))" } ?? "")",
                           headers: ["access_token": "<\(probe.token == nil ? "\(probe.actor.rawValue) access token" : "catalogue token")>"],
                           requestBody: nil, status: facts.status, responseBody: context.redactor.excerpt(firstRecord),
                           detail: context.redactor.redact(detail))
@@ -113,11 +119,11 @@ final class ProbeSubscription: Sendable {
     /// True once subscribed, false if refused, nil if neither happened in time.
     func joined(within seconds: Double) async -> Bool? {
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if let j = recorder.state.withLock({ $0.joined }) { return j }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
+        return recorder.state.withLock { $0.joined }
     }
 
     func stop() { task.cancel() }

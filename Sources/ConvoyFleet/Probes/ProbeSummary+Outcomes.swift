@@ -4,18 +4,44 @@ extension ProbeSummary {
     /// Outcomes (from one or many hostile devices) summed per probe, in catalogue
     /// order, with the first evidence of each, leaks first.
     public init(outcomes: [ProbeOutcome], catalogue: ProbeCatalogue, file: String, hostileDevices: Int) {
-        let byID = Dictionary(grouping: outcomes, by: \.id)
-        self.init(catalogue: file, hostileDevices: hostileDevices, probes: catalogue.probes.compactMap { probe in
-            guard let runs = byID[probe.id] else { return nil }
-            let evidence = runs.flatMap(\.evidence).sorted { $0.kind == .leak && $1.kind != .leak }.prefix(3).map { e in
-                ProbeSummary.Evidence(kind: e.kind.rawValue, request: "\(e.method) \(e.path)" + (e.headers["Authorization"].map { " (Authorization: \($0))" } ?? "")
-                                        + (e.requestBody.map { "\n\($0)" } ?? ""),
-                                      status: e.status, response: e.responseBody, note: e.detail)
+        self.init(catalogue: file, hostileDevices: hostileDevices, probes: [])
+        add(outcomes, catalogue: catalogue)
+    }
+
+    /// Most evidence kept per probe.
+    static let evidenceKept = 3
+
+    /// Adds a pass's outcomes to the totals: counts summed, evidence kept up to
+    /// three per probe, a leak displacing a finding. Probes stay in catalogue order.
+    public mutating func add(_ outcomes: [ProbeOutcome], catalogue: ProbeCatalogue) {
+        for o in outcomes {
+            let i: Int
+            if let found = probes.firstIndex(where: { $0.id == o.id }) {
+                i = found
+            } else {
+                probes.append(.init(id: o.id, category: o.category, description: o.description, tried: 0, denied: 0, leaked: 0, findings: 0,
+                                    errors: 0, evidence: []))
+                i = probes.count - 1
             }
-            func sum(_ k: KeyPath<ProbeOutcome, Int>) -> Int { runs.reduce(0) { $0 + $1[keyPath: k] } }
-            return .init(id: probe.id, category: probe.category, description: probe.description, tried: sum(\.tried), denied: sum(\.denied),
-                         leaked: sum(\.leaked), findings: sum(\.findings),
-                         errors: runs.filter { $0.verdict == .inconclusive || $0.verdict == .skipped }.count, evidence: Array(evidence))
-        })
+            probes[i].tried += o.tried
+            probes[i].denied += o.denied
+            probes[i].leaked += o.leaked
+            probes[i].findings += o.findings
+            if o.verdict == .inconclusive || o.verdict == .skipped { probes[i].errors += 1 }
+            for e in o.evidence {
+                let item = ProbeSummary.Evidence(kind: e.kind.rawValue,
+                                                 request: "\(e.method) \(e.path)" + (e.headers["Authorization"].map { " (Authorization: \($0))" } ?? "")
+                                                     + (e.requestBody.map { "\n\($0)" } ?? ""),
+                                                 status: e.status, response: e.responseBody, note: e.detail)
+                if probes[i].evidence.count < Self.evidenceKept {
+                    probes[i].evidence.append(item)
+                } else if e.kind == .leak, let finding = probes[i].evidence.firstIndex(where: { $0.kind != "leak" }) {
+                    probes[i].evidence[finding] = item
+                }
+            }
+        }
+        let order = Dictionary(catalogue.probes.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        probes.sort { (order[$0.id] ?? .max) < (order[$1.id] ?? .max) }
+        for i in probes.indices { probes[i].evidence.sort { $0.kind == "leak" && $1.kind != "leak" } }
     }
 }

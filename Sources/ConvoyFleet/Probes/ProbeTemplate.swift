@@ -19,7 +19,7 @@ public enum ProbeTemplate {
         guard name.hasPrefix("big:") else { return nil }
         let s = name.dropFirst(4).uppercased()
         for (unit, scale) in [("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)] where s.hasSuffix(unit) {
-            guard let n = Int(s.dropLast(unit.count)), n > 0, n * scale <= 64 << 20 else { return nil }
+            guard let n = Int(s.dropLast(unit.count)), n > 0, n <= (64 << 20) / scale else { return nil }
             return n * scale
         }
         return nil

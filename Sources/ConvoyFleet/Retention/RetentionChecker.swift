@@ -123,7 +123,7 @@ public final class RetentionChecker: Sendable {
         if policy.scan, let serviceKey {
             let query = "select=id,created_at&order=created_at.asc&limit=200"
             if let rows = try? await rest.select("encrypted_locations", query: query, token: serviceKey) {
-                metrics.count("http_requests")
+                metrics.count("retention_http_requests")
                 if let age = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
             } else {
                 metrics.count("retention_check_errors")
@@ -140,7 +140,7 @@ public final class RetentionChecker: Sendable {
             let rows = try await rest.select("encrypted_locations",
                                              query: "select=id,created_at&recipient_id=eq.\(view.userID)&order=created_at.asc&limit=50",
                                              token: view.token)
-            metrics.count("http_requests")
+            metrics.count("retention_http_requests")
             oldest = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "recipient")
         } catch {
             metrics.count("retention_check_errors")
@@ -151,7 +151,7 @@ public final class RetentionChecker: Sendable {
         let ids = due.map { String($0.id) }.joined(separator: ",")
         do {
             let rows = try await rest.select("encrypted_locations", query: "select=id&recipient_id=eq.\(view.userID)&id=in.(\(ids))", token: view.token)
-            metrics.count("http_requests")
+            metrics.count("retention_http_requests")
             let present = Set(rows.compactMap { ($0["id"] as? NSNumber)?.int64Value })
             judgeEarly(received: due, present: present, now: clock.wallNow())
         } catch {

@@ -65,15 +65,17 @@ extension FleetRun {
 
     /// Runs each cast's catalogue at `start` (and every `hostile.every` after, until `end`); the task returns every outcome.
     func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice],
-                        start: Double, end: Double) -> Task<[ProbeOutcome], Never> {
+                        start: Double, end: Double, file: String) -> Task<ProbeSummary, Never> {
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
                                  logger: logger)
         return Task { [clock, metrics, logger] in
-            var collected: [ProbeOutcome] = []
+            // Running totals per probe (a summary keeps sums and a little evidence, not every outcome of every pass).
+            var collected = ProbeSummary(outcomes: [], catalogue: catalogue, file: file, hostileDevices: casts.count)
             // A first pass asked for after the steady part (e.g. `--duration` shortened it) runs as it ends.
             var next = min(start, end)
             while next <= end, !Task.isCancelled {
                 do { try await clock.monotonic.sleep(until: next) } catch { return collected }
+                let passStarted = clock.now()
                 logger.info("hostile devices: \(casts.count) running \(catalogue.name)")
                 await withTaskGroup(of: [ProbeOutcome].self) { group in
                     for cast in casts {
@@ -91,11 +93,12 @@ extension FleetRun {
                             metrics.count("probe_leaks", by: o.leaked)
                             metrics.count("probe_findings", by: o.findings)
                         }
-                        collected += outcomes
+                        collected.add(outcomes, catalogue: catalogue)
                     }
                 }
                 guard hostile.every > 0 else { return collected }
-                next += hostile.every
+                // A pass longer than `every` delays the next; passes never pile up behind the clock.
+                next = max(passStarted + hostile.every, clock.now())
             }
             return collected
         }

@@ -47,7 +47,7 @@ public final class FleetRun: Sendable {
             self.onboardingConcurrency = onboardingConcurrency
             self.connectionPerDevice = connectionPerDevice
             self.device.workload = scenario.workload
-            self.device.retentionWindow = scenario.retention.window
+            self.device.retentionLimit = scenario.retention.limit
         }
     }
 
@@ -235,7 +235,7 @@ public final class FleetRun: Sendable {
         let retention = scenario.retention.checkEvery > 0 ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
         let fleet = devices
         var hostileCount = 0
-        var probeTask: Task<[ProbeOutcome], Never>?
+        var probeTask: Task<ProbeSummary, Never>?
         if let hostile = scenario.hostile, let catalogue {
             let (casts, unmatched) = Self.hostileCasts(hostile, friends: friends, seed: scenario.seed)
             hostileCount = casts.count
@@ -244,7 +244,7 @@ public final class FleetRun: Sendable {
                 logger.notice("hostile devices \(unmatched): no friend of a friend who is not their own friend in the graph; they do not probe")
             }
             probeTask = scheduleProbes(hostile, catalogue: catalogue, casts: casts, devices: devices, start: rampUpEnd + hostile.at,
-                                       end: steadyEnd)
+                                       end: steadyEnd, file: hostile.catalogue)
         }
         let retentionTask = retention.map { checker in
             Task { [clock, engine, configuration] in
@@ -270,7 +270,7 @@ public final class FleetRun: Sendable {
             probeTask?.cancel()
         }
         // A probe pass under way finishes (its checks need their answers) before the devices drain.
-        let probeOutcomes = await probeTask?.value ?? []
+        let probeSummary = await probeTask?.value
 
         // Stop sharing everywhere, let what is in flight arrive, then close.
         setPhase(.draining)
@@ -311,8 +311,9 @@ public final class FleetRun: Sendable {
                                                        delivered: accounting.delivered, devices: n),
                        retention: retention?.report,
                        battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage),
-                       probes: catalogue.map { ProbeSummary(outcomes: probeOutcomes, catalogue: $0, file: scenario.hostile!.catalogue,
-                                                                 hostileDevices: hostileCount) })
+                       probes: probeSummary ?? scenario.hostile.flatMap { h in
+                           catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
+                       })
     }
 
     /// The battery model's summary in the results' terms.

@@ -52,7 +52,7 @@ extension HTMLReport {
     static func battery(_ b: BatteryReport) -> String {
         let rows = b.groups.map { g in (label: "\(g.name) (\(g.network))", parts: [g.milliwatts.radio, g.milliwatts.gps, g.milliwatts.cpu]) }
         var out = SVGChart.stackedBars(rows, components: ["radio", "GPS", "CPU"], unit: "average mW per device")
-        out += table(["group", "devices", "device-hours", "radio mW", "of it tail", "GPS mW", "CPU mW", "mAh/h", "% of \(Int(b.capacityMah)) mAh per hour"],
+        out += table(["group", "devices", "device-hours", "radio mW", "of it tail", "GPS mW", "CPU mW", "mAh/h", "% of \(String(format: "%.0f", b.capacityMah)) mAh per hour"],
                      b.groups.map { g in
                          let mw = g.milliwatts
                          let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"

@@ -72,7 +72,10 @@ public enum HTMLReport {
         if let r = s.retention, !r.holds { why.append("retention: \(e(r.verdict))") }
         if !s.accounting.closes { why.append("the accounting does not close") }
         if !s.complete { why.append("the run was interrupted: the figures cover what ran") }
-        if !why.isEmpty { out += "<div class=\"why\"><strong>Why it \(s.complete ? "failed" : "is incomplete"):</strong><ul>" + why.map { "<li>\($0)</li>" }.joined() + "</ul></div>" }
+        if !why.isEmpty {
+            let title = !s.complete ? "Why it is incomplete" : s.passed ? "Warnings" : "Why it failed"
+            out += "<div class=\"why\"><strong>\(title):</strong><ul>" + why.map { "<li>\($0)</li>" }.joined() + "</ul></div>"
+        }
 
         let a = s.accounting
         let loss = a.sent > 0 ? Double(a.lostTotal) / Double(a.sent) * 100 : 0

@@ -20,6 +20,17 @@ public struct Accounting: Sendable, Equatable, Codable {
 
     public init() {}
 
+    /// Fields added after version 1 was first written decode as 0 when absent (older results folders).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sent = try c.decode(Int.self, forKey: .sent)
+        delivered = try c.decode(Int.self, forKey: .delivered)
+        deliveredByBackfill = try c.decodeIfPresent(Int.self, forKey: .deliveredByBackfill) ?? 0
+        lost = try c.decode([String: Int].self, forKey: .lost)
+        duplicates = try c.decode(Int.self, forKey: .duplicates)
+        sentOffline = try c.decode(Int.self, forKey: .sentOffline)
+    }
+
     enum CodingKeys: String, CodingKey {
         case sent, delivered, lost, duplicates
         case sentOffline = "sent_offline"

@@ -4,8 +4,8 @@ import Synchronization
 /// A run's results folder, `results/<UTC timestamp>-<scenario>/`:
 /// `metrics.csv` grows a row a second as the run goes (so a crash keeps it);
 /// at the end `summary.json`, `summary.md`, `latency-<name>.hgrm`,
-/// `histograms.json` (every histogram, losslessly, for `convoy merge`), and
-/// drawn from those, `report.html` and `junit.xml`.
+/// `histograms.json` (every histogram, losslessly, for `convoy merge`); then
+/// `writeReports()` draws `report.html` and `junit.xml` from those.
 public final class ResultsFolder: Sendable {
     public let path: String
     private let series: Mutex<FileHandle?>
@@ -72,7 +72,6 @@ public final class ResultsFolder: Sendable {
         } catch {
             throw Failure(description: "cannot write the results in \(path): \(error)")
         }
-        try writeReports()
     }
 
     /// Draws `report.html` and `junit.xml` from what the folder holds (what `convoy report DIR` does).

@@ -36,7 +36,7 @@ extension RunSummary {
         }
 
         if let b = battery, !b.groups.isEmpty {
-            out += "\n## Battery (modelled)\n\n| group | network | devices | radio mW | of it tail | GPS mW | CPU mW | mAh/h | %/h of \(Int(b.capacityMah)) mAh |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+            out += "\n## Battery (modelled)\n\n| group | network | devices | radio mW | of it tail | GPS mW | CPU mW | mAh/h | %/h of \(String(format: "%.0f", b.capacityMah)) mAh |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
             for g in b.groups {
                 let mw = g.milliwatts
                 let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"

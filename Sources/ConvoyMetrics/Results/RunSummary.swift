@@ -142,6 +142,22 @@ public struct RunSummary: Codable, Sendable, Equatable {
         self.exitCode = exitCode(passed)
     }
 
+    /// What fails a run besides its thresholds: a probe that leaked, a retention
+    /// finding (a row kept past the policy, or deleted before it). Each makes
+    /// `passed` false and, for a complete run, the exit code `failed`.
+    public var correctnessFailures: [String] {
+        var out: [String] = []
+        if let p = probes, p.leaks > 0 { out.append("a probe leaked (see the summary's probes)") }
+        if let r = retention, !r.holds { out.append("retention: \(r.verdict)") }
+        return out
+    }
+
+    public mutating func applyCorrectness(failed: Int32) {
+        guard !correctnessFailures.isEmpty else { return }
+        passed = false
+        if complete { exitCode = failed }
+    }
+
     public func json() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
