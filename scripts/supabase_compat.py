@@ -11,8 +11,17 @@ import json
 import sys
 import uuid
 
+import httpx
 import supabase
-from supabase import acreate_client
+from supabase import AsyncClientOptions, acreate_client
+
+# The library's own HTTP client, only with a longer timeout: the test suite runs
+# many servers at once on a 2-core CI machine, where a request can wait seconds.
+TIMEOUT = 60
+
+
+def options() -> AsyncClientOptions:
+    return AsyncClientOptions(httpx_client=httpx.AsyncClient(timeout=TIMEOUT), postgrest_client_timeout=TIMEOUT)
 
 
 def check(condition, what):
@@ -23,8 +32,8 @@ def check(condition, what):
 async def main(url: str, key: str) -> dict:
     results = {"supabase_py": supabase.__version__}
     tag = uuid.uuid4().hex[:8]
-    alice = await acreate_client(url, key)
-    bob = await acreate_client(url, key)
+    alice = await acreate_client(url, key, options=options())
+    bob = await acreate_client(url, key, options=options())
 
     # Auth: sign-up, sign-in, refresh.
     a = await alice.auth.sign_up({"email": f"alice-{tag}@example.com", "password": "secret123"})
@@ -72,12 +81,12 @@ async def main(url: str, key: str) -> dict:
     channel.on_postgres_changes("INSERT", schema="public", table="encrypted_locations",
                                 filter=f"recipient_id=eq.{b.user.id}", callback=on_insert)
     await channel.subscribe(on_status)
-    await asyncio.wait_for(subscribed, 10)
+    await asyncio.wait_for(subscribed, TIMEOUT)
     # A sender may not read back what it posts (only the recipient may), so as on a
     # real Supabase project with this schema, it posts with returning="minimal".
     await alice.table("encrypted_locations").insert(
         {"sender_id": a.user.id, "recipient_id": b.user.id, "payload": "c2VhbGVk"}, returning="minimal").execute()
-    payload = await asyncio.wait_for(received, 10)
+    payload = await asyncio.wait_for(received, TIMEOUT)
     record = payload["data"]["record"]
     check(record["payload"] == "c2VhbGVk" and record["sender_id"] == a.user.id, f"realtime record: {record}")
     results["realtime"] = "ok"

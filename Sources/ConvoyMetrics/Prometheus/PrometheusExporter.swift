@@ -21,8 +21,8 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
     public func recorded(_ name: String, microseconds: UInt64) {
         let h = histograms.withLock { all in
             if let h = all[name] { return h }
-            let h = registry.makeDurationHistogram(name: "convoy_\(Self.sanitize(name))_seconds", buckets: Self.buckets,
-                                                   help: "Convoy histogram \(name), seconds")
+            let h = registry.makeDurationHistogram(descriptor: Self.descriptor(name, unit: "seconds", help: "Convoy histogram \(name), seconds"),
+                                                   buckets: Self.buckets)
             all[name] = h
             return h
         }
@@ -32,7 +32,7 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
     public func counted(_ name: String, by n: Int) {
         let c = counters.withLock { all in
             if let c = all[name] { return c }
-            let c = registry.makeCounter(name: "convoy_\(Self.sanitize(name))_total", help: "Convoy counter \(name)")
+            let c = registry.makeCounter(descriptor: Self.descriptor(name, unit: "total", help: "Convoy counter \(name)"))
             all[name] = c
             return c
         }
@@ -43,7 +43,7 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
     public func set(_ name: String, to value: Double) {
         let g = gauges.withLock { all in
             if let g = all[name] { return g }
-            let g = registry.makeGauge(name: "convoy_\(Self.sanitize(name))", help: "Convoy gauge \(name)")
+            let g = registry.makeGauge(descriptor: Self.descriptor(name, unit: "", help: "Convoy gauge \(name)"))
             all[name] = g
             return g
         }
@@ -52,6 +52,12 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
 
     /// The text exposition format (version 0.0.4) of everything so far.
     public func exposition() -> String { registry.emitToString() }
+
+    /// `convoy_<name>_<unit>` (no unit: `convoy_<name>`).
+    static func descriptor(_ name: String, unit: String, help: String) -> MetricNameDescriptor {
+        let metric = sanitize(name)
+        return MetricNameDescriptor(namespace: "convoy", metricName: metric.isEmpty ? "unnamed" : metric, unitName: unit, helpText: help)
+    }
 
     /// `[a-zA-Z0-9_]`, everything else `_`.
     static func sanitize(_ name: String) -> String {
