@@ -9,9 +9,9 @@ extension Convoy {
             commandName: "battery",
             abstract: "What sharing costs a phone's battery: a what-if table by cadence, batched and background (no server).",
             discussion: """
-                Each row drives the energy model (docs/battery.md) through an hour: GPS, uploads of
-                sealed rows to every friend, friends' updates over Realtime, heartbeats, crypto.
-                Below the radio's tail time (LTE 11.6 s) the radio never sleeps, so faster
+                Each row drives the energy model (docs/battery.md) through an hour: GPS, uploads of \
+                sealed rows to every friend, friends' updates over Realtime, heartbeats, crypto. \
+                Below the radio's tail time (LTE 11.6 s) the radio never sleeps, so faster \
                 cadences cost about the same; batching and the background let it sleep.
                 """)
 

@@ -11,10 +11,10 @@ extension Convoy {
         static let configuration = CommandConfiguration(
             abstract: "Run a probe catalogue against a backend as a hostile device, without a load.",
             discussion: """
-                Signs up four accounts (attacker, friend, victim, stranger; the friend pairs with the attacker
-                and the victim), runs every probe of the catalogue (docs/probes.md) and prints tried, denied,
-                leaked and findings per probe, with the request and response of each leak and finding
-                (tokens redacted). With --out, writes probes.json and junit.xml there.
+                Signs up four accounts (attacker, friend, victim, stranger; the friend pairs with the attacker \
+                and the victim), runs every probe of the catalogue (docs/probes.md) and prints tried, denied, \
+                leaked and findings per probe, with the request and response of each leak and finding \
+                (tokens redacted). With --out, writes probes.json and junit.xml there. \
                 Exit: 0 nothing leaked, 99 a probe leaked, 2 a bad catalogue or flags, 1 the backend failed.
                 """)
 

@@ -8,9 +8,9 @@ extension Convoy {
         static let configuration = CommandConfiguration(
             abstract: "Draw report.html and junit.xml again from a results folder.",
             discussion: """
-                Reads DIR's summary.json, metrics.csv and histograms.json (what `convoy run` wrote) and writes
-                DIR/report.html (self-contained: inline SVG, nothing fetched) and DIR/junit.xml. Exits with the
-                run's own verdict: 0 if it passed, 99 if a threshold failed or a probe leaked, 1 if it was interrupted.
+                Reads DIR's summary.json, metrics.csv and histograms.json (what `convoy run` wrote) and writes \
+                DIR/report.html (self-contained: inline SVG, nothing fetched) and DIR/junit.xml. Exits with the \
+                run's own verdict: 0 if it passed, 99 if a threshold failed, a probe leaked or retention broke, 1 if it was interrupted.
                 """)
 
         @Argument(help: "A results folder (results/<UTC>-<scenario>/).")

@@ -13,7 +13,7 @@ struct Convoy: AsyncParsableCommand {
         commandName: "convoy",
         abstract: "Load-test end-to-end-encrypted location-sharing backends with fleets of virtual phones.",
         discussion: """
-            Exit codes: 0 ok, 1 runtime failure, 2 bad input, 99 thresholds failed.
+            Exit codes: 0 ok, 1 runtime failure, 2 bad input, 99 thresholds failed (or a probe leaked, or retention broke).
             Docs: README.md and docs/ in the repository.
             """,
         version: "convoy \(version) (libsodium \(CryptoLibrary.sodiumVersion), \(Curl.versionDescription), libgps API \(GPSDLibrary.apiVersion))",

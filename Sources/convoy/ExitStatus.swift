@@ -6,7 +6,7 @@ enum ExitStatus: Int32 {
     case runtimeFailure = 1
     /// The input was bad: arguments, a scenario, a GPX or NMEA file.
     case badInput = 2
-    /// The run completed but at least one threshold failed.
+    /// The run completed but failed: a threshold, a probe leak or a retention finding.
     case thresholdsFailed = 99
 }
 
