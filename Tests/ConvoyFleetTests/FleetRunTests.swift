@@ -130,6 +130,10 @@ import Testing
         // The GPS (320 mW in high accuracy) is on while a device shares, not while it only drains what is in flight.
         #expect(mw.gps > 100 && mw.gps < 320 && mw.cpu > 0, "\(mw)")
         #expect(walkers.percentPerHour > 0 && abs(walkers.mAhPerHour / 3000 * 100 - walkers.percentPerHour) < 1e-9)
+        // Each device's own rate: the group's lies within their spread.
+        let spread = try #require(walkers.percentPerHourByDevice)
+        #expect(spread.min <= spread.p50 && spread.p50 <= spread.p90 && spread.p90 <= spread.max)
+        #expect(spread.min <= walkers.percentPerHour + 1e-9 && walkers.percentPerHour <= spread.max + 1e-9, "\(spread) vs \(walkers.percentPerHour)")
     }
 
     @Test func precisePreferencesAreDotsAndPendingFriendsGetNothing() async throws {

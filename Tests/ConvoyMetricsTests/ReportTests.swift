@@ -153,6 +153,12 @@ import Testing
         #expect(metrics.counters()["lost.not_received"] == 3)
     }
 
+    @Test func aPerDeviceSpreadIsNearestRank() throws {
+        let s = try #require(BatteryReport.Group.Spread((1...10).map(Double.init).reversed() + [.nan]))
+        #expect(s.min == 1 && s.p50 == 5 && s.p90 == 9 && s.max == 10, "NaN is left out")
+        #expect(BatteryReport.Group.Spread([]) == nil)
+    }
+
     @Test func chartTicksAreRound() {
         #expect(SVGChart.niceTicks(0, 47) == [0, 10, 20, 30, 40, 50])
         #expect(SVGChart.niceTicks(0, 0.9) == [0, 0.2, 0.4, 0.6000000000000001, 0.8, 1])

@@ -288,9 +288,16 @@ public final class FleetRun: Sendable {
         var duplicates = 0, offline = 0, deaf = 0
         var finalAccounts: [DeviceAccount] = []
         var energy = BatterySummary.Builder()
+        var perDevice: [String: [Double]] = [:]
         let finished = clock.now()
         for (i, d) in devices.enumerated() {
-            if let e = await d.energyReport(now: finished) { energy.add(group: scenario.groups[groupOf[i]].name, ledger: e.ledger, until: e.until) }
+            if let e = await d.energyReport(now: finished) {
+                let group = scenario.groups[groupOf[i]].name
+                energy.add(group: group, ledger: e.ledger, until: e.until)
+                let b = e.ledger.breakdown(until: e.until)
+                perDevice[group, default: []].append(BatteryUnits.percentPerHour(joules: b.total, seconds: b.seconds, capacity: scenario.battery.capacity,
+                                                                                 voltage: batteryProfiles.battery.voltage))
+            }
             if await d.neverSubscribed { deaf += 1 }
             ledgers.append(await d.ledger)
             duplicates += await d.duplicates
@@ -310,17 +317,21 @@ public final class FleetRun: Sendable {
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
                                                        delivered: accounting.delivered, devices: n),
                        retention: retention?.report,
-                       battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage),
+                       battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage,
+                                            perDevice: perDevice),
                        probes: probeSummary ?? scenario.hostile.flatMap { h in
                            catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
                        })
     }
 
     /// The battery model's summary in the results' terms.
-    static func report(_ s: BatterySummary, volts: Double) -> BatteryReport {
+    static func report(_ s: BatterySummary, volts: Double, perDevice: [String: [Double]]) -> BatteryReport {
         BatteryReport(capacityMah: s.capacityMAh, volts: volts, groups: s.groups.map { g in
-            .init(name: g.name, network: g.network, devices: g.devices, deviceHours: g.hoursObserved, radioJoules: g.joules.radio,
-                  gpsJoules: g.joules.gps, cpuJoules: g.joules.cpu, radioTailJoules: g.joules.radioTail, capacityMah: s.capacityMAh, volts: volts)
+            var group = BatteryReport.Group(name: g.name, network: g.network, devices: g.devices, deviceHours: g.hoursObserved,
+                                            radioJoules: g.joules.radio, gpsJoules: g.joules.gps, cpuJoules: g.joules.cpu,
+                                            radioTailJoules: g.joules.radioTail, capacityMah: s.capacityMAh, volts: volts)
+            group.percentPerHourByDevice = BatteryReport.Group.Spread(perDevice[g.name] ?? [])
+            return group
         })
     }
 

@@ -52,13 +52,16 @@ extension HTMLReport {
     static func battery(_ b: BatteryReport) -> String {
         let rows = b.groups.map { g in (label: "\(g.name) (\(g.network))", parts: [g.milliwatts.radio, g.milliwatts.gps, g.milliwatts.cpu]) }
         var out = SVGChart.stackedBars(rows, components: ["radio", "GPS", "CPU"], unit: "average mW per device")
-        out += table(["group", "devices", "device-hours", "radio mW", "of it tail", "GPS mW", "CPU mW", "mAh/h", "% of \(String(format: "%.0f", b.capacityMah)) mAh per hour"],
+        out += table(["group", "devices", "device-hours", "radio mW", "of it tail", "GPS mW", "CPU mW", "mAh/h",
+                      "% of \(String(format: "%.0f", b.capacityMah)) mAh per hour", "per device p50 / p90 / max"],
                      b.groups.map { g in
                          let mw = g.milliwatts
                          let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"
+                         let spread = g.percentPerHourByDevice.map { String(format: "%.2f / %.2f / %.2f", $0.p50, $0.p90, $0.max) } ?? "–"
                          return [e(g.name), String(g.devices), String(format: "%.2f", g.deviceHours), SVGChart.format(mw.radio), tail,
-                                 SVGChart.format(mw.gps), SVGChart.format(mw.cpu), String(format: "%.1f", g.mAhPerHour), String(format: "%.2f", g.percentPerHour)]
-                     }, numeric: Array(1...8))
+                                 SVGChart.format(mw.gps), SVGChart.format(mw.cpu), String(format: "%.1f", g.mAhPerHour), String(format: "%.2f", g.percentPerHour),
+                                 spread]
+                     }, numeric: Array(1...9))
         return out + "<p class=\"note\">Modelled from each device's own events (bytes sent and received, heartbeats, GPS on-time, crypto CPU) on its network's radio state machine: docs/battery.md.</p>"
     }
 

@@ -23,6 +23,24 @@ public struct BatteryReport: Codable, Sendable, Equatable {
         /// Per device-hour.
         public var mAhPerHour: Double
         public var percentPerHour: Double
+        /// How devices of the group differ: each device's own % of battery per hour (nil: not measured).
+        public var percentPerHourByDevice: Spread?
+
+        /// The spread of a per-device figure over a group's devices.
+        public struct Spread: Codable, Sendable, Equatable {
+            public var min: Double
+            public var p50: Double
+            public var p90: Double
+            public var max: Double
+
+            /// Nearest-rank percentiles of `values` (nil when empty).
+            public init?(_ values: [Double]) {
+                let v = values.filter(\.isFinite).sorted()
+                guard !v.isEmpty else { return nil }
+                func rank(_ p: Double) -> Double { v[Swift.min(v.count - 1, Swift.max(0, Int((p / 100 * Double(v.count)).rounded(.up)) - 1))] }
+                (min, p50, p90, max) = (v[0], rank(50), rank(90), v[v.count - 1])
+            }
+        }
 
         public var totalJoules: Double { radioJoules + gpsJoules + cpuJoules }
 
@@ -51,6 +69,7 @@ public struct BatteryReport: Codable, Sendable, Equatable {
             case radioTailJoules = "radio_tail_j"
             case mAhPerHour = "mah_per_hour"
             case percentPerHour = "percent_per_hour"
+            case percentPerHourByDevice = "percent_per_hour_by_device"
         }
     }
 
