@@ -73,7 +73,8 @@ extension VirtualDevice {
             return
         }
         let rowID = record["id"].flatMap { Int64($0) }
-        if let rowID, let created = record["created_at"].flatMap(CommitTimestamp.parse) { remember(row: rowID, createdAt: created) }
+        let created = record["created_at"].flatMap(CommitTimestamp.parse)
+        if let rowID, let created { remember(row: rowID, createdAt: created) }
         if let text = commitTimestamp, let committed = CommitTimestamp.parse(text) {
             metrics.record("commit_to_receipt", seconds: arrived - committed)
         }
@@ -123,7 +124,7 @@ extension VirtualDevice {
         if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: decrypted - Double(sent) / 1e9) }
         // Older than the retention policy allows (window + purge interval + grace, from the row's creation,
         // else from when it was sent), the row should not have existed to be read: lost, whatever it shows.
-        let born = record["created_at"].flatMap(CommitTimestamp.parse) ?? update.sentNanos.map { Double($0) / 1e9 } ?? update.ts
+        let born = created ?? update.sentNanos.map { Double($0) / 1e9 } ?? update.ts
         if decrypted - born > context.options.retentionLimit {
             ledger.expired[sender, default: []].insert(seq)
             metrics.count("received_after_retention")

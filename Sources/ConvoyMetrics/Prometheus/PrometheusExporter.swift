@@ -20,21 +20,17 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
 
     public func recorded(_ name: String, microseconds: UInt64) {
         let h = histograms.withLock { all in
-            if let h = all[name] { return h }
-            let h = registry.makeDurationHistogram(descriptor: Self.descriptor(name, unit: "seconds", help: "Convoy histogram \(name), seconds"),
-                                                   buckets: Self.buckets)
-            all[name] = h
-            return h
+            Self.cached(&all, name) {
+                registry.makeDurationHistogram(descriptor: Self.descriptor(name, unit: "seconds", help: "Convoy histogram \(name), seconds"),
+                                               buckets: Self.buckets)
+            }
         }
         h.record(.microseconds(Int64(clamping: microseconds)))
     }
 
     public func counted(_ name: String, by n: Int) {
         let c = counters.withLock { all in
-            if let c = all[name] { return c }
-            let c = registry.makeCounter(descriptor: Self.descriptor(name, unit: "total", help: "Convoy counter \(name)"))
-            all[name] = c
-            return c
+            Self.cached(&all, name) { registry.makeCounter(descriptor: Self.descriptor(name, unit: "total", help: "Convoy counter \(name)")) }
         }
         c.increment(by: Int64(n))
     }
@@ -42,16 +38,21 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
     /// Sets a gauge (e.g. `devices_online`), made on first use as `convoy_<name>`.
     public func set(_ name: String, to value: Double) {
         let g = gauges.withLock { all in
-            if let g = all[name] { return g }
-            let g = registry.makeGauge(descriptor: Self.descriptor(name, unit: "", help: "Convoy gauge \(name)"))
-            all[name] = g
-            return g
+            Self.cached(&all, name) { registry.makeGauge(descriptor: Self.descriptor(name, unit: "", help: "Convoy gauge \(name)")) }
         }
         g.set(to: value)
     }
 
     /// The text exposition format (version 0.0.4) of everything so far.
     public func exposition() -> String { registry.emitToString() }
+
+    /// The metric made for `name` the first time it is seen, the same one after.
+    static func cached<M>(_ all: inout [String: M], _ name: String, _ make: () -> M) -> M {
+        if let m = all[name] { return m }
+        let m = make()
+        all[name] = m
+        return m
+    }
 
     /// `convoy_<name>_<unit>` (no unit: `convoy_<name>`).
     static func descriptor(_ name: String, unit: String, help: String) -> MetricNameDescriptor {

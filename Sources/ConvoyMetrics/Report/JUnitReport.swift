@@ -65,20 +65,5 @@ public enum JUnitReport {
         var failure: String?
     }
 
-    /// XML text and attribute escaping; control characters other than tab and newline are dropped (XML 1.0 forbids them).
-    static func x(_ s: String) -> String {
-        var out = ""
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n": out.unicodeScalars.append(u)
-            default: if u.value >= 0x20 && !(0xFFFE...0xFFFF).contains(u.value) { out.unicodeScalars.append(u) }
-            }
-        }
-        return out
-    }
+    static func x(_ s: String) -> String { Markup.escape(s) }
 }

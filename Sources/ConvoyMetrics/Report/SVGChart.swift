@@ -183,18 +183,6 @@ public enum SVGChart {
         return String(format: "%.3g", v)
     }
 
-    public static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    /// Text for HTML, SVG or XML (one escaping for all three: `Markup.escape`).
+    public static func escape(_ s: String) -> String { Markup.escape(s) }
 }
