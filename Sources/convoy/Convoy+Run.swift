@@ -26,6 +26,13 @@ extension Convoy {
                 metrics.csv (a row a second, written as the run goes), latency-*.hgrm, histograms.json, run.log; \
                 --keep-roster adds roster.json (0600: accounts and secret keys).
 
+                Beyond one machine: --shard I/N runs devices i with i mod N = I−1 of the fleet the seed \
+                describes; friends on other shards still pair and share. Shards of one run share --start-at \
+                (the first arrival, wall clock) and --run-id (derived from seed, scenario, devices and \
+                --start-at when not given), and a backend (not `embedded`). Each shard also writes ledger.json; \
+                `convoy merge` makes one result of them. CONVOY_SHARD_SECRET keys the accounts' passwords \
+                (docs/distributed.md).
+
                 Exit codes: 0 every threshold passed, 99 a threshold failed, 2 bad input (scenario, flags), \
                 1 runtime failure or an interrupted run (SIGINT/SIGTERM stop gracefully: the devices stop, \
                 what is in flight drains, the summary is written and marked incomplete).
@@ -74,7 +81,27 @@ extension Convoy {
             "Serve the run's metrics for Prometheus at http://HOST:PORT/metrics while it runs.", valueName: "host:port"))
         var metricsListen: String?
 
+        @Option(help: ArgumentHelp("Run part I of N of the fleet (1-based), e.g. 2/4.", valueName: "I/N"))
+        var shard: String?
+
+        @Option(name: .customLong("start-at"), help: ArgumentHelp(
+            "When the first device arrives: RFC 3339 UTC (2026-11-21T02:00:00Z) or Unix seconds; set-up happens before it.", valueName: "time"))
+        var startAt: String?
+
+        @Option(name: .customLong("run-id"), help: "The run's id, the same on every shard (default: random; sharded: derived from the flags).")
+        var runID: String?
+
         func validate() throws {
+            if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard is I/N with 1 ≤ I ≤ N ≤ \(Shard.most), e.g. 1/4") }
+            if let startAt, Self.parseTime(startAt) == nil {
+                throw ValidationError("--start-at is an RFC 3339 time (2026-11-21T02:00:00Z) or Unix seconds")
+            }
+            if let shard, let (_, n) = Shard.parse(shard), n > 1, startAt == nil {
+                throw ValidationError("--shard \(shard) needs --start-at, so that the shards' timelines line up")
+            }
+            if let runID, runID.isEmpty || runID.count > 40 || !runID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+                throw ValidationError("--run-id is 1–40 letters, digits or '-' (it goes into account emails)")
+            }
             if let devices, !(1...1_000_000).contains(devices) { throw ValidationError("--devices must be 1…1,000,000") }
             if let duration, duration.seconds > Quantity.longest { throw ValidationError("--duration is at most 30 days") }
             if drain.seconds > 3600 { throw ValidationError("--drain is at most 1h") }
@@ -93,8 +120,28 @@ extension Convoy {
                 throw CommandFailure.badInput(error.description)
             }
             try applyOverrides(&scenario)
+            let start = startAt.flatMap(Self.parseTime)
+            if let start, start > Date().timeIntervalSince1970 + 86_400 { throw CommandFailure.badInput("--start-at \(startAt!) is more than a day away") }
+            var shard: Shard?
+            let runID: String
+            if let text = self.shard, let (index, count) = Shard.parse(text) {
+                runID = self.runID ?? Shard.derivedRunID(seed: scenario.seed, scenario: scenario.name, devices: scenario.deviceCount, startAt: start)
+                let secret = Shard.secret(runID: runID)
+                shard = Shard(index: index, count: count, devices: scenario.deviceCount, seed: scenario.seed, startAt: start, secret: secret.bytes)
+                if count > 1, case .embedded = resolvedTarget(scenario.target) {
+                    throw CommandFailure.badInput("--shard \(text): the shards need one backend; `embedded` would give each its own (give --target or --keys-file)")
+                }
+                if scenario.migration != nil {
+                    throw CommandFailure.badInput("\(self.scenario): migration: cannot run sharded yet (a reinstalled device's friends may be on other shards)")
+                }
+                guard scenario.deviceCount >= count else {
+                    throw CommandFailure.badInput("--shard \(text): \(scenario.deviceCount) devices cannot fill \(count) shards")
+                }
+                if secret.derived { FileHandle.standardError.write(Data("convoy: note: passwords derived from the run id (set CONVOY_SHARD_SECRET for anything but throwaway accounts)\n".utf8)) }
+            } else {
+                runID = self.runID ?? String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            }
             // Bad track files are bad input: found before anything starts.
-            let runID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             let placeholder = SupabaseTarget(url: "http://127.0.0.1", anonKey: "")
             let tracks: TrackLibrary
             let batteryProfiles: BatteryProfiles
@@ -110,7 +157,8 @@ extension Convoy {
 
             let folder: ResultsFolder
             do {
-                folder = try ResultsFolder(path: out ?? "results/" + ResultsFolder.defaultName(scenario: scenario.name),
+                let name = ResultsFolder.defaultName(scenario: scenario.name) + (shard.map { "-shard\($0.index + 1)of\($0.count)" } ?? "")
+                folder = try ResultsFolder(path: out ?? "results/" + name,
                                            columns: RunProgress.columns)
             } catch {
                 throw CommandFailure.runtime(error.description)
@@ -122,10 +170,11 @@ extension Convoy {
             let logger = Logger(label: "convoy.run", factory: makeHandler)
 
             Self.raiseOpenFileLimit(logger)
+            let here = shard?.devices.count ?? scenario.deviceCount
             if case .embedded = resolvedTarget(scenario.target) {
-                try Self.checkOpenFileLimit(devices: scenario.deviceCount, pooled: pooledConnections, embedded: true)
+                try Self.checkOpenFileLimit(devices: here, pooled: pooledConnections, embedded: true)
             } else {
-                try Self.checkOpenFileLimit(devices: scenario.deviceCount, pooled: pooledConnections, embedded: false)
+                try Self.checkOpenFileLimit(devices: here, pooled: pooledConnections, embedded: false)
             }
 
             // The backend.
@@ -149,7 +198,7 @@ extension Convoy {
                 supabase = try Self.readKeys(path, relativeTo: self.scenario)
                 targetKind = "keys_file"
             }
-            logger.info("scenario \(scenario.name): \(scenario.deviceCount) devices against \(supabase.url) (\(targetKind)); results in \(folder.path)")
+            logger.info("scenario \(scenario.name): \(here) devices\(shard.map { " (shard \($0) of \(scenario.deviceCount), run \(runID))" } ?? "") against \(supabase.url) (\(targetKind)); results in \(folder.path)")
 
             let engine: HTTPEngine
             do {
@@ -163,9 +212,9 @@ extension Convoy {
             defer { listener?.cancel() }
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
                                        connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
-                                       probeCatalogue: catalogue),
+                                       probeCatalogue: catalogue, shard: shard, startAt: start),
                                  engine: engine, metrics: Metrics(observer: exporter), logger: logger)
-            let progress = RunProgress(devices: scenario.deviceCount)
+            let progress = RunProgress(devices: here)
 
             // SIGINT / SIGTERM: cancel the run, which stops it gracefully.
             let runTask = Task { () async throws -> FleetRun.Outcome in
@@ -173,7 +222,7 @@ extension Convoy {
                     progress.show(tick)
                     exporter?.set("devices_online", to: Double(tick.devicesOnline))
                     exporter?.set("elapsed_seconds", to: tick.elapsed)
-                    if tick.phase != .onboarding, tick.phase != .pairing { folder.append(row: progress.row(tick)) }
+                    if ![.onboarding, .pairing, .waiting].contains(tick.phase) { folder.append(row: progress.row(tick)) }
                 }
             }
             let signals = Task {
@@ -215,10 +264,15 @@ extension Convoy {
             summary.retention = outcome.retention
             summary.battery = outcome.battery
             summary.probes = outcome.probes
+            if let shard {
+                summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
+                                      sentToOtherShards: outcome.metrics.counters["sent_other_shards"] ?? 0)
+            }
             // A probe leak or a retention finding fails the run, whatever the thresholds say.
             summary.applyCorrectness(failed: ExitStatus.thresholdsFailed.rawValue)
             do {
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
+                if let ledger = outcome.ledger { try folder.write("ledger.json", try ledger.json()) }
                 try folder.finish(summary: summary, metrics: outcome.metrics)
             } catch {
                 throw CommandFailure.runtime("\(error)")
@@ -323,6 +377,15 @@ extension Convoy {
             guard length <= 3 * Quantity.longest else {
                 throw CommandFailure.badInput("\(self.scenario): the run would last \(Int(min(length, 1e12) / 86_400)) days (ramp-up, steady, ramp-down); at most 90")
             }
+        }
+
+        /// RFC 3339 (with or without fractional seconds) or Unix seconds.
+        static func parseTime(_ text: String) -> Double? {
+            if let n = Double(text), n.isFinite, n > 0 { return n }
+            let f = ISO8601DateFormatter()
+            if let d = f.date(from: text) { return d.timeIntervalSince1970 }
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return f.date(from: text)?.timeIntervalSince1970
         }
 
         private func resolvedTarget(_ fromFile: Scenario.Target) -> Scenario.Target {

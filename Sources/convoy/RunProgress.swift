@@ -31,6 +31,7 @@ struct RunProgress: Sendable {
         switch t.phase {
         case .onboarding: return "onboarding  signed up \(t.onboarded)/\(devices)"
         case .pairing: return "onboarding  pairing friends"
+        case .waiting: return String(format: "%5.0fs waiting for --start-at", t.elapsed)
         default:
             let i = t.interval
             func ms(_ s: String) -> String { i.statistic("e2e_latency", s).map { Self.ms($0 / 1000) } ?? "–" }

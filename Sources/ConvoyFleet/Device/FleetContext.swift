@@ -13,9 +13,12 @@ public final class FleetContext: Sendable {
     public let presence: Presence
     public let logger: Logger
     public let options: DeviceOptions
+    /// The part of the fleet this process runs (nil: all of it); friends elsewhere are on other shards.
+    public let shard: Shard?
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
-                presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions()) {
+                presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil) {
+        self.shard = shard
         self.engine = engine
         self.target = target
         self.metrics = metrics

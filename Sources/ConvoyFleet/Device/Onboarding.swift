@@ -42,11 +42,15 @@ public struct Onboarding: Sendable {
         (self.engine, self.target, self.runID) = (engine, target, runID)
     }
 
-    /// Signs device `index` up and publishes its public key (`users` row).
-    public func signUp(_ index: Int, on connection: HTTPConnection? = nil) async throws -> DeviceAccount {
+    /// Device `index`'s email: unique to the run, the same on every shard.
+    public func email(_ index: Int) -> String { "convoy-\(runID)-\(index)@convoy.test" }
+
+    /// Signs device `index` up and publishes its public key (`users` row); with
+    /// no `password`, a random one (a sharded run derives it: `Shard.password`).
+    public func signUp(_ index: Int, password given: String? = nil, on connection: HTTPConnection? = nil) async throws -> DeviceAccount {
         let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
-        let email = "convoy-\(runID)-\(index)@convoy.test"
-        let password = Data(Sodium.randomBytes(18)).base64EncodedString()
+        let email = email(index)
+        let password = given ?? Data(Sodium.randomBytes(18)).base64EncodedString()
         let session = try await SupabaseAuth(http).signUp(email: email, password: password)
         let keys = try BoxKeyPair()
         let row = try JSONSerialization.data(withJSONObject: ["id": session.userID, "public_key": keys.publicKey.base64])

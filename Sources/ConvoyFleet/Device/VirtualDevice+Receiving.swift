@@ -21,6 +21,7 @@ extension VirtualDevice {
                 if case .online(let since) = life {
                     metrics.record("subscribe", seconds: context.clock.now() - since)
                     context.presence.set(index, online: true)
+                    ledger.online.append(.init(from: context.clock.wallNow()))
                 }
             } else if let since = lostAt {
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,

@@ -40,6 +40,7 @@ extension VirtualDevice {
         let online = context.presence.areOnline(active.map(\.index))
         var body = "["
         var expected: [Int32] = []
+        var remote: [Int32] = []
         var offline = 0
         for (i, friend) in active.enumerated() {
             let rule: PrivacyFuzz = friend.iShare == "general" ? .general : .precise
@@ -58,12 +59,18 @@ extension VirtualDevice {
             let sealing = clock.now() - started
             metrics.record("seal", seconds: sealing)
             spendCPU(seconds: sealing)
-            if !expected.isEmpty || offline > 0 { body += "," }
+            if !expected.isEmpty || !remote.isEmpty || offline > 0 { body += "," }
             body += "{\"sender_id\":\"\(account.userID)\",\"recipient_id\":\"\(friend.userID)\",\"payload\":\"\(sealed)\"}"
-            if online[i] { expected.append(Int32(friend.index)) } else { offline += 1 }
+            if let shard = context.shard, !shard.owns(friend.index) {
+                remote.append(Int32(friend.index))
+            } else if online[i] {
+                expected.append(Int32(friend.index))
+            } else {
+                offline += 1
+            }
         }
         body += "]"
-        guard !expected.isEmpty || offline > 0 else { return }
+        guard !expected.isEmpty || !remote.isEmpty || offline > 0 else { return }
         lastShare = (intended, measured.position)
         let started = clock.now()
         var failure: String?
@@ -80,8 +87,9 @@ extension VirtualDevice {
         metrics.count("updates")
         metrics.count("sent", by: expected.count)
         metrics.count("sent_offline", by: offline)
+        if !remote.isEmpty { metrics.count("sent_other_shards", by: remote.count) }
         sentOffline += offline
-        ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure))
+        ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure, wall: wall, remote: remote))
     }
 
     /// Counts a failed request; returns the reason its updates were lost.

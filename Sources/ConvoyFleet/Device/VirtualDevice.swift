@@ -150,6 +150,7 @@ public actor VirtualDevice {
         case .leaving, .gone: break
         }
         context.presence.set(index, online: false)
+        if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
     }
 
     /// Whether it arrived and never got its Realtime subscription.

@@ -4,11 +4,15 @@ import ConvoyMetrics
 /// run's accounting. Device indices are `Int32` to keep ten thousand of these small.
 struct DeviceLedger: Sendable {
     /// One sharing tick: one sequence number, sealed to each friend online at the time.
-    struct Tick: Sendable {
+    struct Tick: Sendable, Equatable {
         var seq: UInt64
         var recipients: [Int32]
         /// Why the insert failed (`http_403`, `transport`, …), nil when it succeeded.
         var failure: String?
+        /// Unix time it was sent (intended), seconds.
+        var wall: Double = 0
+        /// Friends on other shards: whether they were online is for `convoy merge` to tell, from their ledgers.
+        var remote: [Int32] = []
     }
 
     var sent: [Tick] = []
@@ -22,6 +26,13 @@ struct DeviceLedger: Sendable {
     var backfilled: [Int32: Set<UInt64>] = [:]
     /// Rows from a sender that did not open, by sender (their sequence number is sealed inside).
     var decryptFailures: [Int32: Int] = [:]
+    /// When the device counted as online (subscribed, until it left), Unix seconds; an open span ends at infinity.
+    var online: [Span] = []
+
+    struct Span: Sendable, Equatable {
+        var from: Double
+        var to: Double = .infinity
+    }
 }
 
 extension Accounting {

@@ -17,8 +17,25 @@ extension FleetRun {
         var stranger: Int
     }
 
-    /// Picks the hostile devices and their victims from the social graph, deterministically from the seed.
+    /// Picks the hostile devices and their victims from the social graph, deterministically from the seed
+    /// (every shard picks the same).
+    static func hostileCasts(_ hostile: Hostile, graph: SocialGraph, seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
+        hostileCasts(hostile, links: (0..<graph.devices).map { d in
+            graph.friendships(of: d).map { Link(index: $0.inviter == d ? $0.invitee : $0.inviter, active: !$0.pending) }
+        }, seed: seed)
+    }
+
     static func hostileCasts(_ hostile: Hostile, friends: [[Friend]], seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
+        hostileCasts(hostile, links: friends.map { $0.map { Link(index: $0.index, active: $0.active) } }, seed: seed)
+    }
+
+    struct Link {
+        var index: Int
+        var active: Bool
+    }
+
+    /// `links[d]`: device d's friends in pairing order, each with whether the friendship is active.
+    static func hostileCasts(_ hostile: Hostile, links friends: [[Link]], seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
         let n = friends.count
         guard hostile.share > 0, n >= 4 else { return ([], []) }
         var rng = SeededGenerator(seed: seed, stream: 0x4057)
@@ -64,8 +81,13 @@ extension FleetRun {
     }
 
     /// Runs each cast's catalogue at `start` (and every `hostile.every` after, until `end`); the task returns every outcome.
-    func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice],
-                        start: Double, end: Double, file: String) -> Task<ProbeSummary, Never> {
+    /// `devices[i]` is nil for a device on another shard: it is probed as `remote[i]`, signed in at pairing.
+    func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice?],
+                        remote: [Int: RemoteAccount], start: Double, end: Double, file: String) -> Task<ProbeSummary, Never> {
+        @Sendable func party(_ i: Int) async -> ProbeParty {
+            if let d = devices[i] { return ProbeParty(await d.currentAccount) }
+            return ProbeParty(session: remote[i]!.session)
+        }
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
                                  logger: logger)
         return Task { [clock, metrics, logger] in
@@ -80,10 +102,9 @@ extension FleetRun {
                 await withTaskGroup(of: [ProbeOutcome].self) { group in
                     for cast in casts {
                         group.addTask {
-                            let attacker = ProbeParty(await devices[cast.attacker].currentAccount)
-                            let victims = ProbeVictims(friend: ProbeParty(await devices[cast.friend].currentAccount),
-                                                       victim: ProbeParty(await devices[cast.victim].currentAccount),
-                                                       stranger: ProbeParty(await devices[cast.stranger].currentAccount))
+                            let attacker = await party(cast.attacker)
+                            let victims = ProbeVictims(friend: await party(cast.friend), victim: await party(cast.victim),
+                                                       stranger: await party(cast.stranger))
                             return await runner.run(catalogue, attacker: attacker, victims: victims)
                         }
                     }

@@ -31,11 +31,18 @@ public final class FleetRun: Sendable {
         public var batteryProfiles: BatteryProfiles?
         /// The hostile devices' probe catalogue, when already loaded; nil: loaded here if the scenario has `hostile:`.
         public var probeCatalogue: ProbeCatalogue?
+        /// The part of the fleet this process runs (`--shard`); nil: all of it.
+        public var shard: Shard?
+        /// When the first device arrives (Unix seconds, `--start-at`); nil: as soon as set-up is done.
+        public var startAt: Double?
 
         public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
                     device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true,
-                    tracks: TrackLibrary? = nil, batteryProfiles: BatteryProfiles? = nil, probeCatalogue: ProbeCatalogue? = nil) {
+                    tracks: TrackLibrary? = nil, batteryProfiles: BatteryProfiles? = nil, probeCatalogue: ProbeCatalogue? = nil,
+                    shard: Shard? = nil, startAt: Double? = nil) {
             self.probeCatalogue = probeCatalogue
+            self.shard = shard
+            self.startAt = startAt
             self.tracks = tracks
             self.batteryProfiles = batteryProfiles
             self.scenario = scenario
@@ -53,6 +60,8 @@ public final class FleetRun: Sendable {
 
     public enum Phase: String, Sendable {
         case onboarding, pairing
+        /// Set up, waiting for `--start-at`.
+        case waiting
         case rampUp = "ramp-up"
         case steady
         case rampDown = "ramp-down"
@@ -93,6 +102,8 @@ public final class FleetRun: Sendable {
         public var battery: BatteryReport?
         /// What the hostile devices' probes found; nil without `hostile:`.
         public var probes: ProbeSummary?
+        /// What this shard's devices sent and received, for `convoy merge` (`ledger.json`); nil when not sharded.
+        public var ledger: ShardLedger?
     }
 
     public let configuration: Configuration
@@ -151,33 +162,60 @@ public final class FleetRun: Sendable {
         let startedAt = Date()
         let beforeDevices = ProcessResources.current()
         let n = scenario.deviceCount
+        let shard = configuration.shard
+        if shard != nil, scenario.migration != nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
+                                message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
+        }
+        let mine = shard?.devices ?? Array(0..<n)
         let library = try configuration.tracks ?? Self.tracks(for: configuration)
         let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)
         let catalogue = try configuration.probeCatalogue ?? Self.probeCatalogue(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
-                                   scheduler: scheduler, presence: presence, logger: logger, options: configuration.device)
+                                   scheduler: scheduler, presence: presence, logger: logger, options: configuration.device, shard: shard)
         let monitor = Task { [self] in await self.monitor(presence: presence, progress: progress) }
         defer { monitor.cancel() }
 
         // Set-up: sign-ups, keys, invitations. Not part of the measured timeline.
-        let connections: [HTTPConnection?] = try (0..<n).map { _ in configuration.connectionPerDevice ? try HTTPConnection(engine: engine) : nil }
+        let connections: [HTTPConnection?] = try (0..<n).map { i in
+            configuration.connectionPerDevice && (shard?.owns(i) ?? true) ? try HTTPConnection(engine: engine) : nil
+        }
         let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID)
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
-        let accounts: [DeviceAccount]
+        let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
+        let accounts: [Int: DeviceAccount]
         let friends: [[Friend]]
+        var remote: [Int: RemoteAccount] = [:]
         do {
-            accounts = try await signUpAll(onboarding, connections: connections)
+            accounts = try await signUpAll(onboarding, devices: mine, connections: connections)
             try Task.checkCancellation()
             setPhase(.pairing)
-            let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
             let seed = scenario.seed
             let preferences = scenario.groups.map(\.preciseShare)
-            friends = try await onboarding.pair(graph, accounts: accounts, preference: { a, b in
+            let preference: @Sendable (Int, Int) -> String = { a, b in
                 var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
                 return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
-            }, concurrency: configuration.onboardingConcurrency)
+            }
+            if let shard {
+                // Other shards sign up at their own pace: wait for them until the start (or ten minutes).
+                let deadline = configuration.startAt ?? (clock.wallNow() + 600)
+                (friends, remote) = try await onboarding.pair(graph, shard: shard, local: accounts, runID: configuration.runID,
+                                                              deadline: max(deadline, clock.wallNow() + 60), preference: preference,
+                                                              concurrency: configuration.onboardingConcurrency)
+                // Hostile devices here probe victims anywhere: sign in the ones pairing did not.
+                if let hostile = scenario.hostile, catalogue != nil {
+                    let casts = Self.hostileCasts(hostile, graph: graph, seed: seed).casts.filter { shard.owns($0.attacker) }
+                    for i in Set(casts.flatMap { [$0.friend, $0.victim, $0.stranger] }).sorted() where !shard.owns(i) && remote[i] == nil {
+                        remote[i] = try await onboarding.signIn(i, password: shard.password(runID: configuration.runID, device: i),
+                                                                deadline: max(deadline, clock.wallNow() + 60))
+                    }
+                }
+            } else {
+                friends = try await onboarding.pair(graph, accounts: (0..<n).map { accounts[$0]! }, preference: preference,
+                                                    concurrency: configuration.onboardingConcurrency)
+            }
             try Task.checkCancellation()
         } catch {
             // Interrupted during set-up: nothing was shared; say so in an incomplete outcome.
@@ -185,43 +223,51 @@ public final class FleetRun: Sendable {
             setPhase(.done)
             let end = ProcessResources.current()
             var snapshot = metrics.snapshot()
-            snapshot.counters["devices"] = n
-            return Outcome(metrics: snapshot, accounting: Accounting(), complete: false, devices: n, startedAt: startedAt, endedAt: Date(),
+            snapshot.counters["devices"] = mine.count
+            return Outcome(metrics: snapshot, accounting: Accounting(), complete: false, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                            duration: 0, accounts: [],
-                           resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: n))
+                           resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: mine.count))
         }
 
-        var devices: [VirtualDevice] = []
-        devices.reserveCapacity(n)
+        // Every device's draws are made on every shard (the streams stay aligned); each shard builds its own devices.
+        var slots = [VirtualDevice?](repeating: nil, count: n)
         var rng = SeededGenerator(seed: scenario.seed, stream: 0xF1EE7)
         for i in 0..<n {
             let group = scenario.groups[groupOf[i]]
             let tracks = library.tracks[groupOf[i]]
             let track = tracks[i % tracks.count]
-            let replayer = try Replayer(track: track, mode: group.replay, offset: rng.uniform(0, max(track.duration, 1)))
+            let offset = rng.uniform(0, max(track.duration, 1))
+            let background = rng.chance(group.backgroundShare)
+            let deviceSeed = rng.next()
+            guard let account = accounts[i] else { continue }
             let profile = VirtualDevice.Profile(
-                cadence: group.cadence, background: rng.chance(group.backgroundShare), replayer: replayer,
-                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: rng.next(),
+                cadence: group.cadence, background: background, replayer: try Replayer(track: track, mode: group.replay, offset: offset),
+                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: deviceSeed,
                 battery: batteryProfiles.profile(group.network), locationMode: group.locationMode)
-            devices.append(try VirtualDevice(account: accounts[i], friends: friends[i], profile: profile, connection: connections[i],
-                                             context: context))
+            slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context)
         }
+        let devices = slots.compactMap { $0 }
 
         // The timeline: arrivals in a seeded order at the arrival rate, the steady part, departures.
         let schedulerTask = Task { await scheduler.run() }
-        let t0 = clock.now() + 0.2
+        let t0 = startTime()
         let timeline = scenario.timeline
         let rampUpEnd = t0 + Double(n) / timeline.arrivalRate
         let steadyEnd = rampUpEnd + timeline.steady
         let end = steadyEnd + timeline.rampDown
         status.withLock { $0.start = t0 }
         let timelineStart = ProcessResources.current()
-        setPhase(.rampUp)
+        if t0 > clock.now() + 1 {
+            setPhase(.waiting)
+            scheduler.at(t0) { [self] _ in self.setPhase(.rampUp) }
+        } else {
+            setPhase(.rampUp)
+        }
         var order = Array(0..<n)
         SocialGraph.shuffle(&order, &rng)
         let drain = configuration.drain
         for (k, i) in order.enumerated() {
-            let device = devices[i]
+            guard let device = slots[i] else { continue }
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
             if timeline.rampDown > 0 {
                 let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
@@ -237,22 +283,29 @@ public final class FleetRun: Sendable {
         var hostileCount = 0
         var probeTask: Task<ProbeSummary, Never>?
         if let hostile = scenario.hostile, let catalogue {
-            let (casts, unmatched) = Self.hostileCasts(hostile, friends: friends, seed: scenario.seed)
+            var (casts, unmatched) = Self.hostileCasts(hostile, graph: graph, seed: scenario.seed)
+            if let shard {
+                // Each shard runs its own hostile devices; their victims may be anywhere.
+                casts = casts.filter { shard.owns($0.attacker) }
+                unmatched = unmatched.filter { shard.owns($0) }
+            }
             hostileCount = casts.count
             if !unmatched.isEmpty {
                 metrics.count("probe_hostile_unmatched", by: unmatched.count)
                 logger.notice("hostile devices \(unmatched): no friend of a friend who is not their own friend in the graph; they do not probe")
             }
-            probeTask = scheduleProbes(hostile, catalogue: catalogue, casts: casts, devices: devices, start: rampUpEnd + hostile.at,
+            probeTask = scheduleProbes(hostile, catalogue: catalogue, casts: casts, devices: slots, remote: remote, start: rampUpEnd + hostile.at,
                                        end: steadyEnd, file: hostile.catalogue)
         }
         let retentionTask = retention.map { checker in
-            Task { [clock, engine, configuration] in
+            // With a service key the checker also scans the whole table: in a sharded run, the first shard alone does.
+            let serviceKey = (configuration.shard?.index ?? 0) == 0 ? configuration.target.serviceKey : nil
+            return Task { [clock, engine, configuration] in
                 let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: configuration.target))
                 var next = t0 + checker.policy.checkEvery
                 while !Task.isCancelled {
                     do { try await clock.monotonic.sleep(until: next) } catch { return }
-                    await checker.round(devices: fleet, rest: rest, serviceKey: configuration.target.serviceKey, clock: clock, t: clock.now() - t0)
+                    await checker.round(devices: fleet, rest: rest, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
                     next = max(next + checker.policy.checkEvery, clock.now())
                 }
             }
@@ -284,44 +337,56 @@ public final class FleetRun: Sendable {
         await schedulerTask.value
         setPhase(.done)
 
-        var ledgers: [DeviceLedger] = []
+        var ledgers = [DeviceLedger](repeating: DeviceLedger(), count: n)
+        var entries: [ShardLedger.Device] = []
         var duplicates = 0, offline = 0, deaf = 0
         var finalAccounts: [DeviceAccount] = []
         var energy = BatterySummary.Builder()
         var perDevice: [String: [Double]] = [:]
         let finished = clock.now()
-        for (i, d) in devices.enumerated() {
+        for d in devices {
+            let i = d.index
+            let group = scenario.groups[groupOf[i]].name
+            var percentPerHour: Double?
             if let e = await d.energyReport(now: finished) {
-                let group = scenario.groups[groupOf[i]].name
                 energy.add(group: group, ledger: e.ledger, until: e.until)
                 let b = e.ledger.breakdown(until: e.until)
-                perDevice[group, default: []].append(BatteryUnits.percentPerHour(joules: b.total, seconds: b.seconds, capacity: scenario.battery.capacity,
-                                                                                 voltage: batteryProfiles.battery.voltage))
+                let p = BatteryUnits.percentPerHour(joules: b.total, seconds: b.seconds, capacity: scenario.battery.capacity,
+                                                    voltage: batteryProfiles.battery.voltage)
+                perDevice[group, default: []].append(p)
+                percentPerHour = p
             }
             if await d.neverSubscribed { deaf += 1 }
-            ledgers.append(await d.ledger)
-            duplicates += await d.duplicates
-            offline += await d.sentOffline
+            ledgers[i] = await d.ledger
+            let (dup, off) = (await d.duplicates, await d.sentOffline)
+            duplicates += dup
+            offline += off
+            if shard != nil {
+                entries.append(ShardLedger.Device(index: i, group: group, ledger: ledgers[i], duplicates: dup, sentOffline: off,
+                                                  batteryPercentPerHour: percentPerHour))
+            }
             finalAccounts.append(await d.currentAccount)
         }
+        // A shard reconciles the pairs it holds both ends of; `convoy merge` the rest.
         let accounting = Accounting.reconcile(ledgers, duplicates: duplicates, sentOffline: offline)
         var snapshot = metrics.snapshot()
         snapshot.counters["delivered"] = accounting.delivered
         snapshot.counters["lost"] = accounting.lostTotal
         for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
-        snapshot.counters["devices"] = n
+        snapshot.counters["devices"] = mine.count
         // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
         snapshot.counters["devices_never_subscribed"] = deaf
-        return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: n, startedAt: startedAt, endedAt: Date(),
+        return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
-                                                       delivered: accounting.delivered, devices: n),
+                                                       delivered: accounting.delivered, devices: mine.count),
                        retention: retention?.report,
                        battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage,
                                             perDevice: perDevice),
                        probes: probeSummary ?? scenario.hostile.flatMap { h in
                            catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
-                       })
+                       },
+                       ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) })
     }
 
     /// The battery model's summary in the results' terms.
@@ -352,32 +417,47 @@ public final class FleetRun: Sendable {
         }
     }
 
+    /// When the first device arrives: `startAt` (late when set-up overran it: warned, counted), else in a moment.
+    private func startTime() -> Double {
+        let soon = clock.now() + 0.2
+        guard let startAt = configuration.startAt else { return soon }
+        let at = clock.monotonic(ofWall: startAt)
+        if at < soon {
+            logger.warning("set-up ended \(String(format: "%.1f", soon - at)) s after --start-at: this process's first arrivals are late")
+            metrics.count("start_late_ms", by: Int((soon - at) * 1000))
+        } else {
+            logger.info("waiting \(String(format: "%.1f", at - clock.now())) s for --start-at")
+        }
+        return at
+    }
+
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
 
-    /// Signs every device up, `onboardingConcurrency` at a time.
-    private func signUpAll(_ onboarding: Onboarding, connections: [HTTPConnection?]) async throws -> [DeviceAccount] {
-        let n = connections.count
-        var accounts = [DeviceAccount?](repeating: nil, count: n)
+    /// Signs `devices` up, `onboardingConcurrency` at a time; a shard's with their derived passwords.
+    private func signUpAll(_ onboarding: Onboarding, devices: [Int], connections: [HTTPConnection?]) async throws -> [Int: DeviceAccount] {
+        var accounts: [Int: DeviceAccount] = [:]
+        let shard = configuration.shard
+        let runID = configuration.runID
         try await withThrowingTaskGroup(of: DeviceAccount.self) { group in
             var next = 0
             func start() {
-                let i = next
+                let i = devices[next]
                 next += 1
                 group.addTask { [clock, metrics] in
                     let started = clock.now()
-                    let account = try await onboarding.signUp(i, on: connections[i])
+                    let account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i])
                     metrics.record("signup", seconds: clock.now() - started)
                     return account
                 }
             }
-            while next < min(n, configuration.onboardingConcurrency) { start() }
+            while next < min(devices.count, configuration.onboardingConcurrency) { start() }
             while let account = try await group.next() {
                 accounts[account.index] = account
                 status.withLock { $0.onboarded += 1 }
-                if next < n { start() }
+                if next < devices.count { start() }
             }
         }
-        return accounts.map { $0! }
+        return accounts
     }
 
     /// Reports each second's measurements until cancelled.

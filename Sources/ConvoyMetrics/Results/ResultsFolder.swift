@@ -116,7 +116,8 @@ public final class ResultsFolder: Sendable {
         guard ok else { throw Failure(description: "cannot write \(file): \(String(cString: strerror(errno)))") }
     }
 
-    private func write(_ name: String, _ data: Data) throws(Failure) {
+    /// Writes `name` in the folder (e.g. a shard's `ledger.json`).
+    public func write(_ name: String, _ data: Data) throws(Failure) {
         let file = (path as NSString).appendingPathComponent(name)
         do {
             try data.write(to: URL(fileURLWithPath: file))

@@ -9,6 +9,14 @@ extension RunSummary {
         var out = "# \(scenario): \(passed ? "passed" : "FAILED")\(complete ? "" : " (interrupted: incomplete)")\n\n"
         out += "\(devices) devices against \(target.url) (\(target.kind)), seed \(seed), \(Self.seconds(durationSeconds)) "
         out += "from the first arrival, started \(startedAt.formatted(Date.ISO8601FormatStyle())).\n\n"
+        if let s = shard {
+            if let i = s.shard {
+                out += "Shard \(i)/\(s.shards) of run `\(s.runID)` (\(devices) of \(s.fleetDevices) devices). The accounting covers pairs whose both "
+                out += "devices ran here; \(s.sentToOtherShards ?? 0) updates to friends on other shards are accounted for by `convoy merge`.\n\n"
+            } else {
+                out += "Merged from \(s.shards) shards of run `\(s.runID)`\(s.folders.map { ": " + $0.joined(separator: ", ") } ?? "").\n\n"
+            }
+        }
 
         let a = accounting
         out += "## Accounting\n\n"

@@ -68,6 +68,34 @@ public struct RunSummary: Codable, Sendable, Equatable {
     /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 interrupted.
     public var exitCode: Int32
 
+    /// A shard's part of a run, or shards merged (nil: one process ran the whole fleet).
+    public var shard: ShardInfo?
+
+    public struct ShardInfo: Codable, Sendable, Equatable {
+        public var runID: String
+        /// 1-based; nil for a merged result.
+        public var shard: Int?
+        public var shards: Int
+        /// Devices in the whole fleet (`devices` is this part's).
+        public var fleetDevices: Int
+        /// A shard: updates to friends on other shards, left for `convoy merge` to account for.
+        public var sentToOtherShards: Int?
+        /// A merged result: the shard folders, in shard order.
+        public var folders: [String]?
+
+        public init(runID: String, shard: Int?, shards: Int, fleetDevices: Int, sentToOtherShards: Int? = nil, folders: [String]? = nil) {
+            (self.runID, self.shard, self.shards, self.fleetDevices) = (runID, shard, shards, fleetDevices)
+            (self.sentToOtherShards, self.folders) = (sentToOtherShards, folders)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case shard, shards, folders
+            case runID = "run_id"
+            case fleetDevices = "fleet_devices"
+            case sentToOtherShards = "sent_to_other_shards"
+        }
+    }
+
     public struct Target: Codable, Sendable, Equatable {
         /// `embedded`, `project` or `keys_file`.
         public var kind: String
@@ -101,7 +129,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"

@@ -1,0 +1,119 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// A device on another shard, as this shard knows it: signed in with its
+/// derived password (docs/distributed.md), for its user id and, where this
+/// shard owns the pair, to accept the invite on its behalf.
+public struct RemoteAccount: Sendable {
+    public let index: Int
+    public var session: Session
+    public var userID: String { session.userID }
+}
+
+/// Pairing when the fleet is split over shards. Each shard signs up its own
+/// devices; the shard of a pair's inviter creates the invite with the
+/// inviter's token and accepts it with the invitee's (its own device, or one
+/// signed in from another shard); then every shard waits until its devices'
+/// friendships are all active, whoever made them, and reads their keys.
+extension Onboarding {
+    /// Signs in as device `index`, waiting (until `deadline`, Unix seconds) for its shard to have signed it up.
+    public func signIn(_ index: Int, password: String, deadline: Double) async throws -> RemoteAccount {
+        let auth = SupabaseAuth(SupabaseHTTP(engine: engine, target: target))
+        while true {
+            let failure: SupabaseError
+            do {
+                return RemoteAccount(index: index, session: try await auth.signIn(email: email(index), password: password))
+            } catch {
+                failure = error
+            }
+            // 400: not signed up yet on its shard.
+            guard failure.status == 400, Date().timeIntervalSince1970 < deadline else { throw failure }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// Creates the friendships this shard owns and returns its devices' friends (others' entries stay empty),
+    /// with the remote accounts it signed in (for probes that need another shard's device).
+    public func pair(_ graph: SocialGraph, shard: Shard, local accounts: [Int: DeviceAccount], runID: String, deadline: Double,
+                     preference: @escaping @Sendable (Int, Int) -> String,
+                     concurrency: Int = 32) async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
+        let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
+        // Every other shard's device that one of ours is paired with.
+        var needed = Set<Int>()
+        for device in accounts.keys {
+            for p in graph.friendships(of: device) {
+                let other = p.inviter == device ? p.invitee : p.inviter
+                if !shard.owns(other) { needed.insert(other) }
+            }
+        }
+        var remote: [Int: RemoteAccount] = [:]
+        try await forEach(Array(needed).sorted(), concurrency: concurrency) { i in
+            try await self.signIn(i, password: shard.password(runID: runID, device: i), deadline: deadline)
+        } collect: { remote[$0.index] = $0 }
+        let signedIn = remote
+        @Sendable func token(_ i: Int) -> String { accounts[i]?.session.accessToken ?? signedIn[i]!.session.accessToken }
+        @Sendable func userID(_ i: Int) -> String { accounts[i]?.userID ?? signedIn[i]!.userID }
+
+        let owned = graph.pairs.filter { shard.owns($0.inviter) }
+        try await forEach(owned, concurrency: concurrency) { p in
+            let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: token(p.inviter))
+            guard let code = (invite as? [String: Any])?["code"] as? String else { throw SupabaseError.unexpected("create_invite returned no code") }
+            if !p.pending {
+                _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)], token: token(p.invitee))
+            }
+        } collect: { _ in }
+
+        // The friendships other shards own: wait until each of our devices sees all of its active ones.
+        var friends: [[Friend]] = Array(repeating: [], count: graph.devices)
+        let local = accounts.keys.sorted()
+        try await forEach(local, concurrency: concurrency) { device -> (Int, [Friend]) in
+            let me = accounts[device]!
+            let pairs = graph.friendships(of: device)
+            guard !pairs.isEmpty else { return (device, []) }
+            let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
+            let active = pairs.filter { !$0.pending }.count
+            while true {
+                let rows = try await rest.select("friendships", query: "select=status&status=eq.active", token: me.session.accessToken)
+                if rows.count >= active { break }
+                guard Date().timeIntervalSince1970 < deadline else {
+                    throw SupabaseError.unexpected("device \(device): \(rows.count) of its \(active) friendships active by the start time; did every shard run?")
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let ids = others.map(userID).joined(separator: ",")
+            let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: me.session.accessToken)
+            let keys = Dictionary(rows.compactMap { r -> (String, String)? in
+                guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
+                return (id, k)
+            }, uniquingKeysWith: { a, _ in a })
+            return (device, try zip(pairs, others).map { pair, other in
+                guard let text = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
+                return Friend(index: other, userID: userID(other), publicKey: try PublicKey(base64: text), iShare: preference(device, other),
+                              active: !pair.pending)
+            })
+        } collect: { friends[$0.0] = $0.1 }
+        return (friends, remote)
+    }
+
+    /// Runs `work` over `items`, `concurrency` at a time, handing each result to `collect` in this task.
+    private func forEach<T: Sendable, R: Sendable>(_ items: [T], concurrency: Int, _ work: @escaping @Sendable (T) async throws -> R,
+                                                   collect: (R) -> Void) async throws {
+        try await withThrowingTaskGroup(of: R.self) { group in
+            var next = 0
+            while next < min(items.count, concurrency) {
+                let item = items[next]
+                group.addTask { try await work(item) }
+                next += 1
+            }
+            while let r = try await group.next() {
+                collect(r)
+                if next < items.count {
+                    let item = items[next]
+                    group.addTask { try await work(item) }
+                    next += 1
+                }
+            }
+        }
+    }
+}
