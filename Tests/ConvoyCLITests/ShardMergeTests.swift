@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+
+/// Issue 6's acceptance: two shards as two processes against one `convoy serve`,
+/// merged, count what a single process counts with the same seed; and what
+/// `convoy merge` refuses.
+@Suite(.serialized) struct ShardMergeTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// 24 devices in two groups and two communities, friends across shards, two hostile devices.
+    static func scenario(in dir: URL) throws -> String {
+        let file = dir.appendingPathComponent("sharded.yaml")
+        try Data("""
+            name: sharded
+            seed: 7
+            groups:
+              - name: walkers
+                count: 14
+                tracks: { synthetic: walk }
+                cadence: 1500ms..2500ms
+              - name: drivers
+                count: 10
+                tracks: { synthetic: drive }
+                cadence: 1500ms..2500ms
+                background_share: 20%
+            social:
+              friends: 2..4
+              communities: 2
+              decide_later: 10%
+            timeline:
+              arrival_rate: 24/s
+              steady: 8s
+              ramp_down: 1s
+            hostile:
+              share: 8%
+              catalogue: \(root.appendingPathComponent("probes/greenbox.yaml").path)
+              at: 2s
+            thresholds:
+              - delivery.loss < 5%
+            """.utf8).write(to: file)
+        return file.path
+    }
+
+    static func summary(_ folder: URL) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("summary.json"))) as? [String: Any])
+    }
+
+    static func counters(_ s: [String: Any]) -> [String: Int] { s["counters"] as? [String: Int] ?? [:] }
+    static func accounting(_ s: [String: Any]) -> [String: Any] { s["accounting"] as? [String: Any] ?? [:] }
+
+    /// Starts `convoy` with output to files; `wait()` returns its exit status and output.
+    struct Running {
+        let process: Process
+        let log: URL
+
+        init(_ arguments: [String], log: URL) throws {
+            process = Process()
+            process.executableURL = CLI.binary
+            process.arguments = arguments
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            self.log = log
+            try process.run()
+        }
+
+        func wait() -> (status: Int32, output: String) {
+            process.waitUntilExit()
+            return (process.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        }
+    }
+
+    @Test func twoShardsMergedCountWhatOneProcessCounts() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys)
+        defer { server.stop() }
+        let scenario = try Self.scenario(in: dir)
+
+        let single = dir.appendingPathComponent("single")
+        let one = try CLI.run("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
+        #expect(one.status == 0, "\(one.stdout)\n\(one.stderr)")
+
+        // Both shards start together, a while ahead so that both are set up (sign-ups, pairing across shards).
+        let startAt = String(Int(Date().timeIntervalSince1970) + 25)
+        let shards = try (1...2).map { i in
+            try Running(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
+                         "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
+        }
+        for (i, s) in shards.enumerated() {
+            let r = s.wait()
+            #expect(r.status == 0, "shard \(i + 1): \(r.output)")
+        }
+        let merged = dir.appendingPathComponent("merged")
+        let m = try CLI.run("merge", dir.appendingPathComponent("shard2").path, dir.appendingPathComponent("shard1").path, "--out", merged.path)
+        #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
+
+        let a = try Self.summary(single), b = try Self.summary(merged)
+        let parts = try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) }
+        // Each shard ran its half and left friends elsewhere to the merge.
+        for (i, p) in parts.enumerated() {
+            let shard = try #require(p["shard"] as? [String: Any])
+            #expect(shard["shard"] as? Int == i + 1 && shard["shards"] as? Int == 2 && shard["fleet_devices"] as? Int == 24)
+            #expect(p["devices"] as? Int == 12)
+            #expect((shard["sent_to_other_shards"] as? Int ?? 0) > 0, "friends on the other shard")
+        }
+        // What the seed decides is the same: devices, sharing ticks, sealed rows (expected + to friends offline).
+        #expect(b["devices"] as? Int == 24 && a["devices"] as? Int == 24)
+        #expect(Self.counters(b)["updates"] == Self.counters(a)["updates"])
+        let rows = { (s: [String: Any]) in (Self.accounting(s)["sent"] as? Int ?? -1) + (Self.accounting(s)["sent_offline"] as? Int ?? -1) }
+        #expect(rows(b) == rows(a) && rows(a) > 100, "single \(Self.accounting(a)), merged \(Self.accounting(b))")
+        // The merged accounting closes, and counts what a single process counted.
+        let sent = try #require(Self.accounting(b)["sent"] as? Int), delivered = try #require(Self.accounting(b)["delivered"] as? Int)
+        let lost = (Self.accounting(b)["lost"] as? [String: Int] ?? [:]).values.reduce(0, +)
+        #expect(sent == delivered + lost)
+        #expect(sent > (parts.map { Self.accounting($0)["sent"] as? Int ?? 0 }.reduce(0, +)), "cross-shard updates reconciled")
+        #expect(Self.counters(b)["delivered"] == delivered && Self.counters(b)["sent"] == sent)
+        #expect(abs(delivered - (Self.accounting(a)["delivered"] as? Int ?? 0)) <= max(2, delivered / 50), "single \(Self.accounting(a)), merged \(Self.accounting(b))")
+        // Histograms merged losslessly: the merged e2e count is the shards' sum.
+        let e2e = { (s: [String: Any]) in ((s["latency_ms"] as? [String: Any])?["e2e_latency"] as? [String: Any])?["count"] as? Int ?? -1 }
+        #expect(e2e(b) == e2e(parts[0]) + e2e(parts[1]))
+        // Battery and probes summed; the same report files.
+        let battery = try #require((b["battery"] as? [String: Any])?["groups"] as? [[String: Any]])
+        #expect(battery.map { $0["devices"] as? Int ?? 0 }.reduce(0, +) == 24)
+        let probes = try #require(b["probes"] as? [String: Any])
+        #expect(probes["hostile_devices"] as? Int == (a["probes"] as? [String: Any])?["hostile_devices"] as? Int)
+        for file in ["summary.md", "histograms.json", "report.html", "junit.xml", "metrics.csv"] {
+            #expect(FileManager.default.fileExists(atPath: merged.appendingPathComponent(file).path), "\(file)")
+        }
+        #expect(m.stdout.contains("Merged from 2 shards"))
+
+        // What merge refuses: a shard missing, a shard twice, a folder that is not a shard, --out among the inputs.
+        let shard1 = dir.appendingPathComponent("shard1").path
+        let refusals: [([String], String)] = [
+            ([shard1], "shard 2 of 2 missing"),
+            ([shard1, shard1, dir.appendingPathComponent("shard2").path], "shard 1 again"),
+            ([single.path, shard1], "not a shard's results"),
+        ]
+        for (folders, says) in refusals {
+            let r = try CLI.run(["merge"] + folders + ["--out", dir.appendingPathComponent("bad").path])
+            #expect(r.status == 2 && r.stderr.contains(says), "\(folders): \(r.stderr)")
+        }
+        let r = try CLI.run("merge", shard1, "--out", shard1)
+        #expect(r.status == 2 && r.stderr.contains("--out"), "\(r.stderr)")
+    }
+
+    @Test func shardFlagsAreCheckedBeforeAnythingStarts() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scenario = try Self.scenario(in: dir)
+        let cases: [([String], String)] = [
+            (["--shard", "3/2"], "--shard is I/N"),
+            (["--shard", "1/2", "--target", "http://127.0.0.1:9", "--anon-key", "k"], "needs --start-at"),
+            (["--shard", "1/2", "--start-at", "2026-13-01T00:00:00Z", "--target", "http://127.0.0.1:9", "--anon-key", "k"], "--start-at is"),
+            (["--shard", "1/2", "--start-at", String(Int(Date().timeIntervalSince1970) + 60)], "need one backend"),
+            (["--shard", "1/2", "--start-at", "2099-01-01T00:00:00Z", "--target", "http://127.0.0.1:9", "--anon-key", "k"], "more than a day away"),
+            (["--run-id", "a b"], "--run-id is"),
+        ]
+        for (flags, says) in cases {
+            let r = try CLI.run(["run", scenario, "--out", dir.appendingPathComponent("r").path] + flags)
+            #expect(r.status == 2 && r.stderr.contains(says), "\(flags): \(r.stderr)")
+        }
+    }
+}
