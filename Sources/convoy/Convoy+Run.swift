@@ -7,6 +7,17 @@ import Foundation
 import Logging
 import UnixSignals
 
+/// What `convoy live` adds to a run: receivers feeding one group's devices.
+struct LiveSetup: Sendable {
+    var group: String
+    var feeds: [LiveFeed]
+}
+
+/// `convoy live` runs `convoy run` with its receivers set here.
+enum LiveRun {
+    @TaskLocal static var setup: LiveSetup?
+}
+
 extension Convoy {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -120,6 +131,9 @@ extension Convoy {
                 throw CommandFailure.badInput(error.description)
             }
             try applyOverrides(&scenario)
+            if let live = LiveRun.setup, !scenario.groups.contains(where: { $0.name == live.group }) {
+                throw CommandFailure.badInput("\(self.scenario): no group \"\(live.group)\" for the live devices (add one, or name one with --live-group)")
+            }
             let start = startAt.flatMap(Self.parseTime)
             if let start, start > Date().timeIntervalSince1970 + 86_400 { throw CommandFailure.badInput("--start-at \(startAt!) is more than a day away") }
             var shard: Shard?
@@ -210,10 +224,12 @@ extension Convoy {
             let exporter = metricsListen != nil ? PrometheusExporter() : nil
             let listener = try await startMetricsListener(exporter, logger: logger)
             defer { listener?.cancel() }
-            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
-                                       connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
-                                       probeCatalogue: catalogue, shard: shard, startAt: start),
-                                 engine: engine, metrics: Metrics(observer: exporter), logger: logger)
+            var configuration = FleetRun.Configuration(
+                scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
+                connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
+                probeCatalogue: catalogue, shard: shard, startAt: start)
+            if let live = LiveRun.setup { configuration.live = [live.group: live.feeds] }
+            let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: here)
 
             // SIGINT / SIGTERM: cancel the run, which stops it gracefully.

@@ -21,11 +21,23 @@ extension VirtualDevice {
                 context.scheduler.at(max(next, clock.now())) { [weak self] t in await self?.share(intended: t) }
             }
         }
-        let t = intended - since
-        let fix = replayer.fix(at: t)
-        guard let measured = noise.apply(to: fix.position, at: t, hdop: fix.hdop) else {
-            metrics.count("gps_dropouts")
-            return
+        let measured: (position: GeoPoint, accuracy: Double)
+        if let feed = profile.live {
+            // A live receiver: its newest fix, as it is.
+            guard let fix = feed.current(now: clock.wall(intended)) else {
+                metrics.count("live_no_fix")
+                return
+            }
+            metrics.count("live_shared")
+            measured = (fix.position, fix.accuracy)
+        } else {
+            let t = intended - since
+            let fix = replayer.fix(at: t)
+            guard let noisy = noise.apply(to: fix.position, at: t, hdop: fix.hdop) else {
+                metrics.count("gps_dropouts")
+                return
+            }
+            measured = (noisy.position, noisy.accuracy)
         }
         if profile.background, let last = lastShare,
            intended - last.time < options.significantInterval || measured.position.distance(to: last.position) < options.significantDistance {

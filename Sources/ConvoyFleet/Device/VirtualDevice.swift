@@ -25,11 +25,13 @@ public actor VirtualDevice {
         public var battery: BatteryProfile?
         /// How it runs the GPS in the foreground.
         public var locationMode: LocationMode
+        /// Where its positions come from instead of its replayer (a live receiver); nil: replay.
+        public var live: LiveFeed?
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
-                    battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy) {
+                    battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
             (self.cadence, self.background, self.replayer, self.accuracy, self.seed) = (cadence, background, replayer, accuracy, seed)
-            (self.battery, self.locationMode) = (battery, locationMode)
+            (self.battery, self.locationMode, self.live) = (battery, locationMode, live)
         }
     }
 

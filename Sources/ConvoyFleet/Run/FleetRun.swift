@@ -35,6 +35,8 @@ public final class FleetRun: Sendable {
         public var shard: Shard?
         /// When the first device arrives (Unix seconds, `--start-at`); nil: as soon as set-up is done.
         public var startAt: Double?
+        /// Live receivers by group name (`convoy live`): that group's devices share their fixes, round-robin, instead of replaying.
+        public var live: [String: [LiveFeed]] = [:]
 
         public init(scenario: Scenario, scenarioFile: String, target: SupabaseTarget, runID: String, drain: Double = 5,
                     device: DeviceOptions = DeviceOptions(), onboardingConcurrency: Int = 32, connectionPerDevice: Bool = true,
@@ -240,10 +242,13 @@ public final class FleetRun: Sendable {
             let background = rng.chance(group.backgroundShare)
             let deviceSeed = rng.next()
             guard let account = accounts[i] else { continue }
+            let feeds = configuration.live[group.name] ?? []
+            let firstOfGroup = groupOf.firstIndex(of: groupOf[i]) ?? i
             let profile = VirtualDevice.Profile(
                 cadence: group.cadence, background: background, replayer: try Replayer(track: track, mode: group.replay, offset: offset),
                 accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: deviceSeed,
-                battery: batteryProfiles.profile(group.network), locationMode: group.locationMode)
+                battery: batteryProfiles.profile(group.network), locationMode: group.locationMode,
+                live: feeds.isEmpty ? nil : feeds[(i - firstOfGroup) % feeds.count])
             slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context)
         }
         let devices = slots.compactMap { $0 }
@@ -374,6 +379,8 @@ public final class FleetRun: Sendable {
         snapshot.counters["lost"] = accounting.lostTotal
         for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
         snapshot.counters["devices"] = mine.count
+        let feeds = configuration.live.values.flatMap { $0 }
+        if !feeds.isEmpty { snapshot.counters["live_fixes_received"] = feeds.reduce(0) { $0 + $1.received } }
         // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
         snapshot.counters["devices_never_subscribed"] = deaf
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
