@@ -19,22 +19,24 @@ public final class LiveFeed: Sendable {
 
     /// The receiver's name (gpsd's device path, or "any").
     public let name: String
-    /// A fix older than this (seconds, by this machine's clock) is not shared.
+    /// A fix that came in longer ago than this (seconds, by this machine's clock) is not shared.
     public let maxAge: Double
-    private let state = Mutex<(latest: Fix?, received: Int)>((nil, 0))
+    private let state = Mutex<(latest: Fix?, at: Double, received: Int)>((nil, 0, 0))
 
     public init(name: String, maxAge: Double = 10) { (self.name, self.maxAge) = (name, maxAge) }
 
-    public func update(_ fix: Fix) {
+    /// A fix that came in at Unix time `now` (this machine's clock: a replayed capture's own times may be years old).
+    public func update(_ fix: Fix, at now: Double) {
         state.withLock {
             $0.latest = fix
+            $0.at = now
             $0.received += 1
         }
     }
 
-    /// The newest fix if it is fresh at Unix time `now`.
+    /// The newest fix if it came in at most `maxAge` before Unix time `now`.
     public func current(now: Double) -> Fix? {
-        state.withLock { s in s.latest.flatMap { now - $0.time <= maxAge ? $0 : nil } }
+        state.withLock { s in now - s.at <= maxAge ? s.latest : nil }
     }
 
     /// Fixes pushed so far.
