@@ -4,7 +4,8 @@
 #
 #   docker build -t convoy .
 #   docker run --rm convoy --version
-#   docker run --rm --ulimit nofile=65536:65536 -v "$PWD/results:/opt/convoy/results" convoy run scenarios/smoke.yaml
+#   docker run --rm --ulimit nofile=65536:65536 --user "$(id -u):$(id -g)" \
+#     -v "$PWD/results:/opt/convoy/results" convoy run scenarios/smoke.yaml
 #
 # How it is used for runs split over machines: docs/distributed.md and
 # deploy/kubernetes/README.md.
