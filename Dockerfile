@@ -4,7 +4,8 @@
 #
 #   docker build -t convoy .
 #   docker run --rm convoy --version
-#   docker run --rm --ulimit nofile=65536:65536 -v "$PWD/results:/opt/convoy/results" convoy run scenarios/smoke.yaml
+#   docker run --rm --ulimit nofile=65536:65536 --user "$(id -u):$(id -g)" \
+#     -v "$PWD/results:/opt/convoy/results" convoy run scenarios/smoke.yaml
 #
 # How it is used for runs split over machines: docs/distributed.md and
 # deploy/kubernetes/README.md.
@@ -16,12 +17,13 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 FROM ${SWIFT_IMAGE} AS build
 
 # What the system-library targets link (Package.swift: CSodium, CCurl, CGPS,
-# found through pkg-config) and libxml2's headers for FoundationXML. Versions
+# found through pkg-config), SQLite (GRDB links the system's libsqlite3) and
+# libxml2's headers for FoundationXML. Versions
 # are bookworm's, with its security updates, rather than pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libsodium-dev libcurl4-openssl-dev libgps-dev pkg-config libxml2-dev \
+      libsodium-dev libcurl4-openssl-dev libgps-dev libsqlite3-dev pkg-config libxml2-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -45,14 +47,16 @@ RUN swift build -c release --product convoy --static-swift-stdlib \
 # ---- runtime ---------------------------------------------------------------
 FROM ${RUNTIME_IMAGE}
 
-# Run-time halves of what the builder linked: libsodium, libcurl (the HTTP
-# engine), libgps (bookworm's libgps-dev 3.22 depends on libgps28), libxml2
-# (FoundationXML, the GPX reader); CA certificates for TLS to a real project;
-# tzdata for time zones. Not pinned, as above.
+# Run-time halves of what the builder linked (the binary's NEEDED entries,
+# `readelf -d`): libsodium, libcurl (the HTTP engine), libgps (bookworm's
+# libgps-dev 3.22 depends on libgps28), libsqlite3 (GRDB: convoy serve's and
+# the embedded backend's store), libxml2 (FoundationXML, the GPX reader);
+# libstdc++6, libgcc-s1 and libc6 are in the base image. CA certificates for
+# TLS to a real project; tzdata for time zones. Not pinned, as above.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libsodium23 libcurl4 libgps28 libxml2 ca-certificates tzdata \
+      libsodium23 libcurl4 libgps28 libsqlite3-0 libxml2 ca-certificates tzdata \
  && rm -rf /var/lib/apt/lists/*
 
 # A fixed numeric id, so Kubernetes' runAsNonRoot can check it.
