@@ -53,6 +53,12 @@ extension Convoy {
                     ledgers.append(ledger)
                 }
                 parts = try ResultsMerge.check(parts)
+                if let (device, shards) = ShardLedger.overlap(ledgers) {
+                    throw ResultsMerge.Failure(description: "device \(device) ran on shards \(shards[0]) and \(shards[1]): the shards split the fleet differently")
+                }
+                if let l = ledgers.first(where: { $0.fleet != parts[0].shard.fleetDevices || $0.shards != parts[0].shard.shards }) {
+                    throw ResultsMerge.Failure(description: "ledger.json of shard \(l.shard): \(l.fleet) devices in \(l.shards) shards, but summary.json says otherwise")
+                }
             } catch let error as ReportInput.Failure {
                 throw CommandFailure.badInput(error.description)
             } catch let error as ResultsMerge.Failure {

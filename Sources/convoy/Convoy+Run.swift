@@ -37,8 +37,8 @@ extension Convoy {
                 metrics.csv (a row a second, written as the run goes), latency-*.hgrm, histograms.json, run.log; \
                 --keep-roster adds roster.json (0600: accounts and secret keys).
 
-                Beyond one machine: --shard I/N runs devices i with i mod N = I−1 of the fleet the seed \
-                describes; friends on other shards still pair and share. Shards of one run share --start-at \
+                Beyond one machine: --shard I/N runs the I-th of N parts of a seeded permutation of the fleet \
+                the seed describes; friends on other shards still pair and share. Shards of one run share --start-at \
                 (the first arrival, wall clock) and --run-id (derived from seed, scenario, devices and \
                 --start-at when not given), and a backend (not `embedded`). Each shard also writes ledger.json; \
                 `convoy merge` makes one result of them. CONVOY_SHARD_SECRET keys the accounts' passwords \
@@ -109,6 +109,9 @@ extension Convoy {
             }
             if let shard, let (_, n) = Shard.parse(shard), n > 1, startAt == nil {
                 throw ValidationError("--shard \(shard) needs --start-at, so that the shards' timelines line up")
+            }
+            if shard != nil, startAt == nil, runID == nil {
+                throw ValidationError("--shard needs --start-at or --run-id (the run id makes the accounts; a rerun needs a new one)")
             }
             if let runID, runID.isEmpty || runID.count > 40 || !runID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
                 throw ValidationError("--run-id is 1–40 letters, digits or '-' (it goes into account emails)")
@@ -283,6 +286,7 @@ extension Convoy {
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters["sent_other_shards"] ?? 0)
+                summary.shard?.fleet = Shard.fingerprint(scenario)
             }
             // A probe leak or a retention finding fails the run, whatever the thresholds say.
             summary.applyCorrectness(failed: ExitStatus.thresholdsFailed.rawValue)

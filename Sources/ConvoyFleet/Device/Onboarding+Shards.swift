@@ -17,20 +17,40 @@ public struct RemoteAccount: Sendable {
 /// signed in from another shard); then every shard waits until its devices'
 /// friendships are all active, whoever made them, and reads their keys.
 extension Onboarding {
-    /// Signs in as device `index`, waiting (until `deadline`, Unix seconds) for its shard to have signed it up.
+    /// Signs in as device `index`, waiting (until `deadline`, Unix seconds) for its shard to have signed it up
+    /// and published its key (friendships refer to the `users` row).
     public func signIn(_ index: Int, password: String, deadline: Double) async throws -> RemoteAccount {
-        let auth = SupabaseAuth(SupabaseHTTP(engine: engine, target: target))
+        let http = SupabaseHTTP(engine: engine, target: target)
+        let auth = SupabaseAuth(http), rest = SupabaseREST(http)
+        var account: RemoteAccount?
+        var wait = 0.25
         while true {
             let failure: SupabaseError
             do {
-                return RemoteAccount(index: index, session: try await auth.signIn(email: email(index), password: password))
+                if account == nil { account = RemoteAccount(index: index, session: try await auth.signIn(email: email(index), password: password)) }
+                let rows = try await rest.select("users", query: "select=id&id=eq.\(account!.userID)", token: account!.session.accessToken)
+                if !rows.isEmpty { return account! }
+                failure = SupabaseError.unexpected("device \(index) (\(email(index))) signed up but has not published its key")
             } catch {
                 failure = error
             }
-            // 400: not signed up yet on its shard.
-            guard failure.status == 400, Date().timeIntervalSince1970 < deadline else { throw failure }
-            try await Task.sleep(for: .milliseconds(500))
+            // 400: not signed up yet on its shard; 429 and 5xx: the backend is busy.
+            let retry = failure.status.map { $0 == 400 || $0 == 429 || $0 >= 500 } ?? true
+            guard retry, Date().timeIntervalSince1970 < deadline else {
+                throw SupabaseError.unexpected("cannot sign in as device \(index) (\(email(index))) of another shard by the start: \(failure) "
+                                               + "(is its shard running, with the same --run-id, --seed and CONVOY_SHARD_SECRET?)")
+            }
+            try await Task.sleep(for: .seconds(wait))
+            wait = min(wait * 2, 2)
         }
+    }
+
+    /// A remote account's session, refreshed when it is (nearly) expired.
+    public func fresh(_ account: RemoteAccount, margin: Double = 60) async throws -> RemoteAccount {
+        guard account.session.expiresAt - margin <= Date().timeIntervalSince1970 else { return account }
+        var refreshed = account
+        refreshed.session = try await SupabaseAuth(SupabaseHTTP(engine: engine, target: target)).refresh(account.session.refreshToken)
+        return refreshed
     }
 
     /// Creates the friendships this shard owns and returns its devices' friends (others' entries stay empty),

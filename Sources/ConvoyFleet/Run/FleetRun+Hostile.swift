@@ -29,6 +29,21 @@ extension FleetRun {
         hostileCasts(hostile, links: friends.map { $0.map { Link(index: $0.index, active: $0.active) } }, seed: seed)
     }
 
+    /// Other shards' devices a hostile device here probes, signed in at pairing; each session
+    /// refreshed before a pass that would find it expired.
+    actor RemoteSessions {
+        var accounts: [Int: RemoteAccount]
+        let onboarding: Onboarding
+
+        init(_ accounts: [Int: RemoteAccount], onboarding: Onboarding) { (self.accounts, self.onboarding) = (accounts, onboarding) }
+
+        func session(_ i: Int) async -> Session {
+            guard let account = accounts[i] else { preconditionFailure("device \(i) of another shard was not signed in") }
+            if let fresh = try? await onboarding.fresh(account) { accounts[i] = fresh }
+            return accounts[i]!.session
+        }
+    }
+
     struct Link {
         var index: Int
         var active: Bool
@@ -84,9 +99,10 @@ extension FleetRun {
     /// `devices[i]` is nil for a device on another shard: it is probed as `remote[i]`, signed in at pairing.
     func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice?],
                         remote: [Int: RemoteAccount], start: Double, end: Double, file: String) -> Task<ProbeSummary, Never> {
+        let sessions = RemoteSessions(remote, onboarding: Onboarding(engine: engine, target: configuration.target, runID: configuration.runID))
         @Sendable func party(_ i: Int) async -> ProbeParty {
             if let d = devices[i] { return ProbeParty(await d.currentAccount) }
-            return ProbeParty(session: remote[i]!.session)
+            return ProbeParty(session: await sessions.session(i))
         }
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
                                  logger: logger)

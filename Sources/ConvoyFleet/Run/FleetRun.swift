@@ -224,15 +224,18 @@ public final class FleetRun: Sendable {
             guard Task.isCancelled else { throw error }
             setPhase(.done)
             let end = ProcessResources.current()
+            let empty = shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: []) }
             var snapshot = metrics.snapshot()
             snapshot.counters["devices"] = mine.count
             return Outcome(metrics: snapshot, accounting: Accounting(), complete: false, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                            duration: 0, accounts: [],
-                           resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: mine.count))
+                           resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: mine.count),
+                           ledger: empty)
         }
 
         // Every device's draws are made on every shard (the streams stay aligned); each shard builds its own devices.
         var slots = [VirtualDevice?](repeating: nil, count: n)
+        let groupStart = scenario.groups.indices.map { g in scenario.groups[..<g].reduce(0) { $0 + $1.count } }
         var rng = SeededGenerator(seed: scenario.seed, stream: 0xF1EE7)
         for i in 0..<n {
             let group = scenario.groups[groupOf[i]]
@@ -243,7 +246,7 @@ public final class FleetRun: Sendable {
             let deviceSeed = rng.next()
             guard let account = accounts[i] else { continue }
             let feeds = configuration.live[group.name] ?? []
-            let firstOfGroup = groupOf.firstIndex(of: groupOf[i]) ?? i
+            let firstOfGroup = groupStart[groupOf[i]]
             let profile = VirtualDevice.Profile(
                 cadence: group.cadence, background: background, replayer: try Replayer(track: track, mode: group.replay, offset: offset),
                 accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: deviceSeed,

@@ -58,17 +58,30 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// Device `device`'s password: the same on every shard that shares `secret`.
     public func password(runID: String, device: Int) -> String {
-        let mac = (try? HMACSHA256.authenticate(Array("convoy password \(runID) \(device)".utf8), key: secret)) ?? []
+        guard let mac = try? HMACSHA256.authenticate(Array("convoy password \(runID) \(device)".utf8), key: secret) else {
+            preconditionFailure("libsodium is unavailable")
+        }
         return Data(mac.prefix(18)).base64EncodedString()
+    }
+
+    /// What every shard of a run must agree on, as a short hash: the scenario as resolved (seed, groups,
+    /// social graph, timeline, after the flags). `convoy merge` refuses shards whose fingerprints differ.
+    public static func fingerprint(_ s: Scenario) -> String {
+        var text = "\(s.name)|\(s.seed)|\(s.social.friends)|\(s.social.communities)|\(s.social.decideLater)"
+        text += "|\(s.timeline.arrivalRate)|\(s.timeline.steady)|\(s.timeline.rampDown)"
+        for g in s.groups { text += "|\(g.name):\(g.count):\(g.cadence):\(g.backgroundShare):\(g.preciseShare):\(g.network)" }
+        return fnv(text)
+    }
+
+    static func fnv(_ text: String) -> String {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in Array(text.utf8) { h = (h ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return String(h, radix: 36)
     }
 
     /// A run id every shard given the same flags agrees on (`--run-id` overrides it).
     public static func derivedRunID(seed: UInt64, scenario: String, devices: Int, startAt: Double?) -> String {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in Array("\(seed)|\(scenario)|\(devices)|\(startAt.map { String(format: "%.3f", $0) } ?? "-")".utf8) {
-            h = (h ^ UInt64(byte)) &* 0x100_0000_01B3
-        }
-        return "s" + String(h, radix: 36)
+        "s" + fnv("\(seed)|\(scenario)|\(devices)|\(startAt.map { String(format: "%.3f", $0) } ?? "-")")
     }
 
     /// The secret from `CONVOY_SHARD_SECRET`, else one derived from the run id: fine for

@@ -139,10 +139,30 @@ public struct ShardLedger: Codable, Sendable {
         guard ledger.schema == schemaName, ledger.version == currentVersion else {
             throw Failure(description: "\(file): \(ledger.schema) v\(ledger.version), expected \(schemaName) v\(currentVersion)")
         }
-        guard (1...ledger.shards).contains(ledger.shard), ledger.devices.allSatisfy({ (0..<ledger.fleet).contains($0.index) }) else {
-            throw Failure(description: "\(file): shard \(ledger.shard) of \(ledger.shards) with devices outside 0..<\(ledger.fleet)")
+        guard ledger.shards >= 1, ledger.fleet >= 0, (1...ledger.shards).contains(ledger.shard) else {
+            throw Failure(description: "\(file): shard \(ledger.shard) of \(ledger.shards) (fleet \(ledger.fleet)) is not a shard")
+        }
+        let fleet = 0..<ledger.fleet
+        for d in ledger.devices {
+            let l = d.ledger
+            let senders = [l.received, l.stale, l.expired, l.backfilled].flatMap(\.keys) + Array(l.decryptFailures.keys)
+            guard fleet.contains(d.index), senders.allSatisfy({ fleet.contains(Int($0)) }),
+                  l.sent.allSatisfy({ ($0.recipients + $0.remote).allSatisfy { fleet.contains(Int($0)) } }) else {
+                throw Failure(description: "\(file): device \(d.index) names devices outside the fleet's 0..<\(ledger.fleet)")
+            }
         }
         return ledger
+    }
+
+    /// A device that more than one of `shards` ran (the ledgers are of different partitions), if any.
+    public static func overlap(_ shards: [ShardLedger]) -> (device: Int, shards: [Int])? {
+        var ranOn: [Int: Int] = [:]
+        for s in shards {
+            for d in s.devices {
+                if let other = ranOn.updateValue(s.shard, forKey: d.index) { return (d.index, [other, s.shard]) }
+            }
+        }
+        return nil
     }
 
     /// What the shards' devices did, accounted for as one run: a tick's update to

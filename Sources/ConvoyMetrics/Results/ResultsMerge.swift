@@ -31,9 +31,18 @@ public enum ResultsMerge {
     /// Checks that `parts` are every shard of one run, each once; returns them in shard order.
     public static func check(_ parts: [Part]) throws(Failure) -> [Part] {
         guard let first = parts.first else { throw Failure(description: "no results folders to merge") }
-        for p in parts where p.shard.runID != first.shard.runID || p.shard.shards != first.shard.shards || p.shard.fleetDevices != first.shard.fleetDevices {
-            throw Failure(description: "\(p.folder): shard \(p.shard.shard!)/\(p.shard.shards) of run \(p.shard.runID) (\(p.shard.fleetDevices) devices), "
-                          + "but \(first.folder) is of run \(first.shard.runID), \(first.shard.shards) shards (\(first.shard.fleetDevices) devices)")
+        for p in parts {
+            guard p.shard.shards >= 1, let i = p.shard.shard, (1...p.shard.shards).contains(i), p.shard.fleetDevices >= 0 else {
+                throw Failure(description: "\(p.folder)/summary.json: shard \(p.shard.shard ?? 0) of \(p.shard.shards) is not a shard")
+            }
+            if p.shard.runID != first.shard.runID || p.shard.shards != first.shard.shards || p.shard.fleetDevices != first.shard.fleetDevices {
+                throw Failure(description: "\(p.folder): shard \(i)/\(p.shard.shards) of run \(p.shard.runID) (\(p.shard.fleetDevices) devices), "
+                              + "but \(first.folder) is of run \(first.shard.runID), \(first.shard.shards) shards (\(first.shard.fleetDevices) devices)")
+            }
+            if p.shard.fleet != first.shard.fleet || p.input.summary.seed != first.input.summary.seed {
+                throw Failure(description: "\(p.folder): shard \(i) ran another fleet than \(first.folder) (a different seed, --devices, --duration "
+                              + "or scenario), so their devices and friendships differ")
+            }
         }
         var seen: [Int: String] = [:]
         for p in parts {
@@ -67,6 +76,8 @@ public enum ResultsMerge {
         metrics.counters["sent"] = accounting.sent
         metrics.counters["sent_offline"] = accounting.sentOffline
         metrics.counters["devices"] = devices
+        // How late the latest shard started, not the sum.
+        if let late = parts.compactMap({ $0.input.histograms?.counters["start_late_ms"] }).max() { metrics.counters["start_late_ms"] = late }
 
         var thresholds: [Threshold] = []
         for t in first.thresholds {
@@ -84,6 +95,7 @@ public enum ResultsMerge {
             accounting: accounting, metrics: metrics, thresholds: thresholds, exitCode: { exitCode(complete, $0) })
         summary.shard = .init(runID: parts[0].shard.runID, shard: nil, shards: parts[0].shard.shards, fleetDevices: parts[0].shard.fleetDevices,
                               folders: parts.map(\.folder))
+        summary.shard?.fleet = parts[0].shard.fleet
         summary.battery = battery(parts.compactMap(\.input.summary.battery), byDevice: batteryByDevice)
         summary.retention = retention(parts.compactMap(\.input.summary.retention))
         summary.probes = probes(parts.compactMap(\.input.summary.probes))
@@ -126,6 +138,8 @@ public enum ResultsMerge {
             out.findings += r.findings
             out.timeline += r.timeline
         }
+        // As one process keeps them: the first 20 (by overage, largest first), the counts go on.
+        out.findings = Array(out.findings.sorted { $0.overageSeconds > $1.overageSeconds }.prefix(20))
         out.timeline.sort { $0.t < $1.t }
         return out
     }
@@ -164,7 +178,13 @@ public enum ResultsMerge {
             let h = lines.removeFirst()
             if header == nil { header = h }
             guard h == header else { continue }
+            // A late tick can name the same second twice in one folder: its last row stands.
+            var own: [String: [String]] = [:]
+            var ownOrder: [String] = []
             for row in lines where row.count == h.count {
+                if own.updateValue(row, forKey: row[0]) == nil { ownOrder.append(row[0]) }
+            }
+            for row in ownOrder.map({ own[$0]! }) {
                 let t = row[0]
                 guard var sum = bySecond[t] else {
                     bySecond[t] = row

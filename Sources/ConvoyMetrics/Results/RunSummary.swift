@@ -82,6 +82,8 @@ public struct RunSummary: Codable, Sendable, Equatable {
         public var sentToOtherShards: Int?
         /// A merged result: the shard folders, in shard order.
         public var folders: [String]?
+        /// The scenario as every shard resolved it (seed, groups, graph, timeline), hashed: shards of one run agree.
+        public var fleet: String?
 
         public init(runID: String, shard: Int?, shards: Int, fleetDevices: Int, sentToOtherShards: Int? = nil, folders: [String]? = nil) {
             (self.runID, self.shard, self.shards, self.fleetDevices) = (runID, shard, shards, fleetDevices)
@@ -90,6 +92,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case shard, shards, folders
+            case fleet
             case runID = "run_id"
             case fleetDevices = "fleet_devices"
             case sentToOtherShards = "sent_to_other_shards"
