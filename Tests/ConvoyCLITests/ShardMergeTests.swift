@@ -142,6 +142,14 @@ import Testing
             let r = try CLI.run(["merge"] + folders + ["--out", dir.appendingPathComponent("bad").path])
             #expect(r.status == 2 && r.stderr.contains(says), "\(folders): \(r.stderr)")
         }
+        // A shard of another fleet (here: another seed) with the same run id.
+        let other = dir.appendingPathComponent("other")
+        try FileManager.default.copyItem(at: dir.appendingPathComponent("shard2"), to: other)
+        let file = other.appendingPathComponent("summary.json")
+        let text = try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "\"seed\" : 7", with: "\"seed\" : 8")
+        try Data(text.utf8).write(to: file)
+        let mixed = try CLI.run("merge", shard1, other.path, "--out", dir.appendingPathComponent("bad").path)
+        #expect(mixed.status == 2 && mixed.stderr.contains("another fleet"), "\(mixed.stderr)")
         let r = try CLI.run("merge", shard1, "--out", shard1)
         #expect(r.status == 2 && r.stderr.contains("--out"), "\(r.stderr)")
     }
