@@ -11,12 +11,12 @@ extension Convoy.Gpx {
             discussion: """
                 Connects to gpsd (reconnecting if it goes away) and records every fix: \
                 time, position, elevation when 3-D, fix type, HDOP and satellites when gpsd reports them. \
-                One track per receiver; a new segment after a lost connection or a gap over 10 s. \
+                One track per receiver; a new segment after a lost connection, a gap over 10 s, or time going back. \
                 Stops after --duration, after --fixes, or on SIGINT/SIGTERM, then writes the file. \
                 If gpsd cannot be reached it keeps trying; with nothing recorded the exit code is 1.
 
                 Example, a track replayed through a real gpsd and recorded back:
-                  gpsfake -P 2947 -c 0.1 walk.nmea &
+                  gpsfake -P 2947 -n -c 0.1 walk.nmea &
                   convoy gpx record --gpsd 127.0.0.1:2947 --out walk-recorded.gpx --fixes 100
                 """)
 
