@@ -17,15 +17,16 @@ build: setup
 release: setup
 	$(SWIFT) build -c release --product convoy
 
-# The whole test suite. CONVOY_REQUIRE_PYTHON_TOOLS and CONVOY_REQUIRE_POSTGRES
-# make the PyNaCl interop, supabase-py and PostgreSQL tests fail, not skip, if
-# what they need (installed by scripts/setup) is missing.
+# The whole test suite. CONVOY_REQUIRE_PYTHON_TOOLS, CONVOY_REQUIRE_POSTGRES and
+# CONVOY_REQUIRE_GPSD make the PyNaCl interop, supabase-py, PostgreSQL and
+# gpsd (gpsfake) tests fail, not skip, if what they need (installed by
+# scripts/setup) is missing.
 # A crash prints only the crashed thread's backtrace (no registers or image
 # list), so the end of a CI log shows where it happened.
 test: setup
 	scripts/check-imports
 	SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none \
-	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 \
+	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 CONVOY_REQUIRE_GPSD=1 \
 	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test
 
 # The main job: scenarios/smoke.yaml (about 50 phones for a minute) against

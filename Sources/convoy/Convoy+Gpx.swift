@@ -5,7 +5,7 @@ extension Convoy {
     struct Gpx: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gpx",
-            abstract: "Make, inspect and convert tracks (GPX 1.0/1.1 and NMEA 0183).",
-            subcommands: [Synth.self, Inspect.self, Nmea.self])
+            abstract: "Make, inspect, convert and record tracks (GPX 1.0/1.1, NMEA 0183, gpsd).",
+            subcommands: [Synth.self, Inspect.self, Nmea.self, Record.self])
     }
 }

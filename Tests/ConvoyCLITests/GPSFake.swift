@@ -1,0 +1,1 @@
+../ConvoyGeoTests/GPSFake.swift

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// gpsfake (gpsd's replay harness: a pty per log, a real gpsd reading them) on
+/// a free loopback port with a TMPDIR of its own, for tests. Shared by
+/// ConvoyGeoTests and ConvoyCLITests (a symlink there), so Foundation only.
+///
+/// With CONVOY_REQUIRE_GPSD=1 (`make test`) a missing gpsfake fails the
+/// tests; otherwise they are skipped with `GPSFake.skipMessage`.
+final class GPSFake: @unchecked Sendable {
+    static let required = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_GPSD"] == "1"
+    static let searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    static var available: Bool { find("gpsfake") != nil && find("gpsd") != nil }
+    static let skipMessage: Comment = "gpsfake or gpsd is not installed (Debian: gpsd, gpsd-clients; scripts/setup installs them)"
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let port: Int
+    private let directory: URL
+    private let pid: pid_t
+    private var exited = false
+
+    /// Starts gpsfake replaying `logs` (each its own device), `cycle` seconds
+    /// between sentences, looping. Call `waitUntilListening()` before connecting.
+    ///
+    /// Spawned with posix_spawn, an empty signal mask and default handlers: a
+    /// child of Foundation's `Process` inherits the test runner's blocked
+    /// signals, and a gpsfake (and its gpsd) that cannot see SIGTERM never stops.
+    init(_ logs: [String], port: Int? = nil, cycle: Double = 0.01) throws {
+        guard let exe = Self.find("gpsfake"), Self.find("gpsd") != nil else {
+            throw Failure(description: "gpsfake or gpsd is missing: install gpsd and gpsd-clients (scripts/setup)")
+        }
+        self.port = try port ?? Self.freePort()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-gpsfake-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = directory.path
+        env["PATH"] = Self.searchPath + ":" + (env["PATH"] ?? "")
+        let argv = [exe, "-P", String(self.port), "-n", "-q", "-c", String(cycle)] + logs
+        pid = try Self.spawn(argv, environment: env.map { "\($0.key)=\($0.value)" },
+                             stderr: directory.appendingPathComponent("gpsfake.err").path)
+    }
+
+    deinit { stopNow() }
+
+    private var logPath: String { directory.appendingPathComponent("gpsfake.err").path }
+
+    /// Whether gpsfake still runs (reaps it once it has exited).
+    private var isRunning: Bool {
+        guard !exited else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+        return !exited
+    }
+
+    /// Polls a TCP connect until gpsd accepts one, or fails after `timeout` seconds.
+    func waitUntilListening(timeout: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard isRunning else {
+                let err = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw Failure(description: "gpsfake exited before listening: \(err)")
+            }
+            if Self.accepts(port: port) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Failure(description: "gpsfake did not listen on 127.0.0.1:\(port) within \(timeout) s")
+    }
+
+    /// SIGTERM (gpsfake then stops its gpsd and exits), waited for with a deadline;
+    /// SIGKILL only if it has not gone by then.
+    func stop(timeout: Double = 15) async {
+        if isRunning { kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        stopNow()
+    }
+
+    private func stopNow() {
+        if isRunning {
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(5)
+            while isRunning, Date() < deadline { usleep(20_000) }
+            if isRunning {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+                exited = true
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func spawn(_ argv: [String], environment: [String], stderr: String) throws -> pid_t {
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var none = sigset_t(), defaults = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&defaults)
+        for s in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigmask(&attr, &none)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.map { strdup($0) } + [nil]
+        defer { for p in cArgs + cEnv { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
+        guard rc == 0 else { throw Failure(description: "cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    static func find(_ name: String) -> String? {
+        let path = searchPath + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "")
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Binds port 0 on 127.0.0.1, reads the port back, closes.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var addr = loopback(port: 0)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0
+            }
+        }
+        guard ok else { throw Failure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = loopback(port: port)
+        return withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return addr
+    }
+}
