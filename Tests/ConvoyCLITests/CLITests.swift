@@ -21,6 +21,16 @@ struct CLI {
 
     static func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
+    /// `run` on a thread of its own: an async test that waits for a long command this way does not hold
+    /// one of the few threads (one per core) every other async test needs meanwhile.
+    static func detached(_ arguments: String...) async throws -> Result { try await detached(arguments) }
+
+    static func detached(_ arguments: [String]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try run(arguments) }) }.start()
+        }
+    }
+
     static func run(_ arguments: [String]) throws -> Result {
         let process = Process()
         process.executableURL = binary

@@ -17,7 +17,7 @@ struct GpxRecordCommandTests {
 
         let fake = try GPSFake([nmea], cycle: 0.01)
         try await fake.waitUntilListening()
-        let r = try CLI.run("gpx", "record", "--gpsd", "127.0.0.1:\(fake.port)", "--out", out, "--fixes", "20", "--duration", "90s")
+        let r = try await CLI.detached("gpx", "record", "--gpsd", "127.0.0.1:\(fake.port)", "--out", out, "--fixes", "20", "--duration", "90s")
         await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("recorded 20 fix(es) from 1 receiver(s)"), "\(r.stdout)")
@@ -44,12 +44,12 @@ struct GpxRecordCommandTests {
         #expect(zero.status == 2)
     }
 
-    @Test func anUnreachableGPSDIsRetriedThenARuntimeFailure() throws {
+    @Test func anUnreachableGPSDIsRetriedThenARuntimeFailure() async throws {
         let port = try GPSFake.freePort()
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("none.gpx").path
-        let r = try CLI.run("gpx", "record", "--gpsd", "127.0.0.1:\(port)", "--out", out, "--duration", "1s")
+        let r = try await CLI.detached("gpx", "record", "--gpsd", "127.0.0.1:\(port)", "--out", out, "--duration", "1s")
         #expect(r.status == 1)
         #expect(r.stderr.contains("nothing recorded") && r.stderr.contains("unreachable") && r.stderr.contains("127.0.0.1:\(port)"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))

@@ -16,7 +16,7 @@ struct LiveCommandTests {
         let fake = try GPSFake([nmea], cycle: 0.2)
         try await fake.waitUntilListening()
         let out = dir.appendingPathComponent("results")
-        let r = try CLI.run("live", "--gpsd", "127.0.0.1:\(fake.port)", "--duration", "8s", "--out", out.path, "--drain", "2s")
+        let r = try await CLI.detached("live", "--gpsd", "127.0.0.1:\(fake.port)", "--duration", "8s", "--out", out.path, "--drain", "2s")
         await fake.stop()
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])

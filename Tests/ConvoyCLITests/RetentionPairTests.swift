@@ -12,11 +12,11 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("summary.json"))) as? [String: Any])
     }
 
-    @Test func passesWhereTheBackendPurges() throws {
+    @Test func passesWhereTheBackendPurges() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("results")
-        let r = try CLI.run("run", Self.scenario, "--out", out.path)
+        let r = try await CLI.detached("run", Self.scenario, "--out", out.path)
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let retention = try #require(try Self.summary(out)["retention"] as? [String: Any])
         #expect(retention["violations"] as? Int == 0 && retention["deleted_early"] as? Int == 0)
@@ -36,7 +36,7 @@ import Testing
         defer { server.stop() }
 
         let out = dir.appendingPathComponent("results")
-        let r = try CLI.run("run", Self.scenario, "--keys-file", keys, "--out", out.path)
+        let r = try await CLI.detached("run", Self.scenario, "--keys-file", keys, "--out", out.path)
         #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
         let summary = try Self.summary(out)
         let retention = try #require(summary["retention"] as? [String: Any])

@@ -65,9 +65,14 @@ import Testing
             try process.run()
         }
 
-        func wait() -> (status: Int32, output: String) {
-            process.waitUntilExit()
-            return (process.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        /// Waits on a thread of its own (not one of the async tests' few).
+        func wait() async -> (status: Int32, output: String) {
+            await withCheckedContinuation { continuation in
+                Thread {
+                    process.waitUntilExit()
+                    continuation.resume(returning: (process.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? ""))
+                }.start()
+            }
         }
     }
 
@@ -80,7 +85,7 @@ import Testing
         let scenario = try Self.scenario(in: dir)
 
         let single = dir.appendingPathComponent("single")
-        let one = try CLI.run("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
+        let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
         #expect(one.status == 0, "\(one.stdout)\n\(one.stderr)")
 
         // Both shards start together, a while ahead so that both are set up (sign-ups, pairing across shards).
@@ -90,11 +95,11 @@ import Testing
                          "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
         }
         for (i, s) in shards.enumerated() {
-            let r = s.wait()
+            let r = await s.wait()
             #expect(r.status == 0, "shard \(i + 1): \(r.output)")
         }
         let merged = dir.appendingPathComponent("merged")
-        let m = try CLI.run("merge", dir.appendingPathComponent("shard2").path, dir.appendingPathComponent("shard1").path, "--out", merged.path)
+        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard2").path, dir.appendingPathComponent("shard1").path, "--out", merged.path)
         #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
 
         let a = try Self.summary(single), b = try Self.summary(merged)

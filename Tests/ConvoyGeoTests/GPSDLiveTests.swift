@@ -5,7 +5,8 @@ import Testing
 /// `GPSDSource` against a real gpsd: gpsfake replays NMEA (Convoy's own, and
 /// real receiver captures) into it on a free port. No timing assertions: every
 /// wait is for a condition, with a deadline.
-@Suite(.enabled(if: GPSFake.available || GPSFake.required, GPSFake.skipMessage), .timeLimit(.minutes(3)))
+// One gpsfake at a time: several python replays at once starve the rest of the suite on 2 cores.
+@Suite(.serialized, .enabled(if: GPSFake.available || GPSFake.required, GPSFake.skipMessage), .timeLimit(.minutes(5)))
 struct GPSDLiveTests {
     typealias Event = GPSDSource.Event
     /// GPS week rollover: old receivers' dates come back 1024 weeks late.

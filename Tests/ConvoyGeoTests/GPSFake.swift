@@ -59,7 +59,7 @@ final class GPSFake: @unchecked Sendable {
     }
 
     /// Polls a TCP connect until gpsd accepts one, or fails after `timeout` seconds.
-    func waitUntilListening(timeout: Double = 20) async throws {
+    func waitUntilListening(timeout: Double = 60) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             guard isRunning else {

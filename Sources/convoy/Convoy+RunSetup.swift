@@ -1,0 +1,61 @@
+import ConvoyWire
+import Foundation
+import Logging
+
+/// What `convoy run` checks and reads before it starts: open files, times, keys files.
+extension Convoy.Run {
+        /// Two descriptors per device (its HTTP connection and its websocket), and the embedded
+        /// backend's side of each: ask for 1,048,576 (what a privileged process may take), else the hard limit.
+        static func raiseOpenFileLimit(_ logger: Logger) {
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            var limit = rlimit()
+            guard getrlimit(resource, &limit) == 0 else { return }
+            let old = limit.rlim_cur
+            var wanted = rlimit(rlim_cur: max(limit.rlim_max, 1_048_576), rlim_max: max(limit.rlim_max, 1_048_576))
+            if setrlimit(resource, &wanted) != 0 {
+                wanted = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
+                guard setrlimit(resource, &wanted) == 0 else { return }
+            }
+            if wanted.rlim_cur != old { logger.info("open-file limit raised from \(old) to \(wanted.rlim_cur)") }
+        }
+
+        /// Connections of the shared pool (`--pooled-connections`).
+        static let poolSize = 256
+
+        /// A run needs a descriptor per device for its websocket, one more per device
+        /// for its own HTTP connection, and as many again for the embedded backend's
+        /// ends. Running out mid-run is a crash (libdispatch cannot open /proc), so
+        /// say so before anything starts.
+        static func checkOpenFileLimit(devices: Int, pooled: Bool, embedded: Bool) throws {
+            var limit = rlimit()
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+            let perDevice = (pooled ? 1 : 2) * (embedded ? 2 : 1)
+            let needed = devices * perDevice + (pooled ? poolSize : 0) + 512
+            guard UInt64(needed) > UInt64(limit.rlim_cur) else { return }
+            var advice = "raise it (ulimit -n; the hard limit here is \(limit.rlim_max))"
+            if !pooled { advice += ", or share one HTTP pool (--pooled-connections)" }
+            if embedded { advice += ", or run convoy serve as its own process (--keys-file)" }
+            throw CommandFailure.runtime("\(devices) devices need about \(needed) open files and the limit is \(limit.rlim_cur): \(advice)")
+        }
+
+        /// RFC 3339 (with or without fractional seconds) or Unix seconds.
+        static func parseTime(_ text: String) -> Double? {
+            if let n = Double(text), n.isFinite, n > 0 { return n }
+            let f = ISO8601DateFormatter()
+            if let d = f.date(from: text) { return d.timeIntervalSince1970 }
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return f.date(from: text)?.timeIntervalSince1970
+        }
+
+        /// A keys file given on the command line is relative to here; one in a scenario, to the scenario's folder.
+        static func readKeys(_ path: String, relativeTo scenario: String) throws -> SupabaseTarget {
+            let candidates = path.hasPrefix("/") ? [path] : [path, ((scenario as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)]
+            guard let file = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }),
+                  let data = FileManager.default.contents(atPath: file)
+            else { throw CommandFailure.badInput("keys file \(path): not found") }
+            guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let url = o["url"] as? String,
+                  let anon = o["anon_key"] as? String
+            else { throw CommandFailure.badInput("keys file \(file): expected {\"url\", \"anon_key\", \"service_role_key\"}") }
+            return SupabaseTarget(url: url, anonKey: anon, serviceKey: o["service_role_key"] as? String)
+        }
+}
