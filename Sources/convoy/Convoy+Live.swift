@@ -15,7 +15,7 @@ extension Convoy {
                 replaying a track; everything else is `convoy run`: onboarding, pairing, sharing to and from \
                 the scenario's virtual devices, the same measurements, results, thresholds and exit codes. \
                 With several --receiver paths, the live group's devices take them in turn; without, every \
-                receiver feeds them. A fix older than --max-fix-age is not shared (counted as live_no_fix).
+                receiver feeds them. A fix that came in longer than --max-fix-age ago (by this machine's clock) is not shared (live_no_fix).
 
                 Without --scenario: one live device among three virtual walkers, friends with each other, for \
                 --duration (default 10m) on the embedded backend; Ctrl-C stops it gracefully.
@@ -33,7 +33,7 @@ extension Convoy {
         @Option(name: .customLong("live-group"), help: "The scenario's group whose devices the receivers feed.")
         var liveGroup = "live"
 
-        @Option(name: .customLong("max-fix-age"), help: "Share a fix only while it is younger than this.")
+        @Option(name: .customLong("max-fix-age"), help: "Share a fix only this long after it came in.")
         var maxFixAge: DurationArgument = DurationArgument(argument: "10s")!
 
         @Option(help: ArgumentHelp("A scenario with a live group (docs/scenarios.md); default: one live device and three walkers.", valueName: "file"))
