@@ -47,6 +47,12 @@ struct CLI {
     }
 }
 
+/// Whether `text` holds something shaped like a JWT (`eyJ…`-header, a dot, a payload, a dot): a bare
+/// "eyJ" also turns up by chance in Base64 ciphertexts that probes print as evidence.
+func containsJWT(_ text: String) -> Bool {
+    text.range(of: #"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\."#, options: .regularExpression) != nil
+}
+
 func temporaryDirectory() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

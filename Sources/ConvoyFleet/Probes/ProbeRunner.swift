@@ -115,7 +115,7 @@ public struct ProbeRunner: Sendable {
         do {
             return .sent(try await engine.send(request), request)
         } catch {
-            return .failed("transport: \(error)")
+            return .failed("transport: \(context.redactor.redact("\(error)"))")
         }
     }
 }
