@@ -24,20 +24,25 @@ extension Onboarding {
         let auth = SupabaseAuth(http), rest = SupabaseREST(http)
         var account: RemoteAccount?
         var wait = 0.25
+        // Untyped throws here: the typed-throws form of this loop crashes the Swift 6.3 optimiser (SIL ownership).
+        let email = email(index)
+        func attempt() async throws(any Error) -> RemoteAccount? {
+            if account == nil { account = RemoteAccount(index: index, session: try await auth.signIn(email: email, password: password)) }
+            let rows = try await rest.select("users", query: "select=id&id=eq.\(account!.userID)", token: account!.session.accessToken)
+            return rows.isEmpty ? nil : account
+        }
         while true {
-            let failure: SupabaseError
+            var failure: any Error = SupabaseError.unexpected("device \(index) (\(email)) signed up but has not published its key")
             do {
-                if account == nil { account = RemoteAccount(index: index, session: try await auth.signIn(email: email(index), password: password)) }
-                let rows = try await rest.select("users", query: "select=id&id=eq.\(account!.userID)", token: account!.session.accessToken)
-                if !rows.isEmpty { return account! }
-                failure = SupabaseError.unexpected("device \(index) (\(email(index))) signed up but has not published its key")
+                if let ready = try await attempt() { return ready }
             } catch {
                 failure = error
             }
             // 400: not signed up yet on its shard; 429 and 5xx: the backend is busy.
-            let retry = failure.status.map { $0 == 400 || $0 == 429 || $0 >= 500 } ?? true
+            let status = (failure as? SupabaseError)?.status
+            let retry = status.map { $0 == 400 || $0 == 429 || $0 >= 500 } ?? true
             guard retry, Date().timeIntervalSince1970 < deadline else {
-                throw SupabaseError.unexpected("cannot sign in as device \(index) (\(email(index))) of another shard by the start: \(failure) "
+                throw SupabaseError.unexpected("cannot sign in as device \(index) (\(email)) of another shard by the start: \(failure) "
                                                + "(is its shard running, with the same --run-id, --seed and CONVOY_SHARD_SECRET?)")
             }
             try await Task.sleep(for: .seconds(wait))
