@@ -82,11 +82,7 @@ extension Onboarding {
 
         let owned = graph.pairs.filter { shard.owns($0.inviter) }
         try await forEach(owned, concurrency: concurrency) { p in
-            let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: token(p.inviter))
-            guard let code = (invite as? [String: Any])?["code"] as? String else { throw SupabaseError.unexpected("create_invite returned no code") }
-            if !p.pending {
-                _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)], token: token(p.invitee))
-            }
+            try await Self.befriend(p, inviter: token(p.inviter), invitee: token(p.invitee), preference: preference, rest: rest)
         } collect: { _ in }
 
         // The friendships other shards own: wait until each of our devices sees all of its active ones.
@@ -96,7 +92,6 @@ extension Onboarding {
             let me = accounts[device]!
             let pairs = graph.friendships(of: device)
             guard !pairs.isEmpty else { return (device, []) }
-            let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
             let active = pairs.filter { !$0.pending }.count
             while true {
                 let rows = try await rest.select("friendships", query: "select=status&status=eq.active", token: me.session.accessToken)
@@ -106,17 +101,8 @@ extension Onboarding {
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }
-            let ids = others.map(userID).joined(separator: ",")
-            let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: me.session.accessToken)
-            let keys = Dictionary(rows.compactMap { r -> (String, String)? in
-                guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
-                return (id, k)
-            }, uniquingKeysWith: { a, _ in a })
-            return (device, try zip(pairs, others).map { pair, other in
-                guard let text = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
-                return Friend(index: other, userID: userID(other), publicKey: try PublicKey(base64: text), iShare: preference(device, other),
-                              active: !pair.pending)
-            })
+            return (device, try await Self.friends(of: device, in: graph, token: me.session.accessToken, userID: userID,
+                                                   preference: preference, rest: rest))
         } collect: { friends[$0.0] = $0.1 }
         return (friends, remote)
     }

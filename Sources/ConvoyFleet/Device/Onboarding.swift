@@ -72,15 +72,8 @@ public struct Onboarding: Sendable {
                 if started >= concurrency { try await group.next() }
                 started += 1
                 group.addTask {
-                    let inviter = accounts[p.inviter], invitee = accounts[p.invitee]
-                    let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: inviter.session.accessToken)
-                    guard let code = (invite as? [String: Any])?["code"] as? String else {
-                        throw SupabaseError.unexpected("create_invite returned no code")
-                    }
-                    if !p.pending {
-                        _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)],
-                                               token: invitee.session.accessToken)
-                    }
+                    try await Self.befriend(p, inviter: accounts[p.inviter].session.accessToken, invitee: accounts[p.invitee].session.accessToken,
+                                            preference: preference, rest: rest)
                 }
             }
             try await group.waitForAll()
@@ -88,22 +81,41 @@ public struct Onboarding: Sendable {
         // Each device's friends' keys, as the app reads them (users are readable by any user).
         var friends: [[Friend]] = Array(repeating: [], count: accounts.count)
         for device in accounts.indices {
-            let pairs = graph.friendships(of: device)
-            guard !pairs.isEmpty else { continue }
-            let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
-            let ids = others.map { accounts[$0].userID }.joined(separator: ",")
-            let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: accounts[device].session.accessToken)
-            let keys = Dictionary(uniqueKeysWithValues: rows.compactMap { r -> (String, String)? in
-                guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
-                return (id, k)
-            })
-            for (pair, other) in zip(pairs, others) {
-                guard let text = keys[accounts[other].userID] else { throw SupabaseError.unexpected("no public key for a friend") }
-                friends[device].append(Friend(index: other, userID: accounts[other].userID, publicKey: try PublicKey(base64: text),
-                                              iShare: preference(device, other), active: !pair.pending))
-            }
+            friends[device] = try await Self.friends(of: device, in: graph, token: accounts[device].session.accessToken,
+                                                     userID: { accounts[$0].userID }, preference: preference, rest: rest)
         }
         return friends
+    }
+}
+
+extension Onboarding {
+    /// One friendship: the inviter's `create_invite` with its preference, then (unless pending) the invitee's `accept_invite`.
+    static func befriend(_ p: SocialGraph.Pair, inviter: String, invitee: String, preference: @Sendable (Int, Int) -> String,
+                         rest: SupabaseREST) async throws {
+        let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: inviter)
+        guard let code = (invite as? [String: Any])?["code"] as? String else { throw SupabaseError.unexpected("create_invite returned no code") }
+        if !p.pending {
+            _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)], token: invitee)
+        }
+    }
+
+    /// `device`'s friends with their published keys, read as the app reads them (users are readable by any user).
+    static func friends(of device: Int, in graph: SocialGraph, token: String, userID: (Int) -> String,
+                        preference: @Sendable (Int, Int) -> String, rest: SupabaseREST) async throws -> [Friend] {
+        let pairs = graph.friendships(of: device)
+        guard !pairs.isEmpty else { return [] }
+        let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
+        let ids = others.map(userID).joined(separator: ",")
+        let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: token)
+        let keys = Dictionary(rows.compactMap { r -> (String, String)? in
+            guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
+            return (id, k)
+        }, uniquingKeysWith: { a, _ in a })
+        return try zip(pairs, others).map { pair, other in
+            guard let text = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
+            return Friend(index: other, userID: userID(other), publicKey: try PublicKey(base64: text), iShare: preference(device, other),
+                          active: !pair.pending)
+        }
     }
 }
 
