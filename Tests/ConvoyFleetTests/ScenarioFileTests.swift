@@ -1,3 +1,4 @@
+import ConvoyCrypto
 import ConvoyFleet
 import ConvoyGeo
 import ConvoyMetrics
@@ -56,6 +57,12 @@ import Testing
         ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 0..9223372036854775807 }\n", "social.friends: at most 1000 friends"),
         ("name: x\ngroups: [{ name: g, count: 2 }]\ntarget: { keys_file: k.json, service_key: s }\n", "target.keys_file: give keys_file, or url"),
         ("name: x\nseed: -1\ngroups: [{ name: g, count: 2 }]\n", "seed: expected a whole number ≥ 0"),
+        ("name: x\napp: grenbox\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: no app \"grenbox\" (apps: greenbox); did you mean \"greenbox\"?"),
+        ("name: x\napp: { name: greenbox, payload: kotlin }\ngroups: [{ name: g, count: 2 }]\n",
+         "bad.yaml:2:33: app.payload: greenbox has no payload \"kotlin\" (payload: convoy, prd)"),
+        ("name: x\napp: { name: greenbox, paylod: prd }\ngroups: [{ name: g, count: 2 }]\n",
+         "bad.yaml:2:24: app.paylod: unknown key \"paylod\"; did you mean \"payload\"?"),
+        ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox)"),
     ])
     func badScenariosSayWhereAndWhat(yaml: String, expected: String) {
         do {
@@ -64,6 +71,16 @@ import Testing
         } catch {
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    @Test func theAppIsGreenBoxUnlessTheScenarioSaysOtherwise() throws {
+        let plain = try ScenarioFile.parse("name: x\ngroups: [{ name: g, count: 2 }]\n", file: "a.yaml")
+        #expect(plain.app == AppChoice(name: "greenbox"))
+        let named = try ScenarioFile.parse("name: x\napp: greenbox\ngroups: [{ name: g, count: 2 }]\n", file: "a.yaml")
+        #expect(named.app == plain.app)
+        let prd = try ScenarioFile.parse("name: x\napp: { name: greenbox, payload: prd }\ngroups: [{ name: g, count: 2 }]\n", file: "a.yaml")
+        #expect(prd.app.options["payload"] == "prd")
+        #expect(Apps.make(prd.app.name, options: prd.app.options)?.plaintext(of: LocationPayload(lat: 1, lon: 2, ts: 3.5, acc: 4, seq: 9)).seq == nil)
     }
 
     @Test func quantities() {

@@ -2,9 +2,11 @@ import ConvoyMetrics
 import ConvoyWire
 import Logging
 
-/// What every device of a run shares: the transport, the backend, the
-/// clocks and the scheduler, the run's measurements, and who is online.
+/// What every device of a run shares: the app it runs, the transport, the
+/// backend, the clocks and the scheduler, the run's measurements, and who is online.
 public final class FleetContext: Sendable {
+    /// The app every device runs (its tables, topics, RPCs and payloads).
+    public let app: any AppProfile
     public let engine: HTTPEngine
     public let target: SupabaseTarget
     public let metrics: Metrics
@@ -13,11 +15,16 @@ public final class FleetContext: Sendable {
     public let presence: Presence
     public let logger: Logger
     public let options: DeviceOptions
+    /// What its phones sealed for whom and when, for an app whose payload carries no `seq` (Green Box `payload: prd`).
+    public let sentUpdates: SentUpdates
     /// The part of the fleet this process runs (nil: all of it); friends elsewhere are on other shards.
     public let shard: Shard?
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
-                presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil) {
+                presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
+                app: any AppProfile = GreenBoxApp()) {
+        self.app = app
+        sentUpdates = SentUpdates(horizon: options.retentionLimit + 60)
         self.shard = shard
         self.engine = engine
         self.target = target

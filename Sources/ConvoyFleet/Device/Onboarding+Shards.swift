@@ -21,15 +21,15 @@ extension Onboarding {
     /// and published its key (friendships refer to the `users` row).
     public func signIn(_ index: Int, password: String, deadline: Double) async throws -> RemoteAccount {
         let http = SupabaseHTTP(engine: engine, target: target)
-        let auth = SupabaseAuth(http), rest = SupabaseREST(http)
+        let auth = SupabaseAuth(http)
+        let app = app
         var account: RemoteAccount?
         var wait = 0.25
         // Untyped throws here: the typed-throws form of this loop crashes the Swift 6.3 optimiser (SIL ownership).
         let email = email(index)
         func attempt() async throws(any Error) -> RemoteAccount? {
             if account == nil { account = RemoteAccount(index: index, session: try await auth.signIn(email: email, password: password)) }
-            let rows = try await rest.select("users", query: "select=id&id=eq.\(account!.userID)", token: account!.session.accessToken)
-            return rows.isEmpty ? nil : account
+            return try await app.hasPublishedKey(account!.userID, token: account!.session.accessToken, via: http) ? account : nil
         }
         while true {
             var failure: any Error = SupabaseError.unexpected("device \(index) (\(email)) signed up but has not published its key")
@@ -63,7 +63,8 @@ extension Onboarding {
     public func pair(_ graph: SocialGraph, shard: Shard, local accounts: [Int: DeviceAccount], runID: String, deadline: Double,
                      preference: @escaping @Sendable (Int, Int) -> String,
                      concurrency: Int = 32) async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
-        let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
+        let http = SupabaseHTTP(engine: engine, target: target)
+        let app = app
         // Every other shard's device that one of ours is paired with.
         var needed = Set<Int>()
         for device in accounts.keys {
@@ -77,12 +78,12 @@ extension Onboarding {
             try await self.signIn(i, password: shard.password(runID: runID, device: i), deadline: deadline)
         } collect: { remote[$0.index] = $0 }
         let signedIn = remote
-        @Sendable func token(_ i: Int) -> String { accounts[i]?.session.accessToken ?? signedIn[i]!.session.accessToken }
+        @Sendable func session(_ i: Int) -> Session { accounts[i]?.session ?? signedIn[i]!.session }
         @Sendable func userID(_ i: Int) -> String { accounts[i]?.userID ?? signedIn[i]!.userID }
 
         let owned = graph.pairs.filter { shard.owns($0.inviter) }
         try await forEach(owned, concurrency: concurrency) { p in
-            try await Self.befriend(p, inviter: token(p.inviter), invitee: token(p.invitee), preference: preference, rest: rest)
+            try await Self.befriend(p, inviter: session(p.inviter), invitee: session(p.invitee), preference: preference, app: app, http: http)
         } collect: { _ in }
 
         // The friendships other shards own: wait until each of our devices sees all of its active ones.
@@ -94,15 +95,15 @@ extension Onboarding {
             guard !pairs.isEmpty else { return (device, []) }
             let active = pairs.filter { !$0.pending }.count
             while true {
-                let rows = try await rest.select("friendships", query: "select=status&status=eq.active", token: me.session.accessToken)
-                if rows.count >= active { break }
+                let count = try await app.activeFriendships(token: me.session.accessToken, via: http)
+                if count >= active { break }
                 guard Date().timeIntervalSince1970 < deadline else {
-                    throw SupabaseError.unexpected("device \(device): \(rows.count) of its \(active) friendships active by the start time; did every shard run?")
+                    throw SupabaseError.unexpected("device \(device): \(count) of its \(active) friendships active by the start time; did every shard run?")
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }
             return (device, try await Self.friends(of: device, in: graph, token: me.session.accessToken, userID: userID,
-                                                   preference: preference, rest: rest))
+                                                   preference: preference, app: app, http: http))
         } collect: { friends[$0.0] = $0.1 }
         return (friends, remote)
     }

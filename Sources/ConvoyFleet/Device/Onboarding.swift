@@ -29,23 +29,24 @@ public struct Friend: Sendable, Equatable {
     public let active: Bool
 }
 
-/// Greenbox-prd.md §4–5 up to sharing: sign up, generate a key pair, publish
-/// the public key, then invite and accept friends as the social graph says,
-/// each side with its own sharing preference.
+/// Everything before sharing (greenbox-prd.md §4–5): sign up, generate a key
+/// pair, publish the public key, then make friends as the social graph says,
+/// each side with its own sharing preference, the way the app does each.
 public struct Onboarding: Sendable {
+    public let app: any AppProfile
     public let engine: HTTPEngine
     public let target: SupabaseTarget
     /// Makes this run's emails unique, so runs can share a backend.
     public let runID: String
 
-    public init(engine: HTTPEngine, target: SupabaseTarget, runID: String) {
-        (self.engine, self.target, self.runID) = (engine, target, runID)
+    public init(engine: HTTPEngine, target: SupabaseTarget, runID: String, app: any AppProfile = GreenBoxApp()) {
+        (self.engine, self.target, self.runID, self.app) = (engine, target, runID, app)
     }
 
     /// Device `index`'s email: unique to the run, the same on every shard.
     public func email(_ index: Int) -> String { "convoy-\(runID)-\(index)@convoy.test" }
 
-    /// Signs device `index` up and publishes its public key (`users` row); with
+    /// Signs device `index` up and publishes its public key; with
     /// no `password`, a random one (a sharded run derives it: `Shard.password`).
     public func signUp(_ index: Int, password given: String? = nil, on connection: HTTPConnection? = nil) async throws -> DeviceAccount {
         let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
@@ -53,27 +54,27 @@ public struct Onboarding: Sendable {
         let password = given ?? Data(Sodium.randomBytes(18)).base64EncodedString()
         let session = try await SupabaseAuth(http).signUp(email: email, password: password)
         let keys = try BoxKeyPair()
-        let row = try JSONSerialization.data(withJSONObject: ["id": session.userID, "public_key": keys.publicKey.base64])
-        try await SupabaseREST(http).upsert("users", json: Array(row), onConflict: "id", token: session.accessToken)
+        try await app.publishKey(keys.publicKey, session: session, via: http)
         return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)
     }
 
-    /// Creates every friendship of `graph`: the inviter's `create_invite` with
-    /// its preference, then (unless the pair is pending) the invitee's
-    /// `accept_invite` with its own. `preference(a, b)` is how device `a`
+    /// Creates every friendship of `graph` as the app befriends: the inviter's
+    /// side with its preference, then (unless the pair is pending) the invitee's
+    /// with its own. `preference(a, b)` is how device `a`
     /// shares with device `b` (`precise` or `general`). Returns each device's
     /// friends with their published keys.
     public func pair(_ graph: SocialGraph, accounts: [DeviceAccount], preference: @escaping @Sendable (Int, Int) -> String,
                      concurrency: Int = 32) async throws -> [[Friend]] {
-        let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
+        let http = SupabaseHTTP(engine: engine, target: target)
+        let app = app
         try await withThrowingTaskGroup(of: Void.self) { group in
             var started = 0
             for p in graph.pairs {
                 if started >= concurrency { try await group.next() }
                 started += 1
                 group.addTask {
-                    try await Self.befriend(p, inviter: accounts[p.inviter].session.accessToken, invitee: accounts[p.invitee].session.accessToken,
-                                            preference: preference, rest: rest)
+                    try await Self.befriend(p, inviter: accounts[p.inviter].session, invitee: accounts[p.invitee].session,
+                                            preference: preference, app: app, http: http)
                 }
             }
             try await group.waitForAll()
@@ -82,39 +83,30 @@ public struct Onboarding: Sendable {
         var friends: [[Friend]] = Array(repeating: [], count: accounts.count)
         for device in accounts.indices {
             friends[device] = try await Self.friends(of: device, in: graph, token: accounts[device].session.accessToken,
-                                                     userID: { accounts[$0].userID }, preference: preference, rest: rest)
+                                                     userID: { accounts[$0].userID }, preference: preference, app: app, http: http)
         }
         return friends
     }
 }
 
 extension Onboarding {
-    /// One friendship: the inviter's `create_invite` with its preference, then (unless pending) the invitee's `accept_invite`.
-    static func befriend(_ p: SocialGraph.Pair, inviter: String, invitee: String, preference: @Sendable (Int, Int) -> String,
-                         rest: SupabaseREST) async throws {
-        let invite = try await rest.rpc("create_invite", ["preference": preference(p.inviter, p.invitee)], token: inviter)
-        guard let code = (invite as? [String: Any])?["code"] as? String else { throw SupabaseError.unexpected("create_invite returned no code") }
-        if !p.pending {
-            _ = try await rest.rpc("accept_invite", ["code": code, "preference": preference(p.invitee, p.inviter)], token: invitee)
-        }
+    /// One friendship: the inviter's side with its preference, then (unless pending) the invitee's.
+    static func befriend(_ p: SocialGraph.Pair, inviter: Session, invitee: Session, preference: @Sendable (Int, Int) -> String,
+                         app: any AppProfile, http: SupabaseHTTP) async throws {
+        try await app.befriend(FriendRequest(inviter: inviter, invitee: invitee, inviterPreference: preference(p.inviter, p.invitee),
+                                             inviteePreference: preference(p.invitee, p.inviter), pending: p.pending), via: http)
     }
 
-    /// `device`'s friends with their published keys, read as the app reads them (users are readable by any user).
+    /// `device`'s friends with their published keys, read as the app reads them.
     static func friends(of device: Int, in graph: SocialGraph, token: String, userID: (Int) -> String,
-                        preference: @Sendable (Int, Int) -> String, rest: SupabaseREST) async throws -> [Friend] {
+                        preference: @Sendable (Int, Int) -> String, app: any AppProfile, http: SupabaseHTTP) async throws -> [Friend] {
         let pairs = graph.friendships(of: device)
         guard !pairs.isEmpty else { return [] }
         let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
-        let ids = others.map(userID).joined(separator: ",")
-        let rows = try await rest.select("users", query: "select=id,public_key&id=in.(\(ids))", token: token)
-        let keys = Dictionary(rows.compactMap { r -> (String, String)? in
-            guard let id = r["id"] as? String, let k = r["public_key"] as? String else { return nil }
-            return (id, k)
-        }, uniquingKeysWith: { a, _ in a })
+        let keys = try await app.publicKeys(of: others.map(userID), token: token, via: http)
         return try zip(pairs, others).map { pair, other in
-            guard let text = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
-            return Friend(index: other, userID: userID(other), publicKey: try PublicKey(base64: text), iShare: preference(device, other),
-                          active: !pair.pending)
+            guard let key = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
+            return Friend(index: other, userID: userID(other), publicKey: key, iShare: preference(device, other), active: !pair.pending)
         }
     }
 }

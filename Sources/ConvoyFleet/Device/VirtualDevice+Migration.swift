@@ -7,11 +7,11 @@ import Foundation
 
 /// Device migration (greenbox-prd.md §4.1): a new key pair, and friends who accept again.
 extension VirtualDevice {
-    /// Reinstalls the app (PRD §4.1): a new key pair, published on the
-    /// `users` row, and a new invite for each active friend. Returns the
+    /// Reinstalls the app (PRD §4.1): a new key pair, published as the app
+    /// publishes keys, and a new invitation for each active friend. Returns the
     /// codes, by friend, for them to accept again.
     func reinstall(at intended: Double) async -> [(friend: Int, code: String)] {
-        if case .gone = life { return [] }
+        if life.isGone { return [] }
         guard let keys = try? BoxKeyPair() else {
             metrics.count("migration_failures")
             return []
@@ -26,9 +26,8 @@ extension VirtualDevice {
         let active = friends.filter(\.active)
         for friend in active { awaitingNewKey.insert(Int32(friend.index)) }
         let token = account.session.accessToken
-        let row = "{\"id\":\"\(account.userID)\",\"public_key\":\"\(keys.publicKey.base64)\"}"
         do {
-            try await rest.upsert("users", json: Array(row.utf8), onConflict: "id", token: token)
+            try await app.publishKey(keys.publicKey, session: account.session, via: http)
             metrics.count("http_requests")
         } catch {
             metrics.count("http_requests")
@@ -39,9 +38,8 @@ extension VirtualDevice {
         var codes: [(friend: Int, code: String)] = []
         for friend in active {
             do {
-                let invite = try await rest.rpc("create_invite", ["preference": friend.iShare], token: token)
+                codes.append((friend.index, try await app.invite(preference: friend.iShare, token: token, via: http)))
                 metrics.count("http_requests")
-                if let code = (invite as? [String: Any])?["code"] as? String { codes.append((friend.index, code)) }
             } catch {
                 metrics.count("http_requests")
                 metrics.count("migration_failures")
@@ -53,14 +51,15 @@ extension VirtualDevice {
 
     /// Accepts a reinstalled friend's new invite and switches to their new key.
     func reaccept(code: String, from inviter: Int) async {
-        if case .gone = life { return }
+        if life.isGone { return }
         guard let i = friends.firstIndex(where: { $0.index == inviter }) else { return }
         let friend = friends[i]
         do {
-            _ = try await rest.rpc("accept_invite", ["code": code, "preference": friend.iShare], token: account.session.accessToken)
-            let rows = try await rest.select("users", query: "select=public_key&id=eq.\(friend.userID)", token: account.session.accessToken)
+            let token = account.session.accessToken
+            try await app.accept(code: code, preference: friend.iShare, token: token, via: http)
+            let keys = try await app.publicKeys(of: [friend.userID], token: token, via: http)
             metrics.count("http_requests", by: 2)
-            guard let text = rows.first?["public_key"] as? String, let key = try? PublicKey(base64: text) else {
+            guard let key = keys[friend.userID] else {
                 metrics.count("migration_failures")
                 return
             }

@@ -6,7 +6,8 @@ import ConvoyWire
 import Foundation
 import Logging
 
-/// Receiving (greenbox-prd.md §4.4, "To receive locations"): Realtime events, decryption and validation, rejoins and backfill.
+/// Receiving (greenbox-prd.md §4.4, "To receive locations"): Realtime events, the app's updates decrypted
+/// and validated, rejoins, and catching up after a gap.
 extension VirtualDevice {
     func handle(_ event: RealtimeClient.Event) async {
         switch event {
@@ -14,20 +15,18 @@ extension VirtualDevice {
             if attempt > 0 { metrics.count("reconnects") }
         case .disconnected:
             metrics.count("disconnects")
-            if lostAt == nil { lostAt = context.clock.wallNow() }
+            life.lost(at: context.clock.wallNow())
         case .subscribed:
-            if !subscribed {
-                subscribed = true
-                if case .online(let since) = life {
-                    metrics.record("subscribe", seconds: context.clock.now() - since)
-                    context.presence.set(index, online: true)
-                    ledger.online.append(.init(from: context.clock.wallNow()))
-                }
-            } else if let since = lostAt {
+            switch life.subscription() {
+            case .first(let arrivedAt?):
+                metrics.record("subscribe", seconds: context.clock.now() - arrivedAt)
+                context.presence.set(index, online: true)
+                ledger.online.append(.init(from: context.clock.wallNow()))
+            case .back(let since):
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
-                lostAt = nil
                 Task { [weak self] in await self?.backfill(since: since) }
+            case .first(nil), .unchanged: break
             }
         case .joinFailed(let topic, let reason):
             metrics.count("realtime_join_failures")
@@ -36,11 +35,18 @@ extension VirtualDevice {
         case .channelClosed(let topic, let reason):
             metrics.count("realtime_channel_closed")
             context.logger.debug("device \(index): channel closed: \(reason)")
-            if lostAt == nil { lostAt = context.clock.wallNow() }
+            life.lost(at: context.clock.wallNow())
             await rejoin(topic)
         case .change(_, let change):
             spendReceived(bytes: change.bytes)
-            receive(change.record, commitTimestamp: change.commitTimestamp, arrived: change.receivedAt)
+            if let committed = CommitTimestamp.parse(change.commitTimestamp) {
+                metrics.record("commit_to_receipt", seconds: change.receivedAt - committed)
+            }
+            switch app.incoming(change) {
+            case .update(let update): receive(update)
+            case .malformed: metrics.count("malformed_rows")
+            case .notMine: metrics.count("realtime_other_changes")
+            }
         case .heartbeat(let roundTrip):
             spendHeartbeat()
             metrics.record("realtime_heartbeat", seconds: roundTrip)
@@ -51,10 +57,7 @@ extension VirtualDevice {
     /// token when this one is (nearly) expired, after a second so a refusing
     /// server is not hammered.
     func rejoin(_ topic: String) async {
-        switch life {
-        case .online, .leaving: break
-        case .waiting, .gone: return
-        }
+        guard life.isReceiving else { return }
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         context.scheduler.at(context.clock.now() + 1) { [weak self] _ in await self?.joinAgain(topic) }
     }
@@ -62,31 +65,23 @@ extension VirtualDevice {
     func joinAgain(_ topic: String) {
         guard let realtime, !isGone else { return }
         metrics.count("realtime_rejoins")
-        realtime.join(topic, bindings: [binding])
+        realtime.join(topic, bindings: app.subscription(for: account.userID).bindings)
     }
 
-    /// One `encrypted_locations` row for this device (PRD §4.4, "To receive
-    /// locations"). `arrived`: when it came off the socket (Unix seconds).
-    func receive(_ record: [String: String], commitTimestamp: String?, arrived: Double, backfilled: Bool = false) {
+    /// One update for this device, from Realtime or a catch-up (greenbox-prd.md §4.4, "To receive locations").
+    func receive(_ incoming: IncomingUpdate, backfilled: Bool = false) {
         let clock = context.clock
-        guard let senderID = record["sender_id"], let payload = record["payload"] else {
-            metrics.count("malformed_rows")
-            return
-        }
-        let rowID = record["id"].flatMap { Int64($0) }
-        let created = record["created_at"].flatMap(CommitTimestamp.parse)
+        let rowID = incoming.id
+        let created = incoming.createdAt
         if let rowID, let created { remember(row: rowID, createdAt: created) }
-        if let text = commitTimestamp, let committed = CommitTimestamp.parse(text) {
-            metrics.record("commit_to_receipt", seconds: arrived - committed)
-        }
-        guard let sender = friendIndex[senderID] else {
+        guard let sender = friendIndex[incoming.sender] else {
             metrics.count("received_from_strangers")
             return
         }
         let started = clock.now()
-        let update: LocationPayload
+        var update: LocationPayload
         do {
-            update = try GreenBoxEnvelope.open(payload, with: account.keys)
+            update = try app.open(incoming, with: account.keys)
         } catch {
             // A row that arrives twice (Realtime, then a backfill) fails once.
             guard rowID.map({ undecryptableRows.insert($0).inserted }) ?? true else {
@@ -108,6 +103,16 @@ extension VirtualDevice {
         }
         metrics.record("open", seconds: opening)
         spendCPU(seconds: opening)
+        if update.seq == nil {
+            // The app's payload carries no seq (Green Box `payload: prd`): what the sender sealed for this device, found by its plaintext.
+            let has = ledger.received[sender] ?? []
+            guard let sent = context.sentUpdates.find(sender: Int(sender), recipient: index, update, has: { has.contains($0) }) else {
+                metrics.count("received_unmatched")
+                return
+            }
+            update.seq = sent.seq
+            update.sentNanos = sent.sentNanos
+        }
         if awaitingNewKey.remove(sender) != nil, let migratedAt {
             metrics.record("migration_restore", seconds: clock.now() - migratedAt)
         }
@@ -144,23 +149,22 @@ extension VirtualDevice {
         metrics.count("received")
     }
 
-    /// Fetches this device's rows created since `since` (Unix seconds, minus
-    /// a lookback for clock skew and commit order), page by page, after a
-    /// reconnect. Rows it already has are duplicates and are dropped by `seq`.
+    /// Catches up after a reconnect: what the app has for this device since
+    /// `since` (Unix seconds, minus a lookback for clock skew and commit order),
+    /// page by page. Updates it already has are duplicates and are dropped by `seq`.
     func backfill(since: Double) async {
         guard !backfilling else { return }
         backfilling = true
         defer { backfilling = false }
         metrics.count("backfills")
-        let from = Self.timestamp(since - context.options.backfillLookback)
+        let from = since - context.options.backfillLookback
         var after: Int64 = 0
         let page = context.options.backfillPage
         while !isGone {
-            let rows: [[String: Any]]
+            let fetched: CatchUpPage
             do {
-                rows = try await rest.select("encrypted_locations",
-                                             query: "select=id,sender_id,payload,created_at&recipient_id=eq.\(account.userID)&created_at=gte.\(from)&id=gt.\(after)&order=id.asc&limit=\(page)",
-                                             token: account.session.accessToken)
+                fetched = try await app.catchUp(for: account.userID, since: from, after: after, limit: page, token: account.session.accessToken,
+                                                via: http)
                 metrics.count("http_requests")
             } catch {
                 metrics.count("http_requests")
@@ -168,23 +172,15 @@ extension VirtualDevice {
                 _ = countFailure(error)
                 return
             }
-            spendHTTP(body: 0, response: rows.reduce(0) { $0 + (($1["payload"] as? String)?.utf8.count ?? 0) + 120 })
-            let arrived = context.clock.wallNow()
+            spendHTTP(body: 0, response: fetched.bytes)
             let before = after
-            for row in rows {
-                var record: [String: String] = [:]
-                if let id = (row["id"] as? NSNumber)?.int64Value {
-                    record["id"] = String(id)
-                    after = max(after, id)
-                }
-                record["sender_id"] = row["sender_id"] as? String
-                record["payload"] = row["payload"] as? String
-                record["created_at"] = row["created_at"] as? String
+            after = fetched.cursor
+            for update in fetched.updates {
                 metrics.count("backfilled")
-                receive(record, commitTimestamp: nil, arrived: arrived, backfilled: true)
+                receive(update, backfilled: true)
             }
             // A short page is the last; a page whose ids did not move the cursor would repeat.
-            if rows.count < page || after == before { return }
+            if fetched.updates.count < page || after == before { return }
         }
     }
 
@@ -195,12 +191,4 @@ extension VirtualDevice {
     }
 
     static let recentRowsKept = 8
-
-    /// `2026-01-05T08:00:00.123456Z`, for a `created_at` filter.
-    static func timestamp(_ unix: Double) -> String {
-        let seconds = unix.rounded(.down)
-        let micros = Int((unix - seconds) * 1e6)
-        let base = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle()).dropLast()
-        return "\(base).\(String(format: "%06d", micros))Z"
-    }
 }

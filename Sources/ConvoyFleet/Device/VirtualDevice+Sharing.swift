@@ -5,11 +5,11 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 
-/// Sharing (greenbox-prd.md §4.3–4.4, "To send a location"): a tick per cadence, one sealed row per active friend, one bulk insert.
+/// Sharing: a tick per cadence, one update sealed per active friend, sent as the app sends a tick (Green Box: one bulk insert).
 extension VirtualDevice {
-    /// One sharing tick at its intended time (PRD §4.4, "To send a location").
+    /// One sharing tick at its intended time (greenbox-prd.md §4.4, "To send a location").
     func share(intended: Double) async {
-        guard case .online(let since) = life else { return }
+        guard let since = life.onlineSince else { return }
         let clock = context.clock
         let options = context.options
         let next = intended + rng.uniform(profile.cadence.lowerBound, profile.cadence.upperBound)
@@ -50,20 +50,24 @@ extension VirtualDevice {
         let tick = seq
         let wall = clock.wall(intended)
         let online = context.presence.areOnline(active.map(\.index))
-        var body = "["
+        var outgoing: [OutgoingUpdate] = []
+        outgoing.reserveCapacity(active.count)
         var expected: [Int32] = []
         var remote: [Int32] = []
         var offline = 0
         for (i, friend) in active.enumerated() {
             let rule: PrivacyFuzz = friend.iShare == "general" ? .general : .precise
             let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
-            let payload = LocationPayload(lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
-                                          ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10,
-                                          seq: tick, sentNanos: Int64(wall * 1e9))
+            let sentNanos = Int64(wall * 1e9)
+            let payload = app.plaintext(of: LocationPayload(
+                lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
+                ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
+            // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
+            if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
             let started = clock.now()
             let sealed: String
             do {
-                sealed = try GreenBoxEnvelope.seal(payload, to: friend.publicKey)
+                sealed = try app.seal(payload, to: friend.publicKey)
             } catch {
                 metrics.count("seal_failures")
                 continue
@@ -71,8 +75,7 @@ extension VirtualDevice {
             let sealing = clock.now() - started
             metrics.record("seal", seconds: sealing)
             spendCPU(seconds: sealing)
-            if !expected.isEmpty || !remote.isEmpty || offline > 0 { body += "," }
-            body += "{\"sender_id\":\"\(account.userID)\",\"recipient_id\":\"\(friend.userID)\",\"payload\":\"\(sealed)\"}"
+            outgoing.append(OutgoingUpdate(recipient: friend.userID, ciphertext: sealed))
             if let shard = context.shard, !shard.owns(friend.index) {
                 remote.append(Int32(friend.index))
             } else if online[i] {
@@ -81,20 +84,21 @@ extension VirtualDevice {
                 offline += 1
             }
         }
-        body += "]"
-        guard !expected.isEmpty || !remote.isEmpty || offline > 0 else { return }
+        guard !outgoing.isEmpty else { return }
         lastShare = (intended, measured.position)
         let started = clock.now()
         var failure: String?
+        var bytes = 0
         do {
-            try await rest.insert("encrypted_locations", json: Array(body.utf8), token: account.session.accessToken)
+            bytes = try await app.send(outgoing, from: account.session, via: http)
             metrics.record("post", seconds: clock.now() - started)
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
             metrics.record("post_failed", seconds: clock.now() - started)
             failure = countFailure(error)
+            bytes = Self.estimatedBody(outgoing)
         }
-        spendHTTP(body: body.utf8.count)
+        spendHTTP(body: bytes)
         metrics.count("http_requests")
         metrics.count("updates")
         metrics.count("sent", by: expected.count)
@@ -102,6 +106,11 @@ extension VirtualDevice {
         if !remote.isEmpty { metrics.count("sent_other_shards", by: remote.count) }
         sentOffline += offline
         ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure, wall: wall, remote: remote))
+    }
+
+    /// What a request that failed before it was answered still sent, bytes (its updates and their framing).
+    static func estimatedBody(_ updates: [OutgoingUpdate]) -> Int {
+        updates.reduce(2) { $0 + $1.recipient.utf8.count + $1.ciphertext.utf8.count + 90 }
     }
 
     /// Counts a failed request; returns the reason its updates were lost.

@@ -29,7 +29,7 @@ extension VirtualDevice {
     /// A new session from the refresh token (which rotates), pushed to the
     /// Realtime channel. Concurrent callers wait for the one refresh in flight.
     func refresh() async {
-        if case .gone = life { return }
+        if life.isGone { return }
         if let running = refreshing {
             await running.value
             return
@@ -43,7 +43,7 @@ extension VirtualDevice {
     func performRefresh() async {
         let started = context.clock.now()
         do {
-            let session = try await SupabaseAuth(rest.http).refresh(account.session.refreshToken)
+            let session = try await SupabaseAuth(http).refresh(account.session.refreshToken)
             spendHTTP(body: 80, response: 1_400)  // a refresh token up; a session (two tokens and the user) down
             metrics.count("http_requests")
             metrics.record("token_refresh", seconds: context.clock.now() - started)

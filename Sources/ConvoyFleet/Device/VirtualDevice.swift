@@ -6,13 +6,14 @@ import ConvoyWire
 import Foundation
 import Logging
 
-/// One virtual Green Box phone after onboarding (greenbox-prd.md §4.3–4.4):
-/// it shares its position with each active friend on its cadence (or, in the
-/// background, on significant change), sealed to each friend's key in one
-/// bulk insert, and receives its friends' updates over its own Realtime
-/// connection, decrypting and validating each (one file per feature:
-/// `VirtualDevice+Sharing`, `+Receiving`, `+Migration`, `+Tokens`). Its lifecycle is the
-/// `Life` state; its sends and receipts go to its `DeviceLedger`.
+/// One virtual phone after onboarding: it shares its position with each
+/// active friend on its cadence (or, in the background, on significant
+/// change), sealed to each friend's key, and receives its friends' updates
+/// over its own Realtime connection, decrypting and validating each (one file
+/// per feature: `VirtualDevice+Sharing`, `+Receiving`, `+Migration`,
+/// `+Tokens`). What it sends and subscribes to, and how, is its app's
+/// (`context.app`, an `AppProfile`): the phone names no table, topic or RPC.
+/// Its lifecycle is one state machine (`Lifecycle`); its sends and receipts go to its `DeviceLedger`.
 public actor VirtualDevice {
     /// How this device moves and shares.
     public struct Profile: Sendable {
@@ -43,35 +44,22 @@ public actor VirtualDevice {
         var dot: Bool
     }
 
-    enum Life {
-        /// Onboarded, not yet arrived.
-        case waiting
-        /// Arrived: sharing, and receiving once subscribed.
-        case online(since: Double)
-        /// Stopped sharing, still receiving what is in flight.
-        case leaving
-        case gone
-    }
-
     public nonisolated let index: Int
     let context: FleetContext
     let profile: Profile
     var account: DeviceAccount
     var friends: [Friend]
     var friendIndex: [String: Int32]
-    let rest: SupabaseREST
+    /// Its way to the backend (its own connection when it has one).
+    let http: SupabaseHTTP
     var replayer: Replayer
     var noise: NoiseGenerator
     var rng: SeededGenerator
-    var life = Life.waiting
+    /// Waiting, online, leaving or gone, subscribed or not, and since when it lost Realtime (`VirtualDevice+Lifecycle`).
+    var life = Lifecycle()
     var seq: UInt64 = 0
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
-    /// Unix time the connection or channel last went down (the backfill looks back from there).
-    var lostAt: Double?
-    var subscribed = false
-    /// It connected to Realtime and asked for its channel (whether or not it got it).
-    var joined = false
     var backfilling = false
     /// The refresh in flight, which every caller waits for; and the generation of the scheduled one.
     var refreshing: Task<Void, Never>?
@@ -100,33 +88,33 @@ public actor VirtualDevice {
         friendIndex = Dictionary(friends.map { ($0.userID, Int32($0.index)) }, uniquingKeysWith: { a, _ in a })
         self.profile = profile
         self.context = context
-        rest = SupabaseREST(SupabaseHTTP(engine: context.engine, target: context.target, connection: connection))
+        http = SupabaseHTTP(engine: context.engine, target: context.target, connection: connection)
         replayer = profile.replayer
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
     }
 
-    var topic: String { "realtime:greenbox:\(account.userID)" }
     var metrics: Metrics { context.metrics }
+    var app: any AppProfile { context.app }
 
     // MARK: - Lifecycle
 
     /// Comes online at `intended`: connects to Realtime, subscribes to its
     /// own rows, and starts sharing at a random phase of its cadence.
     public func arrive(at intended: Double) async {
-        guard case .waiting = life else { return }
-        life = .online(since: intended)
+        guard life.arrive(at: intended) else { return }
         startEnergy(at: intended)
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
-        guard case .online = life else { return }
+        guard life.onlineSince != nil else { return }
         let options = context.options
         let clock = context.clock
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
                                     heartbeatWait: { try await Task.sleep(for: .seconds(options.heartbeat)) },
                                     now: { clock.wallNow() })
-        client.join(topic, bindings: [binding])
-        joined = true
+        let subscription = app.subscription(for: account.userID)
+        client.join(subscription.topic, bindings: subscription.bindings)
+        life.joinedRealtime()
         realtime = client
         tasks.append(Task { await client.run() })
         tasks.append(Task { [weak self] in
@@ -137,41 +125,28 @@ public actor VirtualDevice {
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
     }
 
-    var binding: RealtimeClient.Binding {
-        .init(event: "INSERT", table: "encrypted_locations", filter: "recipient_id=eq.\(account.userID)")
-    }
-
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.
     /// A device that has not arrived yet never will.
     public func leave() {
-        switch life {
-        case .online:
-            life = .leaving
-            stopGPS(at: context.clock.now())
-        case .waiting: life = .gone
-        case .leaving, .gone: break
-        }
+        if life.leave() { stopGPS(at: context.clock.now()) }
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
     }
 
     /// Whether it arrived and never got its Realtime subscription.
-    var neverSubscribed: Bool { joined && !subscribed }
+    var neverSubscribed: Bool { life.neverSubscribed }
 
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
         leave()
         if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
-        life = .gone
+        life.disconnect()
         for t in tasks { t.cancel() }
         tasks = []
         realtime = nil
     }
 
-    var isGone: Bool {
-        if case .gone = life { return true }
-        return false
-    }
+    var isGone: Bool { life.isGone }
 
     /// The account as it is now (its session rotates), for the roster.
     var currentAccount: DeviceAccount { account }
@@ -179,7 +154,7 @@ public actor VirtualDevice {
     /// What the retention checker needs while the device is online and subscribed: who it is,
     /// its current token, and the last rows it received; nil otherwise.
     func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
-        guard case .online = life, subscribed else { return nil }
+        guard life.onlineSince != nil, life.subscribed else { return nil }
         return (account.userID, account.session.accessToken, recentRows)
     }
 }

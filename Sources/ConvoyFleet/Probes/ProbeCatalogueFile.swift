@@ -62,7 +62,7 @@ extension Reader {
 
     func request() throws(ScenarioError) -> ProbeRequest {
         let m = try mapping(["as", "method", "path", "query", "headers", "body", "body_raw"])
-        guard let pathNode = m["path"] else { throw error("a request needs a path (e.g. /rest/v1/encrypted_locations)") }
+        guard let pathNode = m["path"] else { throw error("a request needs a path (e.g. /rest/v1/<table>)") }
         let path = try pathNode.templated()
         guard path.hasPrefix("/") else { throw pathNode.error("a path starts with /, found \"\(path)\"") }
         let method = try m["method"]?.string().uppercased() ?? "GET"

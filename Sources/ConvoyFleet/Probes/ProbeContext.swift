@@ -24,18 +24,14 @@ struct ProbeContext: Sendable {
         }
         redactor.add(runner.jwtSecret, "jwt secret")
         // Public keys as published (any signed-in user may read them on Green Box).
-        var published: [String: String] = [:]
-        let ids = parties.values.map(\.userID).joined(separator: ",")
-        if let rows = try? await SupabaseREST(SupabaseHTTP(engine: runner.engine, target: target))
-            .select("users", query: "select=id,public_key&id=in.(\(ids))", token: attacker.session.accessToken) {
-            for r in rows { if let id = r["id"] as? String, let k = r["public_key"] as? String { published[id] = k } }
-        }
+        let published = (try? await runner.app.publicKeys(of: parties.values.map(\.userID), token: attacker.session.accessToken,
+                                                          via: SupabaseHTTP(engine: runner.engine, target: target))) ?? [:]
         for (actor, party) in parties {
             let name = actor.rawValue
             values["\(name).id"] = party.userID
             values["\(name).token"] = party.session.accessToken
             if let email = party.session.email { values["\(name).email"] = email }
-            if let key = party.keys?.publicKey.base64 ?? published[party.userID] { values["\(name).public_key"] = key }
+            if let key = party.keys?.publicKey.base64 ?? published[party.userID]?.base64 { values["\(name).public_key"] = key }
             redactor.add(party.session.accessToken, "\(name) access token")
             redactor.add(party.session.refreshToken, "\(name) refresh token")
             if let secret = party.keys?.secretKey.exportBase64() { redactor.add(secret, "\(name) secret key") }
@@ -54,7 +50,8 @@ struct ProbeContext: Sendable {
         if let victimKey {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
             let now = Date().timeIntervalSince1970.rounded(.down)
-            values["captured.ciphertext"] = try? GreenBoxEnvelope.seal(LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase), to: victimKey)
+            let update = runner.app.plaintext(of: LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase))
+            values["captured.ciphertext"] = try? runner.app.seal(update, to: victimKey)
         }
         return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)
     }

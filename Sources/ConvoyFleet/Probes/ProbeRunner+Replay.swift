@@ -23,17 +23,16 @@ extension ProbeRunner {
         let c1: String, c2: String
         do {
             sender = try context.fill(probe.sender)
-            c1 = try GreenBoxEnvelope.seal(first, to: victimKey)
-            c2 = try GreenBoxEnvelope.seal(second, to: victimKey)
+            c1 = try app.seal(app.plaintext(of: first), to: victimKey)
+            c2 = try app.seal(app.plaintext(of: second), to: victimKey)
         } catch {
             outcome.notes.append("skipped \(step.source): \(error)")
             return
         }
-        let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: target))
+        let http = SupabaseHTTP(engine: engine, target: target)
         for c in [c1, c2] {
-            let row = Array((try? JSONSerialization.data(withJSONObject: ["sender_id": friend.userID, "recipient_id": victim.userID, "payload": c])) ?? Data())
             do {
-                try await rest.insert("encrypted_locations", json: row, token: friend.session.accessToken)
+                _ = try await app.send([OutgoingUpdate(recipient: victim.userID, ciphertext: c)], from: friend.session, via: http)
             } catch {
                 outcome.tried += 1
                 outcome.notes.append("inconclusive \(step.source): the friend could not send the victim an update (\(context.redactor.redact("\(error)")))")
@@ -42,7 +41,9 @@ extension ProbeRunner {
         }
         var device = ReplayCheck(friends: [friend.userID], maxAge: replayMaxAge)
         if let keys = victim.keys {
-            let shown = [c1, c2].map { (try? GreenBoxEnvelope.open($0, with: keys)).map { device.check(sender: friend.userID, $0, now: now) } }
+            let shown = [c1, c2].map { c in
+                (try? app.open(IncomingUpdate(sender: friend.userID, ciphertext: c), with: keys)).map { device.check(sender: friend.userID, $0, now: now) }
+            }
             guard shown.allSatisfy({ $0 == .accept }) else {
                 outcome.tried += 1
                 outcome.notes.append("inconclusive \(step.source): the victim's device did not show the friend's fresh updates (\(shown))")
@@ -50,10 +51,9 @@ extension ProbeRunner {
             }
         }
         // The re-post, judged by the catalogue's rules.
-        let repost = ProbeRequest(actor: probe.actor, method: "POST", path: "/rest/v1/encrypted_locations", query: [],
-                                  headers: [("Prefer", "return=minimal")],
-                                  body: .json(.object([("sender_id", .string(sender)), ("recipient_id", .string("{{victim.id}}")),
-                                                       ("payload", .string(c1))])), source: step.source)
+        let shape = app.updateRequest(sender: sender, recipient: "{{victim.id}}", ciphertext: c1)
+        let repost = ProbeRequest(actor: probe.actor, method: shape.method, path: shape.path, query: [], headers: shape.headers,
+                                  body: .json(.object(shape.fields.map { ($0.name, .string($0.value)) })), source: step.source)
         var stored = false
         switch await send(repost, context) {
         case .skipped(let why): outcome.notes.append("skipped \(step.source): \(why)")
@@ -67,7 +67,7 @@ extension ProbeRunner {
             }
         }
         // The receiving device's check.
-        guard let keys = victim.keys, let replayed = try? GreenBoxEnvelope.open(c1, with: keys) else {
+        guard let keys = victim.keys, let replayed = try? app.open(IncomingUpdate(sender: sender, ciphertext: c1), with: keys) else {
             outcome.notes.append("skipped \(step.source): the victim's key pair is not known, so its device check was not run")
             return
         }

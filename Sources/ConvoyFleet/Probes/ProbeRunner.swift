@@ -9,6 +9,8 @@ import Logging
 /// fleet run with the hostile device's account and two victims, or on its own
 /// after `prepare` has signed up a cast.
 public struct ProbeRunner: Sendable {
+    /// The app whose backend is probed (how its cast is made, how it posts an update).
+    public let app: any AppProfile
     public let target: SupabaseTarget
     public let engine: HTTPEngine
     /// The project's JWT secret, when known (tests, `convoy serve --jwt-secret`):
@@ -19,8 +21,9 @@ public struct ProbeRunner: Sendable {
     public var logger: Logger
 
     public init(target: SupabaseTarget, engine: HTTPEngine, jwtSecret: String? = nil, replayMaxAge: Double = 600,
-                logger: Logger = Logger(label: "convoy.probes")) {
+                logger: Logger = Logger(label: "convoy.probes"), app: any AppProfile = GreenBoxApp()) {
         (self.target, self.engine, self.jwtSecret, self.replayMaxAge, self.logger) = (target, engine, jwtSecret, replayMaxAge, logger)
+        self.app = app
     }
 
     /// Runs every probe of `catalogue` in order; never throws: what could not

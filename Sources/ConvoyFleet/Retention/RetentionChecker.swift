@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 
 /// Checks the backend's retention policy while the run goes (greenbox-prd.md
-/// §3.3): at each check a sample of online recipients asks for its own oldest
-/// rows, and any older than `window + purge interval + grace` is a violation
+/// §3.3): at each check a sample of online recipients asks, through the app,
+/// for its own oldest updates, and any older than `window + purge interval + grace` is a violation
 /// with its overage; rows a recipient received that are younger than
 /// `window − grace` must still be there (nothing deleted early). With a
 /// service key the whole table is scanned as well. Times are the harness's
@@ -84,7 +84,7 @@ public final class RetentionChecker: Sendable {
                 s.report.deletedEarly += 1
                 if s.report.findings.count < Self.findingsKept {
                     let age = now - row.createdAt
-                    s.report.findings.append(.init(kind: "deleted_early", rowID: row.id, createdAt: VirtualDevice.timestamp(row.createdAt), ageSeconds: age,
+                    s.report.findings.append(.init(kind: "deleted_early", rowID: row.id, createdAt: CommitTimestamp.format(row.createdAt), ageSeconds: age,
                                                    overageSeconds: age - policy.window, foundBy: "recipient"))
                 }
             }
@@ -103,8 +103,8 @@ public final class RetentionChecker: Sendable {
 
     // MARK: Checking against the backend
 
-    /// One round: the next `sample` devices (round-robin) each check their own rows, and a scan with the service key.
-    func round(devices: [VirtualDevice], rest: SupabaseREST, serviceKey: String?, clock: RunClock, t: Double) async {
+    /// One round: the next `sample` devices (round-robin) each check their own updates, and a scan with the service key.
+    func round(devices: [VirtualDevice], app: any AppProfile, http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
         let picked: [VirtualDevice] = state.withLock { s in
             guard !devices.isEmpty else { return [] }
             let n = min(policy.sample, devices.count)
@@ -113,7 +113,7 @@ public final class RetentionChecker: Sendable {
         }
         let ages = await withTaskGroup(of: Double?.self) { group in
             for device in picked {
-                group.addTask { await self.check(device, rest: rest, clock: clock) }
+                group.addTask { await self.check(device, app: app, http: http, clock: clock) }
             }
             var ages: [Double] = []
             for await age in group { if let age { ages.append(age) } }
@@ -121,8 +121,7 @@ public final class RetentionChecker: Sendable {
         }
         var oldest = ages.max()
         if policy.scan, let serviceKey {
-            let query = "select=id,created_at&order=created_at.asc&limit=200"
-            if let rows = try? await rest.select("encrypted_locations", query: query, token: serviceKey) {
+            if let rows = try? await app.oldestUpdates(limit: 200, serviceKey: serviceKey, via: http) {
                 metrics.count("retention_http_requests")
                 if let age = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
             } else {
@@ -132,14 +131,12 @@ public final class RetentionChecker: Sendable {
         mark(t: t, oldestAge: oldest)
     }
 
-    /// One recipient: its oldest rows, then whether the young rows it received are still there.
-    private func check(_ device: VirtualDevice, rest: SupabaseREST, clock: RunClock) async -> Double? {
+    /// One recipient: its oldest updates, then whether the young ones it received are still there.
+    private func check(_ device: VirtualDevice, app: any AppProfile, http: SupabaseHTTP, clock: RunClock) async -> Double? {
         guard let view = await device.retentionView() else { return nil }
         let oldest: Double?
         do {
-            let rows = try await rest.select("encrypted_locations",
-                                             query: "select=id,created_at&recipient_id=eq.\(view.userID)&order=created_at.asc&limit=50",
-                                             token: view.token)
+            let rows = try await app.oldestUpdates(of: view.userID, limit: 50, token: view.token, via: http)
             metrics.count("retention_http_requests")
             oldest = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "recipient")
         } catch {
@@ -148,11 +145,9 @@ public final class RetentionChecker: Sendable {
         }
         let due = Self.dueForEarlyCheck(view.recent, now: clock.wallNow(), policy: policy)
         guard !due.isEmpty else { return oldest }
-        let ids = due.map { String($0.id) }.joined(separator: ",")
         do {
-            let rows = try await rest.select("encrypted_locations", query: "select=id&recipient_id=eq.\(view.userID)&id=in.(\(ids))", token: view.token)
+            let present = try await app.presentUpdates(due.map(\.id), of: view.userID, token: view.token, via: http)
             metrics.count("retention_http_requests")
-            let present = Set(rows.compactMap { ($0["id"] as? NSNumber)?.int64Value })
             judgeEarly(received: due, present: present, now: clock.wallNow())
         } catch {
             metrics.count("retention_check_errors")
@@ -160,10 +155,7 @@ public final class RetentionChecker: Sendable {
         return oldest
     }
 
-    static func rows(_ json: [[String: Any]]) -> [Row] {
-        json.compactMap { o in
-            guard let id = (o["id"] as? NSNumber)?.int64Value, let text = o["created_at"] as? String, let t = CommitTimestamp.parse(text) else { return nil }
-            return Row(id: id, createdAt: t, createdText: text)
-        }
+    static func rows(_ stored: [StoredUpdate]) -> [Row] {
+        stored.map { Row(id: $0.id, createdAt: $0.createdAt, createdText: $0.createdText) }
     }
 }

@@ -99,13 +99,14 @@ extension FleetRun {
     /// `devices[i]` is nil for a device on another shard: it is probed as `remote[i]`, signed in at pairing.
     func scheduleProbes(_ hostile: Hostile, catalogue: ProbeCatalogue, casts: [HostileCast], devices: [VirtualDevice?],
                         remote: [Int: RemoteAccount], start: Double, end: Double, file: String) -> Task<ProbeSummary, Never> {
-        let sessions = RemoteSessions(remote, onboarding: Onboarding(engine: engine, target: configuration.target, runID: configuration.runID))
+        let sessions = RemoteSessions(remote, onboarding: Onboarding(engine: engine, target: configuration.target, runID: configuration.runID,
+                                                                  app: configuration.app))
         @Sendable func party(_ i: Int) async -> ProbeParty {
             if let d = devices[i] { return ProbeParty(await d.currentAccount) }
             return ProbeParty(session: await sessions.session(i))
         }
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
-                                 logger: logger)
+                                 logger: logger, app: configuration.app)
         return Task { [clock, metrics, logger] in
             // Running totals per probe (a summary keeps sums and a little evidence, not every outcome of every pass).
             var collected = ProbeSummary(outcomes: [], catalogue: catalogue, file: file, hostileDevices: casts.count)

@@ -29,6 +29,8 @@ extension FleetRun {
         public var shard: Shard?
         /// When the first device arrives (Unix seconds, `--start-at`); nil: as soon as set-up is done.
         public var startAt: Double?
+        /// The app the devices run, as the scenario's `app:` names it.
+        public var app: any AppProfile
         /// Live receivers by group name (`convoy live`): that group's devices share their fixes, round-robin, instead of replaying.
         public var live: [String: [LiveFeed]] = [:]
 
@@ -51,6 +53,8 @@ extension FleetRun {
             self.connectionPerDevice = connectionPerDevice
             self.device.workload = scenario.workload
             self.device.retentionLimit = scenario.retention.limit
+            // The scenario reader refuses a name `Apps` does not know.
+            app = Apps.make(scenario.app.name, options: scenario.app.options) ?? GreenBoxApp()
         }
     }
 

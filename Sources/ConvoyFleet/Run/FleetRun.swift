@@ -1,3 +1,4 @@
+import ConvoyCrypto
 import ConvoyGeo
 import ConvoyMetrics
 import ConvoySodium
@@ -72,14 +73,21 @@ public final class FleetRun: Sendable {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
                                 message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
         }
+        if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
+                                message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "
+                                    + "use app: {name: \(configuration.app.name), payload: convoy} or drop --shard")
+        }
         let mine = shard?.devices ?? Array(0..<n)
         let library = try configuration.tracks ?? Self.tracks(for: configuration)
         let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)
         let catalogue = try configuration.probeCatalogue ?? Self.probeCatalogue(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
+        let app = configuration.app
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
-                                   scheduler: scheduler, presence: presence, logger: logger, options: configuration.device, shard: shard)
+                                   scheduler: scheduler, presence: presence, logger: logger, options: configuration.device, shard: shard,
+                                   app: app)
         let monitor = Task { [self] in await self.monitor(presence: presence, progress: progress) }
         defer { monitor.cancel() }
 
@@ -87,7 +95,7 @@ public final class FleetRun: Sendable {
         let connections: [HTTPConnection?] = try (0..<n).map { i in
             configuration.connectionPerDevice && (shard?.owns(i) ?? true) ? try HTTPConnection(engine: engine) : nil
         }
-        let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID)
+        let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID, app: app)
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
         let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
         let accounts: [Int: DeviceAccount]
@@ -211,12 +219,12 @@ public final class FleetRun: Sendable {
         let retentionTask = retention.map { checker in
             // With a service key the checker also scans the whole table: in a sharded run, the first shard alone does.
             let serviceKey = (configuration.shard?.index ?? 0) == 0 ? configuration.target.serviceKey : nil
-            return Task { [clock, engine, configuration] in
-                let rest = SupabaseREST(SupabaseHTTP(engine: engine, target: configuration.target))
+            return Task { [clock, engine, configuration, app] in
+                let http = SupabaseHTTP(engine: engine, target: configuration.target)
                 var next = t0 + checker.policy.checkEvery
                 while !Task.isCancelled {
                     do { try await clock.monotonic.sleep(until: next) } catch { return }
-                    await checker.round(devices: fleet, rest: rest, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
+                    await checker.round(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
                     next = max(next + checker.policy.checkEvery, clock.now())
                 }
             }

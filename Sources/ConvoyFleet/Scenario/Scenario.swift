@@ -7,6 +7,8 @@ import ConvoyMetrics
 /// reads one from YAML with errors that name file, line, column and key.
 public struct Scenario: Sendable, Equatable {
     public var name: String
+    /// The app the devices run (`app:`, docs/scenarios.md).
+    public var app = AppChoice()
     /// Everything random (social graph, tracks, jitter, noise) derives from it.
     public var seed: UInt64
     public var target: Target
@@ -42,8 +44,9 @@ public struct Scenario: Sendable, Equatable {
 
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
 
-    func with(battery: BatterySettings, hostile: Hostile?) -> Scenario {
+    func with(battery: BatterySettings, hostile: Hostile?, app: AppChoice) -> Scenario {
         var s = self
+        s.app = app
         s.battery = battery
         s.hostile = hostile
         return s
@@ -55,6 +58,14 @@ public struct Scenario: Sendable, Equatable {
             = (name, seed, target, groups, social, timeline, workload, thresholds, migration)
         self.retention = retention
     }
+}
+
+/// The app a scenario runs: its name in `Apps`, and its options.
+public struct AppChoice: Sendable, Equatable {
+    public var name: String
+    public var options: AppOptions
+
+    public init(name: String = Apps.defaultName, options: AppOptions = AppOptions()) { (self.name, self.options) = (name, options) }
 }
 
 /// A device migration (PRD §4.1): a share of the devices reinstall — a new

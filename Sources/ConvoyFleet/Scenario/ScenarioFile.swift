@@ -162,7 +162,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile"])
+        let m = try mapping(["name", "app", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -193,7 +193,44 @@ struct Reader {
             } ?? [],
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
-        .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile())
+        .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
+              app: try m["app"]?.app() ?? AppChoice())
+    }
+
+    /// `app: greenbox`, or `app: {name: greenbox, payload: prd}`: one of
+    /// `Apps.names`, with the modes that app has.
+    func app() throws(ScenarioError) -> AppChoice {
+        if case .scalar = node { return AppChoice(name: try appName()) }
+        guard case .mapping(let raw) = node else { throw error("expected an app name (app: greenbox) or a mapping (app: {name: greenbox, …})") }
+        // The name first: it decides which other keys are allowed.
+        guard let nameNode = raw.first(where: { $0.key.string == "name" }) else {
+            throw error("app needs a name (apps: \(Apps.names.joined(separator: ", ")))")
+        }
+        let name = try Reader(file: file, node: nameNode.value, path: child("name")).appName()
+        let modes = Apps.modes(of: name) ?? []
+        let m = try mapping(["name"] + modes.map(\.option))
+        var options: [String: String] = [:]
+        for (option, values) in modes {
+            guard let r = m[option] else { continue }
+            let value = try r.string()
+            guard values.contains(value) else {
+                var message = "\(name) has no \(option) \"\(value)\" (\(option): \(values.joined(separator: ", ")))"
+                if let guess = Self.closest(value, among: values) { message += "; did you mean \"\(guess)\"?" }
+                throw r.error(message)
+            }
+            options[option] = value
+        }
+        return AppChoice(name: name, options: AppOptions(options))
+    }
+
+    private func appName() throws(ScenarioError) -> String {
+        let s = try string()
+        guard Apps.names.contains(s) else {
+            var message = "no app \"\(s)\" (apps: \(Apps.names.joined(separator: ", ")))"
+            if let guess = Self.closest(s, among: Apps.names) { message += "; did you mean \"\(guess)\"?" }
+            throw error(message)
+        }
+        return s
     }
 
     /// A profile name: letters, digits, `_` and `-`.

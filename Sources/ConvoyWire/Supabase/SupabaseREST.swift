@@ -30,6 +30,65 @@ public struct SupabaseREST: Sendable {
         return rows
     }
 
+    /// Rows of `table` matching `query`, decoded as `Row` (unknown columns are
+    /// ignored), with the response body's size in bytes.
+    public func select<Row: Decodable>(_ table: String, query: String, token: String,
+                                       as _: Row.Type) async throws(SupabaseError) -> (rows: [Row], bytes: Int) {
+        let r = try await http.send("GET", "/rest/v1/\(table)?\(query)", token: token)
+        do {
+            return (try JSONDecoder().decode([Row].self, from: Data(r.body)), r.body.count)
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "GET \(table): not an array of \(Row.self): \(error)")
+        }
+    }
+
+    /// Inserts `rows` (an `Encodable` array or object), `Prefer: return=minimal`; returns the body's size.
+    @discardableResult
+    public func insert(_ table: String, rows: some Encodable, token: String) async throws(SupabaseError) -> Int {
+        let body = try Self.encode(rows)
+        try await insert(table, json: body, token: token)
+        return body.count
+    }
+
+    /// Upsert of `rows` on `onConflict` (merge duplicates), `return=minimal`.
+    public func upsert(_ table: String, rows: some Encodable, onConflict: String, token: String) async throws(SupabaseError) {
+        try await upsert(table, json: try Self.encode(rows), onConflict: onConflict, token: token)
+    }
+
+    /// `PATCH` of the rows matching `query` with `changes`, `return=minimal`.
+    @discardableResult
+    public func update(_ table: String, query: String, changes: some Encodable, token: String) async throws(SupabaseError) -> HTTPResponse {
+        try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: try Self.encode(changes), token: token,
+                            headers: [("Prefer", "return=minimal")])
+    }
+
+    /// `POST /rpc/<name>` with `args` (an `Encodable` object of named arguments), its result decoded as `Result`.
+    public func rpc<Result: Decodable>(_ name: String, arguments args: some Encodable, token: String,
+                                       returning _: Result.Type) async throws(SupabaseError) -> Result {
+        let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: try Self.encode(args), token: token)
+        do {
+            return try JSONDecoder().decode(Result.self, from: Data(r.body))
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "rpc/\(name): not a \(Result.self): \(error)")
+        }
+    }
+
+    /// `POST /rpc/<name>` with `args`, its result ignored.
+    @discardableResult
+    public func rpc(_ name: String, arguments args: some Encodable, token: String) async throws(SupabaseError) -> HTTPResponse {
+        try await http.send("POST", "/rest/v1/rpc/\(name)", body: try Self.encode(args), token: token)
+    }
+
+    static func encode(_ value: some Encodable) throws(SupabaseError) -> [UInt8] {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes]
+            return Array(try encoder.encode(value))
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "cannot encode \(type(of: value)): \(error)")
+        }
+    }
+
     /// `POST /rpc/<name>` with named arguments; the function's JSON result.
     public func rpc(_ name: String, _ args: [String: Any], token: String) async throws(SupabaseError) -> Any {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: SupabaseHTTP.json(args), token: token)

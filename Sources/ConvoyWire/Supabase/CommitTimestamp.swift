@@ -1,8 +1,12 @@
-/// Reads Realtime's `commit_timestamp` (`2026-01-05T08:00:00.123456+00:00`,
-/// `…Z`, a space instead of `T`, any number of fraction digits) as Unix
-/// seconds, without Foundation's formatters: it runs once per received update.
-enum CommitTimestamp {
-    static func parse(_ text: String) -> Double? {
+import Foundation
+
+/// Supabase's timestamps: Realtime's `commit_timestamp` and PostgREST's
+/// `timestamptz` columns (`2026-01-05T08:00:00.123456+00:00`, `…Z`, a space
+/// instead of `T`, any number of fraction digits), read as Unix seconds
+/// without Foundation's formatters (it runs once per received update), and
+/// written for a filter.
+public enum CommitTimestamp {
+    public static func parse(_ text: String) -> Double? {
         let utf8 = Array(text.utf8)
         guard utf8.count >= 19 else { return nil }
         func digits(_ at: Int, _ n: Int) -> Int? {
@@ -52,6 +56,14 @@ enum CommitTimestamp {
         }
         guard i == utf8.count else { return nil }
         return Double(daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
+    }
+
+    /// `2026-01-05T08:00:00.123456Z`, for a `created_at` filter.
+    public static func format(_ unix: Double) -> String {
+        let seconds = unix.rounded(.down)
+        let micros = Int((unix - seconds) * 1e6)
+        let base = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle()).dropLast()
+        return "\(base).\(String(format: "%06d", micros))Z"
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).

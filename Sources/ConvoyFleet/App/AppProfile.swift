@@ -1,0 +1,175 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// The seam between the phone and the app it runs (docs/architecture.md, "App
+/// profiles"). The phone (`VirtualDevice`) keeps when it is online, where it
+/// is, what it spent, what it sent and received, and when it acts; everything
+/// an app's backend calls things — tables, topics, RPCs, payload encodings,
+/// pairing — is the app's. Each method is one thing a real client of that app
+/// does, so the phone counts it as load: its bytes, its latency, its failures.
+///
+/// An app's names live in its own folder (`App/GreenBox/`); `scripts/check-imports`
+/// fails the build when one appears elsewhere in ConvoyFleet.
+public protocol AppProfile: Sendable {
+    /// The scenario's `app:` value.
+    var name: String { get }
+
+    // MARK: Onboarding and pairing
+
+    /// Makes `key` the one friends seal to (after sign-up, and after a reinstall).
+    func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Whether `userID` has published its key (a shard waits for another shard's devices).
+    func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
+
+    /// One friendship: the inviter's side, then, unless the invitee leaves it at
+    /// "decide later", the invitee's. Each side shares at its own preference.
+    func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// How many active friendships the token's user is in.
+    func activeFriendships(token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
+    /// The published keys of `userIDs` (as the app reads them before sharing), by user id.
+    func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey]
+
+    /// An invitation to be friends again after a reinstall; the code the friend accepts.
+    func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
+
+    /// Accepts `code` at `preference`.
+    func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    // MARK: Sharing
+
+    /// What a recipient will decrypt of `update` (which carries Convoy's
+    /// `seq` and `sent_ns`): all of it, or the app's own keys alone. Without a
+    /// `seq` the phone keeps what it sealed for whom (`SentUpdates`) so that
+    /// the recipient can still find its send time.
+    func plaintext(of update: LocationPayload) -> LocationPayload
+
+    /// `update` sealed for `recipient`, as the app's wire format has it. The
+    /// phone calls this once per friend per tick and times it.
+    func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String
+
+    /// One tick's sealed updates as the app sends them (one request for Green
+    /// Box's bulk insert). Returns the request body's size, bytes.
+    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
+    // MARK: Receiving
+
+    /// What the phone subscribes to on its Realtime connection.
+    func subscription(for userID: String) -> AppSubscription
+
+    /// A change that arrived on the subscription, as an update for this phone.
+    func incoming(_ change: RealtimeClient.Change) -> Incoming
+
+    /// Opens an update with the phone's key pair and validates it.
+    func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload
+
+    /// Catching up after a gap: a page of updates for `userID` created since
+    /// `since` (Unix seconds) past `cursor`, oldest first.
+    func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
+                 via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage
+
+    // MARK: Retention
+
+    /// The oldest updates `userID` can still read.
+    func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
+
+    /// Which of `ids` `userID` can still read.
+    func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64>
+
+    /// The oldest updates anyone has, read with the service key.
+    func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
+
+    // MARK: Probes
+
+    /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).
+    func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// The request that posts `ciphertext` to `recipient` as `sender` (a replay probe's re-post).
+    func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest
+}
+
+/// One friendship to make: each side's token and preference; `pending`: the
+/// invitee decides later.
+public struct FriendRequest: Sendable {
+    public var inviter: Session
+    public var invitee: Session
+    public var inviterPreference: String
+    public var inviteePreference: String
+    public var pending: Bool
+
+    public init(inviter: Session, invitee: Session, inviterPreference: String, inviteePreference: String, pending: Bool) {
+        (self.inviter, self.invitee, self.inviterPreference, self.inviteePreference, self.pending)
+            = (inviter, invitee, inviterPreference, inviteePreference, pending)
+    }
+}
+
+/// One sealed update for one recipient.
+public struct OutgoingUpdate: Sendable {
+    public var recipient: String
+    public var ciphertext: String
+
+    public init(recipient: String, ciphertext: String) { (self.recipient, self.ciphertext) = (recipient, ciphertext) }
+}
+
+/// An update as it reached a phone: who sent it, its ciphertext, and, where
+/// the backend has them, its id and when it was stored (Unix seconds).
+public struct IncomingUpdate: Sendable {
+    public var sender: String
+    public var ciphertext: String
+    public var id: Int64?
+    public var createdAt: Double?
+
+    public init(sender: String, ciphertext: String, id: Int64? = nil, createdAt: Double? = nil) {
+        (self.sender, self.ciphertext, self.id, self.createdAt) = (sender, ciphertext, id, createdAt)
+    }
+}
+
+/// What a change on the subscription is to the phone.
+public enum Incoming: Sendable {
+    case update(IncomingUpdate)
+    /// Something the app's client does not act on (another table, another event).
+    case notMine
+    /// An update the phone cannot read (a column missing).
+    case malformed
+}
+
+/// A page of updates fetched to catch up: the updates, the response's size,
+/// and the cursor to continue from.
+public struct CatchUpPage: Sendable {
+    public var updates: [IncomingUpdate]
+    public var bytes: Int
+    public var cursor: Int64
+
+    public init(updates: [IncomingUpdate], bytes: Int, cursor: Int64) { (self.updates, self.bytes, self.cursor) = (updates, bytes, cursor) }
+}
+
+/// An update the backend still holds: its id and creation time.
+public struct StoredUpdate: Sendable {
+    public var id: Int64
+    /// Unix seconds.
+    public var createdAt: Double
+    /// As the backend wrote it.
+    public var createdText: String
+
+    public init(id: Int64, createdAt: Double, createdText: String) { (self.id, self.createdAt, self.createdText) = (id, createdAt, createdText) }
+}
+
+/// A Realtime subscription: the channel's topic and its change bindings.
+public struct AppSubscription: Sendable, Equatable {
+    public var topic: String
+    public var bindings: [RealtimeClient.Binding]
+
+    public init(topic: String, bindings: [RealtimeClient.Binding]) { (self.topic, self.bindings) = (topic, bindings) }
+}
+
+/// A request an app makes, as a probe replays it: method, path under the
+/// target, extra headers and a JSON object body of string fields.
+public struct AppRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var headers: [(name: String, value: String)]
+    public var fields: [(name: String, value: String)]
+}

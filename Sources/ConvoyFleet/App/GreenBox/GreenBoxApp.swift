@@ -1,0 +1,171 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// Green Box (greenbox-prd.md) on a Supabase backend: keys on `users`,
+/// friendships by invite code (`create_invite`/`accept_invite`), one
+/// `encrypted_locations` row per friend per update sealed with
+/// `crypto_box_seal`, received as `postgres_changes` INSERTs filtered to the
+/// recipient, caught up by paging its rows after a gap.
+public struct GreenBoxApp: AppProfile {
+    /// What is sealed.
+    public enum Payload: String, Sendable, CaseIterable {
+        /// The PRD's keys and Convoy's `seq` and `sent_ns`, `ts` to the millisecond (the default).
+        case convoy
+        /// Exactly the PRD's payload, `{"lat","lon","ts","acc"}`, `ts` in whole seconds.
+        case prd
+    }
+
+    public let name = "greenbox"
+    public var payload: Payload
+
+    /// The scenario's modes: `payload: convoy|prd`.
+    static let modes: [(option: String, values: [String])] = [("payload", Payload.allCases.map(\.rawValue))]
+
+    public init(payload: Payload = .convoy) { self.payload = payload }
+
+    init(_ options: AppOptions) {
+        self.init(payload: options["payload"].flatMap(Payload.init(rawValue:)) ?? .convoy)
+    }
+
+    // MARK: Onboarding and pairing (PRD §4.2, §5)
+
+    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await SupabaseREST(http).upsert(GreenBoxRows.users, rows: GreenBoxRows.User(id: session.userID, publicKey: key.base64),
+                                            onConflict: "id", token: session.accessToken)
+    }
+
+    public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        try await !SupabaseREST(http).select(GreenBoxRows.users, query: "select=id&id=eq.\(userID)", token: token,
+                                             as: GreenBoxRows.User.self).rows.isEmpty
+    }
+
+    public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
+        let code = try await invite(preference: request.inviterPreference, token: request.inviter.accessToken, via: http)
+        if !request.pending {
+            try await accept(code: code, preference: request.inviteePreference, token: request.invitee.accessToken, via: http)
+        }
+    }
+
+    public func activeFriendships(token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        try await SupabaseREST(http).select(GreenBoxRows.friendships, query: "select=status&status=eq.active", token: token,
+                                            as: GreenBoxRows.Friendship.self).rows.count
+    }
+
+    public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
+        guard !userIDs.isEmpty else { return [:] }
+        let query = userIDs.count == 1 ? "select=id,public_key&id=eq.\(userIDs[0])" : "select=id,public_key&id=in.(\(userIDs.joined(separator: ",")))"
+        let rows = try await SupabaseREST(http).select(GreenBoxRows.users, query: query, token: token, as: GreenBoxRows.User.self).rows
+        var keys: [String: PublicKey] = [:]
+        for row in rows {
+            guard let text = row.publicKey, let key = try? PublicKey(base64: text) else { continue }
+            if keys[row.id] == nil { keys[row.id] = key }
+        }
+        return keys
+    }
+
+    public func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        try await SupabaseREST(http).rpc(GreenBoxRows.createInvite, arguments: GreenBoxRows.InviteArguments(preference: preference), token: token,
+                                         returning: GreenBoxRows.Invite.self).code
+    }
+
+    public func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        _ = try await SupabaseREST(http).rpc(GreenBoxRows.acceptInvite, arguments: GreenBoxRows.AcceptArguments(code: code, preference: preference),
+                                             token: token)
+    }
+
+    // MARK: Sharing (PRD §4.4, "To send a location")
+
+    public func plaintext(of update: LocationPayload) -> LocationPayload {
+        switch payload {
+        case .convoy: update
+        case .prd: LocationPayload(lat: update.lat, lon: update.lon, ts: update.ts.rounded(.down), acc: update.acc)
+        }
+    }
+
+    public func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String {
+        try GreenBoxEnvelope.seal(update, to: recipient)
+    }
+
+    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        var body = "["
+        for (i, u) in updates.enumerated() {
+            if i > 0 { body += "," }
+            body += GreenBoxRows.Location.insertJSON(sender: session.userID, recipient: u.recipient, payload: u.ciphertext)
+        }
+        body += "]"
+        let bytes = Array(body.utf8)
+        try await SupabaseREST(http).insert(GreenBoxRows.locations, json: bytes, token: session.accessToken)
+        return bytes.count
+    }
+
+    // MARK: Receiving (PRD §4.4, "To receive locations")
+
+    public func subscription(for userID: String) -> AppSubscription {
+        AppSubscription(topic: GreenBoxRows.topic(userID),
+                        bindings: [.init(event: "INSERT", table: GreenBoxRows.locations, filter: "recipient_id=eq.\(userID)")])
+    }
+
+    public func incoming(_ change: RealtimeClient.Change) -> Incoming {
+        guard change.table == GreenBoxRows.locations, change.type == "INSERT" else { return .notMine }
+        let record = change.record
+        guard let sender = record["sender_id"], let payload = record["payload"] else { return .malformed }
+        return .update(IncomingUpdate(sender: sender, ciphertext: payload, id: record["id"].flatMap { Int64($0) },
+                                      createdAt: record["created_at"].flatMap(CommitTimestamp.parse)))
+    }
+
+    public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
+        try GreenBoxEnvelope.open(update.ciphertext, with: keys)
+    }
+
+    public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
+                        via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
+        let query = "select=id,sender_id,payload,created_at&recipient_id=eq.\(userID)&created_at=gte.\(CommitTimestamp.format(since))"
+            + "&id=gt.\(cursor)&order=id.asc&limit=\(limit)"
+        let (rows, bytes) = try await SupabaseREST(http).select(GreenBoxRows.locations, query: query, token: token, as: GreenBoxRows.Location.self)
+        var next = cursor
+        let updates = rows.map { row in
+            if let id = row.id { next = max(next, id) }
+            return IncomingUpdate(sender: row.senderID, ciphertext: row.payload, id: row.id, createdAt: row.createdAt.flatMap(CommitTimestamp.parse))
+        }
+        return CatchUpPage(updates: updates, bytes: bytes, cursor: next)
+    }
+
+    // MARK: Retention (PRD §3.3)
+
+    public func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] {
+        try await stored("select=id,created_at&recipient_id=eq.\(userID)&order=created_at.asc&limit=\(limit)", token: token, via: http)
+    }
+
+    public func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64> {
+        let list = ids.map(String.init).joined(separator: ",")
+        let rows = try await SupabaseREST(http).select(GreenBoxRows.locations, query: "select=id&recipient_id=eq.\(userID)&id=in.(\(list))",
+                                                       token: token, as: GreenBoxRows.Stored.self).rows
+        return Set(rows.map(\.id))
+    }
+
+    public func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] {
+        try await stored("select=id,created_at&order=created_at.asc&limit=\(limit)", token: serviceKey, via: http)
+    }
+
+    private func stored(_ query: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] {
+        try await SupabaseREST(http).select(GreenBoxRows.locations, query: query, token: token, as: GreenBoxRows.Stored.self).rows.compactMap { row in
+            guard let text = row.createdAt, let t = CommitTimestamp.parse(text) else { return nil }
+            return StoredUpdate(id: row.id, createdAt: t, createdText: text)
+        }
+    }
+
+    // MARK: Probes
+
+    public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {
+        for other in others {
+            try await befriend(FriendRequest(inviter: friend, invitee: other, inviterPreference: "precise", inviteePreference: "precise",
+                                             pending: false), via: http)
+        }
+    }
+
+    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
+        AppRequest(method: "POST", path: "/rest/v1/\(GreenBoxRows.locations)", headers: [("Prefer", "return=minimal")],
+                   fields: [("sender_id", sender), ("recipient_id", recipient), ("payload", ciphertext)])
+    }
+}

@@ -1,0 +1,97 @@
+/// A phone's lifecycle, as one state machine owned by its `VirtualDevice`:
+///
+///     waiting ──arrive──> online ──leave──> leaving ──disconnect──> gone
+///        └──────────────────leave / disconnect─────────────────────────┘
+///
+/// While online it is subscribed or not yet, and it may have lost its
+/// Realtime connection or channel (`lostAt`): the next subscription after a
+/// loss is a comeback, which the phone answers by catching up.
+struct Lifecycle: Sendable {
+    private enum State: Sendable {
+        /// Onboarded, not yet arrived.
+        case waiting
+        /// Arrived: sharing, and receiving once subscribed.
+        case online(since: Double)
+        /// Stopped sharing, still receiving what is in flight.
+        case leaving
+        case gone
+    }
+
+    /// What a subscription means to the phone.
+    enum Subscribed: Equatable {
+        /// The first one: online (and counted so) from now; `since` is when it arrived.
+        case first(arrivedAt: Double?)
+        /// Back after a loss at `lostAt` (wall clock): catch up from there.
+        case back(lostAt: Double)
+        /// Nothing changes (a rejoin without a loss, or after leaving).
+        case unchanged
+    }
+
+    private var state = State.waiting
+    /// It connected to Realtime and asked for its channel (whether or not it got it).
+    private(set) var joined = false
+    private(set) var subscribed = false
+    /// Wall time the connection or channel last went down, until the next subscription.
+    private var lostAt: Double?
+
+    /// Comes online at `t`; false when it is not waiting (it arrived already, or left before arriving).
+    mutating func arrive(at t: Double) -> Bool {
+        guard case .waiting = state else { return false }
+        state = .online(since: t)
+        return true
+    }
+
+    mutating func joinedRealtime() { joined = true }
+
+    mutating func subscription() -> Subscribed {
+        if !subscribed {
+            subscribed = true
+            if case .online(let since) = state { return .first(arrivedAt: since) }
+            return .first(arrivedAt: nil)
+        }
+        guard let at = lostAt else { return .unchanged }
+        lostAt = nil
+        return .back(lostAt: at)
+    }
+
+    /// The connection or the channel went down at `wall` (the first loss counts until a subscription).
+    mutating func lost(at wall: Double) {
+        if lostAt == nil { lostAt = wall }
+    }
+
+    /// Stops sharing. True when it was online (its GPS stops); one that never arrived never will.
+    mutating func leave() -> Bool {
+        switch state {
+        case .online:
+            state = .leaving
+            return true
+        case .waiting: state = .gone
+        case .leaving, .gone: break
+        }
+        return false
+    }
+
+    mutating func disconnect() { state = .gone }
+
+    /// When it arrived, while it is online and sharing; nil otherwise.
+    var onlineSince: Double? {
+        if case .online(let since) = state { return since }
+        return nil
+    }
+
+    /// Online or leaving: what arrives is still received, a refused channel is joined again.
+    var isReceiving: Bool {
+        switch state {
+        case .online, .leaving: true
+        case .waiting, .gone: false
+        }
+    }
+
+    var isGone: Bool {
+        if case .gone = state { return true }
+        return false
+    }
+
+    /// Arrived and never got its Realtime subscription.
+    var neverSubscribed: Bool { joined && !subscribed }
+}

@@ -1,0 +1,120 @@
+@testable import ConvoyFleet
+import ConvoyCrypto
+import ConvoyMetrics
+import ConvoyServer
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+
+/// Green Box with exactly the PRD's payload (`app: {name: greenbox, payload: prd}`):
+/// what a client built to the PRD decodes, every row of a run, and the
+/// latency still measured from what the senders kept.
+@Suite(.serialized) struct GreenBoxPRDTests {
+    /// A decoder as strict as Kotlin's default: `ts` an integer, no key but the PRD's four.
+    struct StrictPRDPayload: Decodable {
+        let lat: Double
+        let lon: Double
+        let ts: Int64
+        let acc: Double
+
+        struct AnyKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            let keys = Set(c.allKeys.map(\.stringValue))
+            guard keys == ["lat", "lon", "ts", "acc"] else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "keys \(keys.sorted()), not the PRD's"))
+            }
+            lat = try c.decode(Double.self, forKey: AnyKey(stringValue: "lat"))
+            lon = try c.decode(Double.self, forKey: AnyKey(stringValue: "lon"))
+            ts = try c.decode(Int64.self, forKey: AnyKey(stringValue: "ts"))
+            acc = try c.decode(Double.self, forKey: AnyKey(stringValue: "acc"))
+        }
+
+        /// Decodes `bytes`, also refusing a `ts` written with a fraction or an exponent (`1.7e9`, `1700000000.0`).
+        static func decode(_ bytes: [UInt8]) throws -> StrictPRDPayload {
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard text.range(of: #""ts":-?[0-9]+[,}]"#, options: .regularExpression) != nil else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "ts is not written as an integer: \(text)"))
+            }
+            return try JSONDecoder().decode(StrictPRDPayload.self, from: Data(bytes))
+        }
+    }
+
+    struct Row: Decodable {
+        let id: Int64
+        let recipient_id: String
+        let payload: String
+    }
+
+    @Test func everyPayloadOfAPRDRunDecodesStrictlyAndLatencyIsStillMeasured() async throws {
+        let scenario = try FleetRunTests.scenario(devices: 8, extra: "app:\n  name: greenbox\n  payload: prd")
+        #expect(scenario.app == AppChoice(name: "greenbox", options: AppOptions(["payload": "prd"])))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
+        let engine = try HTTPEngine()
+        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "prd" + UUID().uuidString.prefix(6).lowercased(),
+                                   drain: 3), engine: engine, logger: logger)
+        let outcome = try await fleet.run()
+
+        // Every row the run stored, read with the service key, opened with its recipient's key, decoded strictly.
+        let service = embedded.keys.serviceRoleKey
+        let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
+        let rows = try await admin.select("encrypted_locations", query: "select=id,recipient_id,payload&order=id.asc&limit=100000",
+                                          token: service, as: Row.self).rows
+        let keys = Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a })
+        var decoded = 0
+        for row in rows {
+            let pair = try #require(keys[row.recipient_id], "row \(row.id) is for a device of this run")
+            let plain = try SealedBox.open(try #require(Data(base64Encoded: row.payload)), with: pair)
+            let p = try StrictPRDPayload.decode(plain)
+            #expect((-90...90).contains(p.lat) && (-180...180).contains(p.lon) && p.acc >= 0 && p.ts > 1_600_000_000)
+            decoded += 1
+        }
+        let counters = outcome.metrics.counters
+        #expect(counters["http_errors"] == nil, "\(counters.filter { $0.key.hasPrefix("http_errors") })")
+        #expect(decoded > 20 && decoded == rows.count)
+        #expect(decoded == (counters["sent"] ?? 0) + (counters["sent_offline"] ?? 0), "every sealed update is a row, and each decodes")
+        // The accounting closes, and every receipt was matched to what its sender kept: latency measured end to end.
+        #expect(outcome.accounting.closes && outcome.accounting.delivered > 0)
+        #expect(counters["received_unmatched"] == nil && counters["received_without_seq"] == nil)
+        #expect(outcome.metrics.statistic("e2e_latency", "count") == Double(counters["received", default: 0] + counters["stale_rejected", default: 0]))
+        #expect((outcome.metrics.statistic("e2e_latency", "p50") ?? 0) > 0)
+        engine.shutdown()
+        await embedded.stop()
+    }
+
+    @Test func theSenderKeepsWhatItSealedAndTheRecipientFindsItByItsPlaintext() {
+        let sent = SentUpdates(horizon: 10)
+        let p = LocationPayload(lat: 51.5, lon: -0.12, ts: 1_700_000_000, acc: 5)
+        sent.record(sender: 1, recipient: 2, p, seq: 7, sentNanos: 1_700_000_000_250_000_000)
+        // The same plaintext again within the second (a stationary phone): told apart by what the recipient has.
+        sent.record(sender: 1, recipient: 2, p, seq: 8, sentNanos: 1_700_000_000_900_000_000)
+        #expect(sent.find(sender: 1, recipient: 2, p, has: { _ in false })?.seq == 7)
+        #expect(sent.find(sender: 1, recipient: 2, p, has: { $0 == 7 })?.seq == 8)
+        #expect(sent.find(sender: 1, recipient: 2, p, has: { _ in true })?.seq == 7, "a duplicate of the first")
+        #expect(sent.find(sender: 2, recipient: 1, p, has: { _ in false }) == nil, "another pair")
+        var moved = p
+        moved.lat += 1e-7
+        #expect(sent.find(sender: 1, recipient: 2, moved, has: { _ in false }) == nil, "another plaintext")
+        // Past the horizon, entries go as new ones come.
+        sent.record(sender: 3, recipient: 4, p, seq: 1, sentNanos: 1_700_000_020_000_000_000)
+        #expect(sent.find(sender: 1, recipient: 2, p, has: { _ in false }) == nil && sent.count == 1)
+    }
+
+    @Test func thePRDPlaintextHasThePRDsKeysAndWholeSeconds() throws {
+        let update = LocationPayload(lat: 34.052, lon: -118.243, ts: 1_678_886_400.734, acc: 5, seq: 3, sentNanos: 1_678_886_400_734_000_000)
+        let prd = GreenBoxApp(payload: .prd).plaintext(of: update)
+        #expect(String(decoding: try prd.jsonBytes(), as: UTF8.self) == #"{"lat":34.052,"lon":-118.243,"ts":1678886400,"acc":5}"#)
+        #expect(GreenBoxApp(payload: .convoy).plaintext(of: update) == update)
+    }
+}
