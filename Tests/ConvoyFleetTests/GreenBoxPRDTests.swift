@@ -93,6 +93,57 @@ import Testing
         await embedded.stop()
     }
 
+    struct FriendshipRow: Decodable {
+        let status: String
+        let preference_1: String?
+        let preference_2: String?
+    }
+
+    /// The PRD's pairing on the phones during the run: requests inserted pending, accepted over
+    /// Realtime, decide-later rows left pending and some accepted later, all measured.
+    @Test func phonesPairThePRDsWayDuringTheRunAndItIsMeasured() async throws {
+        let scenario = try FleetRunTests.scenario(devices: 10, steady: "8s", extra: """
+            app: { name: greenbox, payload: prd, pairing: prd }
+            """).withSocial(Social(friends: 2...3, decideLater: 0.3, acceptLater: 0.5))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
+        let engine = try HTTPEngine()
+        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+        // Users who think for a second at most: the pairs are made early in the steady part, and share back before it ends.
+        var options = DeviceOptions()
+        (options.pairingAskAfter, options.pairingAcceptAfter) = (0.2...1, 0.3...1.5)
+        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "pair" + UUID().uuidString.prefix(6).lowercased(),
+                                   drain: 3, device: options), engine: engine, logger: logger)
+        let outcome = try await fleet.run()
+        let c = outcome.metrics.counters
+        let graph = SocialGraph(devices: 10, social: scenario.social, seed: scenario.seed)
+        let pending = graph.pairs.filter(\.pending).count
+        #expect(pending > 0 && pending < graph.pairs.count, "the seed gives both kinds")
+
+        // Every pair was requested on a phone; every request not left for later was accepted; a share of the rest later.
+        #expect(c["pairing_requests"] == graph.pairs.count && c["pairing_failures"] == nil)
+        let later = c["pairing_accepted_later", default: 0]
+        #expect(c["pairing_decided_later"] == pending && later > 0 && later <= pending, "\(c.filter { $0.key.hasPrefix("pairing") }) pending \(pending)")
+        #expect(c["pairing_accepted"] == graph.pairs.count - pending + later)
+        // The backend holds what the phones did: active rows for the accepted, pending rows for the rest, each side's preference set.
+        let service = embedded.keys.serviceRoleKey
+        let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
+        let rows = try await admin.select("friendships", query: "select=status,preference_1,preference_2", token: service, as: FriendshipRow.self).rows
+        #expect(rows.count == graph.pairs.count)
+        #expect(rows.filter { $0.status == "active" }.count == c["pairing_accepted"])
+        #expect(rows.filter { $0.status == "pending" }.count == pending - later)
+        #expect(rows.allSatisfy { $0.preference_1 != nil && ($0.status == "pending") == ($0.preference_2 == nil) })
+        // Measured: request → accepted on the asking phone, and → the first update back; then friends shared as usual.
+        #expect(outcome.metrics.statistic("pairing_accept", "count") == Double(graph.pairs.count - pending))
+        #expect(outcome.metrics.statistic("pairing_accept_later", "count") == Double(later), "measured apart")
+        #expect((outcome.metrics.statistic("pairing_first_update", "count") ?? 0) >= Double(graph.pairs.count - pending))
+        #expect(c["pairing_friends_made"] == 2 * (c["pairing_accepted"] ?? 0), "both sides of each accepted pair")
+        #expect(outcome.accounting.closes && outcome.accounting.delivered > 0 && c["received_unmatched"] == nil)
+        engine.shutdown()
+        await embedded.stop()
+    }
+
     @Test func theSenderKeepsWhatItSealedAndTheRecipientFindsItByItsPlaintext() {
         let sent = SentUpdates(horizon: 10)
         let p = LocationPayload(lat: 51.5, lon: -0.12, ts: 1_700_000_000, acc: 5)
@@ -116,5 +167,13 @@ import Testing
         let prd = GreenBoxApp(payload: .prd).plaintext(of: update)
         #expect(String(decoding: try prd.jsonBytes(), as: UTF8.self) == #"{"lat":34.052,"lon":-118.243,"ts":1678886400,"acc":5}"#)
         #expect(GreenBoxApp(payload: .convoy).plaintext(of: update) == update)
+    }
+}
+
+extension Scenario {
+    func withSocial(_ social: Social) -> Scenario {
+        var s = self
+        s.social = social
+        return s
     }
 }

@@ -97,7 +97,17 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    @Test(arguments: ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention"])
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd"]
+
+    @Test func everyScenarioInTheFolderIsOneOfThese() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".yaml") }
+        #expect(Set(files.map { String($0.dropLast(5)) }) == Set(Self.shipped))
+        // …and scenarios/README.md names each.
+        let readme = try String(contentsOf: Self.folder.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(Self.shipped.filter { !readme.contains("\($0).yaml") } == [])
+    }
+
+    @Test(arguments: shipped)
     func loadsAndItsTracksProfilesAndCatalogueResolve(name: String) throws {
         let file = Self.folder.appendingPathComponent("\(name).yaml").path
         let scenario = try ScenarioFile.load(file)

@@ -39,6 +39,22 @@ public protocol AppProfile: Sendable {
     /// Accepts `code` at `preference`.
     func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
 
+    // MARK: Pairing during the run (apps whose phones pair as users do, measured as load)
+
+    /// True when friends pair during the run, on the phones (`requestFriendship`, `acceptFriendship`,
+    /// `.pairing` events); false when `befriend` pairs them in set-up.
+    var pairsDuringRun: Bool { get }
+
+    /// The inviter asks `invitee` to be friends at `preference`; the request's id.
+    func requestFriendship(to invitee: String, preference: String, from session: Session,
+                           via http: SupabaseHTTP) async throws(SupabaseError) -> Int64
+
+    /// The invitee accepts request `id` at its own `preference`.
+    func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Requests to `userID` not yet accepted (what a phone shows right after onboarding or a gap).
+    func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent]
+
     // MARK: Sharing
 
     /// What a recipient will decrypt of `update` (which carries Convoy's
@@ -127,9 +143,18 @@ public struct IncomingUpdate: Sendable {
     }
 }
 
+/// A change in a friendship, as a phone that pairs during the run sees it.
+public enum PairingEvent: Sendable, Equatable {
+    /// `from` asked this phone to be friends (request `id`).
+    case requested(id: Int64, from: String)
+    /// `by` accepted this phone's request `id`.
+    case accepted(id: Int64, by: String)
+}
+
 /// What a change on the subscription is to the phone.
 public enum Incoming: Sendable {
     case update(IncomingUpdate)
+    case pairing(PairingEvent)
     /// Something the app's client does not act on (another table, another event).
     case notMine
     /// An update the phone cannot read (a column missing).

@@ -60,6 +60,10 @@ public struct DeviceOptions: Sendable, Equatable {
     /// The backend's retention limit (window + purge interval + grace), seconds: an update decrypted
     /// later than this after its row was created is lost (`after_retention`).
     public var retentionLimit: Double = 665
+    /// Pairing during the run: seconds after arriving that a phone asks a friend, and that a
+    /// phone takes to accept a request it sees (the PRD's "Accept & Share Back"), drawn per pair.
+    public var pairingAskAfter: ClosedRange<Double> = 1...5
+    public var pairingAcceptAfter: ClosedRange<Double> = 2...8
 
     public init() {}
 }

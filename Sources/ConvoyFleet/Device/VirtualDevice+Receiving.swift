@@ -22,6 +22,8 @@ extension VirtualDevice {
                 metrics.record("subscribe", seconds: context.clock.now() - arrivedAt)
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
+                // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
+                if pairing != nil { Task { [weak self] in await self?.fetchPendingRequests() } }
             case .back(let since):
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
@@ -44,6 +46,7 @@ extension VirtualDevice {
             }
             switch app.incoming(change) {
             case .update(let update): receive(update)
+            case .pairing(let event): pairingEvent(event)
             case .malformed: metrics.count("malformed_rows")
             case .notMine: metrics.count("realtime_other_changes")
             }
@@ -147,6 +150,7 @@ extension VirtualDevice {
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
         metrics.count(dot ? "render.dot" : "render.circle")
         metrics.count("received")
+        if !awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
     }
 
     /// Catches up after a reconnect: what the app has for this device since

@@ -71,6 +71,14 @@ public actor VirtualDevice {
     var migratedAt: Double?
     var awaitingNewKey: Set<Int32> = []
     var tasks: [Task<Void, Never>] = []
+    /// Pairing during the run (`VirtualDevice+Pairing`): its plan, whom it asked (when, what), the
+    /// request ids it has seen, the pending request from each friend, and friends whose first update it awaits.
+    let pairing: DevicePairing?
+    var asked: [String: (at: Double, request: DevicePairing.Request)] = [:]
+    var answered: Set<Int64> = []
+    var pendingFrom: [String: Int64] = [:]
+    var acceptWhenAsked: Set<String> = []
+    var awaitingFirstUpdate: [Int32: (at: Double, later: Bool)] = [:]
     var ledger = DeviceLedger()
     /// The last rows received (id, server creation time, Unix seconds), for the retention checker.
     var recentRows: [(id: Int64, createdAt: Double)] = []
@@ -81,8 +89,10 @@ public actor VirtualDevice {
     var gpsSince: Double?
     var energyEnd: Double?
 
-    public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext) throws {
+    public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
+                pairing: DevicePairing? = nil) throws {
         index = account.index
+        self.pairing = pairing
         self.account = account
         self.friends = friends
         friendIndex = Dictionary(friends.map { ($0.userID, Int32($0.index)) }, uniquingKeysWith: { a, _ in a })
@@ -121,6 +131,7 @@ public actor VirtualDevice {
             for await event in client.events { await self?.handle(event) }
         })
         scheduleRefresh()
+        schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
     }

@@ -17,7 +17,7 @@ public final class FleetRun: Sendable {
     let metrics: Metrics
     let clock: RunClock
     let logger: Logger
-    private let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan))
+    let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan))
 
     public init(_ configuration: Configuration, engine: HTTPEngine, metrics: Metrics = Metrics(), clock: RunClock = RunClock(),
                 logger: Logger = Logger(label: "convoy.run")) {
@@ -73,6 +73,11 @@ public final class FleetRun: Sendable {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
                                 message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
         }
+        if configuration.app.pairsDuringRun, shard != nil || scenario.migration != nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: shard != nil ? "app" : "migration",
+                                message: "friends who pair during the run (pairing: prd) cannot "
+                                    + (shard != nil ? "span shards yet; drop --shard or use pairing: codes" : "reinstall yet; drop migration: or use pairing: codes"))
+        }
         if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "
@@ -100,6 +105,7 @@ public final class FleetRun: Sendable {
         let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
         let accounts: [Int: DeviceAccount]
         let friends: [[Friend]]
+        var pairings: [DevicePairing]?
         var remote: [Int: RemoteAccount] = [:]
         do {
             accounts = try await signUpAll(onboarding, devices: mine, connections: connections)
@@ -111,7 +117,12 @@ public final class FleetRun: Sendable {
                 var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
                 return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
             }
-            if let shard {
+            if app.pairsDuringRun {
+                // The phones pair during the run, measured; set-up only plans whom each asks and how each answers.
+                friends = Array(repeating: [], count: n)
+                pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]!.userID }, preference: preference, seed: seed,
+                                        options: configuration.device)
+            } else if let shard {
                 // Other shards sign up at their own pace: wait for them until the start (or ten minutes).
                 let deadline = configuration.startAt ?? (clock.wallNow() + 600)
                 (friends, remote) = try await onboarding.pair(graph, shard: shard, local: accounts, runID: configuration.runID,
@@ -163,7 +174,8 @@ public final class FleetRun: Sendable {
                 accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: deviceSeed,
                 battery: batteryProfiles.profile(group.network), locationMode: group.locationMode,
                 live: feeds.isEmpty ? nil : feeds[(i - firstOfGroup) % feeds.count])
-            slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context)
+            slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context,
+                                         pairing: pairings?[i])
         }
         let devices = slots.compactMap { $0 }
 
@@ -193,6 +205,10 @@ public final class FleetRun: Sendable {
                 scheduler.at(leave) { _ in await device.leave() }
                 scheduler.at(leave + drain) { _ in await device.disconnect() }
             }
+        }
+        if pairings != nil {
+            scheduleLaterAcceptances(graph, devices: slots, userIDs: (0..<n).map { accounts[$0]?.userID ?? "" }, steadyStart: rampUpEnd,
+                                     scheduler: scheduler)
         }
         if let migration = scenario.migration {
             scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
@@ -338,48 +354,7 @@ public final class FleetRun: Sendable {
         }
     }
 
-    /// When the first device arrives: `startAt` (late when set-up overran it: warned, counted), else in a moment.
-    private func startTime() -> Double {
-        let soon = clock.now() + 0.2
-        guard let startAt = configuration.startAt else { return soon }
-        let at = clock.monotonic(ofWall: startAt)
-        if at < soon {
-            logger.warning("set-up ended \(String(format: "%.1f", soon - at)) s after --start-at: this process's first arrivals are late")
-            metrics.count("start_late_ms", by: Int((soon - at) * 1000))
-        } else {
-            logger.info("waiting \(String(format: "%.1f", at - clock.now())) s for --start-at")
-        }
-        return at
-    }
-
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
-
-    /// Signs `devices` up, `onboardingConcurrency` at a time; a shard's with their derived passwords.
-    private func signUpAll(_ onboarding: Onboarding, devices: [Int], connections: [HTTPConnection?]) async throws -> [Int: DeviceAccount] {
-        var accounts: [Int: DeviceAccount] = [:]
-        let shard = configuration.shard
-        let runID = configuration.runID
-        try await withThrowingTaskGroup(of: DeviceAccount.self) { group in
-            var next = 0
-            func start() {
-                let i = devices[next]
-                next += 1
-                group.addTask { [clock, metrics] in
-                    let started = clock.now()
-                    let account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i])
-                    metrics.record("signup", seconds: clock.now() - started)
-                    return account
-                }
-            }
-            while next < min(devices.count, configuration.onboardingConcurrency) { start() }
-            while let account = try await group.next() {
-                accounts[account.index] = account
-                status.withLock { $0.onboarded += 1 }
-                if next < devices.count { start() }
-            }
-        }
-        return accounts
-    }
 
     /// Reports each second's measurements until cancelled.
     private func monitor(presence: Presence, progress: @Sendable (Tick) -> Void) async {

@@ -189,9 +189,13 @@ public struct Social: Sendable, Equatable {
     public var communities: Int
     /// The fraction of invitations left to "decide later" (pending, never shared).
     public var decideLater: Double
+    /// Of those, the fraction accepted later, at a seeded time in the steady part (apps that pair during the run).
+    public var acceptLater: Double = 0
+    public var acceptLaterLine = 0
+    public var acceptLaterColumn = 0
 
-    public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0) {
-        (self.friends, self.communities, self.decideLater) = (friends, communities, decideLater)
+    public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0, acceptLater: Double = 0) {
+        (self.friends, self.communities, self.decideLater, self.acceptLater) = (friends, communities, decideLater, acceptLater)
     }
 }
 

@@ -194,7 +194,7 @@ struct Reader {
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
-              app: try m["app"]?.app() ?? AppChoice())
+              app: try checkedApp(m))
     }
 
     /// `app: greenbox`, or `app: {name: greenbox, payload: prd}`: one of
@@ -221,6 +221,18 @@ struct Reader {
             options[option] = value
         }
         return AppChoice(name: name, options: AppOptions(options))
+    }
+
+    /// The app, checked against the keys that need one of its modes.
+    private func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
+        let choice = try m["app"]?.app() ?? AppChoice()
+        let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
+        if let social = m["social"], let later = try social.mapping(["friends", "communities", "decide_later", "accept_later"])["accept_later"],
+           !pairsDuringRun, try later.fraction() > 0 {
+            throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
+                              + "with invite codes, decide-later invitations stay pending")
+        }
+        return choice
     }
 
     private func appName() throws(ScenarioError) -> String {
@@ -355,7 +367,7 @@ struct Reader {
     }
 
     func social() throws(ScenarioError) -> Social {
-        let m = try mapping(["friends", "communities", "decide_later"])
+        let m = try mapping(["friends", "communities", "decide_later", "accept_later"])
         var social = Social()
         if let f = m["friends"] {
             let s = try f.string()
@@ -367,6 +379,10 @@ struct Reader {
         }
         if let c = m["communities"] { social.communities = try c.int(1...1_000_000) }
         if let d = m["decide_later"] { social.decideLater = try d.fraction() }
+        if let a = m["accept_later"] {
+            social.acceptLater = try a.fraction()
+            (social.acceptLaterLine, social.acceptLaterColumn) = (a.node.mark?.line ?? 0, a.node.mark?.column ?? 0)
+        }
         return social
     }
 

@@ -50,6 +50,18 @@ public struct SupabaseREST: Sendable {
         return body.count
     }
 
+    /// Inserts `rows` with `Prefer: return=representation`: the rows as stored, decoded as `Row`.
+    public func insertReturning<Row: Decodable>(_ table: String, rows: some Encodable, token: String,
+                                                as _: Row.Type) async throws(SupabaseError) -> [Row] {
+        let r = try await http.send("POST", "/rest/v1/\(table)", body: try Self.encode(rows), token: token,
+                                    headers: [("Prefer", "return=representation")])
+        do {
+            return try JSONDecoder().decode([Row].self, from: Data(r.body))
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): not an array of \(Row.self): \(error)")
+        }
+    }
+
     /// Upsert of `rows` on `onConflict` (merge duplicates), `return=minimal`.
     public func upsert(_ table: String, rows: some Encodable, onConflict: String, token: String) async throws(SupabaseError) {
         try await upsert(table, json: try Self.encode(rows), onConflict: onConflict, token: token)

@@ -16,16 +16,28 @@ public struct GreenBoxApp: AppProfile {
         case prd
     }
 
+    /// How friends pair.
+    public enum Pairing: String, Sendable, CaseIterable {
+        /// Invite codes (`create_invite`, `accept_invite`) in set-up, before the timeline (the default).
+        case codes
+        /// The PRD's way, on the phones during the run: the inviter inserts a `pending` friendship
+        /// with `requested_by`, the invitee, told over Realtime, updates it to `active`.
+        case prd
+    }
+
     public let name = "greenbox"
     public var payload: Payload
+    public var pairing: Pairing
 
-    /// The scenario's modes: `payload: convoy|prd`.
-    static let modes: [(option: String, values: [String])] = [("payload", Payload.allCases.map(\.rawValue))]
+    /// The scenario's modes: `payload: convoy|prd`, `pairing: codes|prd`.
+    static let modes: [(option: String, values: [String])] = [("payload", Payload.allCases.map(\.rawValue)),
+                                                               ("pairing", Pairing.allCases.map(\.rawValue))]
 
-    public init(payload: Payload = .convoy) { self.payload = payload }
+    public init(payload: Payload = .convoy, pairing: Pairing = .codes) { (self.payload, self.pairing) = (payload, pairing) }
 
     init(_ options: AppOptions) {
-        self.init(payload: options["payload"].flatMap(Payload.init(rawValue:)) ?? .convoy)
+        self.init(payload: options["payload"].flatMap(Payload.init(rawValue:)) ?? .convoy,
+                  pairing: options["pairing"].flatMap(Pairing.init(rawValue:)) ?? .codes)
     }
 
     // MARK: Onboarding and pairing (PRD §4.2, §5)
@@ -74,6 +86,31 @@ public struct GreenBoxApp: AppProfile {
                                              token: token)
     }
 
+    // MARK: The PRD's pairing, during the run (§5.2–5.3)
+
+    public var pairsDuringRun: Bool { pairing == .prd }
+
+    public func requestFriendship(to invitee: String, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
+        let row = GreenBoxRows.FriendshipRequest(userID1: session.userID, userID2: invitee, requestedBy: session.userID, preference1: preference)
+        let stored = try await SupabaseREST(http).insertReturning(GreenBoxRows.friendships, rows: row, token: session.accessToken,
+                                                                  as: GreenBoxRows.FriendshipRow.self)
+        guard let id = stored.first?.id else { throw SupabaseError(kind: .unexpectedResponse, message: "the friendship request came back empty") }
+        return id
+    }
+
+    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await SupabaseREST(http).update(GreenBoxRows.friendships, query: "id=eq.\(id)&status=eq.pending",
+                                            changes: GreenBoxRows.FriendshipAcceptance(preference2: preference), token: token)
+    }
+
+    public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        try await SupabaseREST(http).select(GreenBoxRows.friendships, query: "select=id,user_id_1,user_id_2,status,requested_by"
+                                                + "&user_id_2=eq.\(userID)&status=eq.pending&order=id.asc",
+                                            token: token, as: GreenBoxRows.FriendshipRow.self).rows
+            .map { .requested(id: $0.id, from: $0.requestedBy) }
+    }
+
     // MARK: Sharing (PRD §4.4, "To send a location")
 
     public func plaintext(of update: LocationPayload) -> LocationPayload {
@@ -102,16 +139,34 @@ public struct GreenBoxApp: AppProfile {
     // MARK: Receiving (PRD §4.4, "To receive locations")
 
     public func subscription(for userID: String) -> AppSubscription {
-        AppSubscription(topic: GreenBoxRows.topic(userID),
-                        bindings: [.init(event: "INSERT", table: GreenBoxRows.locations, filter: "recipient_id=eq.\(userID)")])
+        var bindings: [RealtimeClient.Binding] = [.init(event: "INSERT", table: GreenBoxRows.locations, filter: "recipient_id=eq.\(userID)")]
+        if pairing == .prd {
+            // The app listens for requests to it and for its own requests being accepted (PRD §5.3 step 6).
+            bindings.append(.init(event: "INSERT", table: GreenBoxRows.friendships, filter: "user_id_2=eq.\(userID)"))
+            bindings.append(.init(event: "UPDATE", table: GreenBoxRows.friendships, filter: "user_id_1=eq.\(userID)"))
+        }
+        return AppSubscription(topic: GreenBoxRows.topic(userID), bindings: bindings)
     }
 
     public func incoming(_ change: RealtimeClient.Change) -> Incoming {
+        if change.table == GreenBoxRows.friendships { return friendshipChange(change) }
         guard change.table == GreenBoxRows.locations, change.type == "INSERT" else { return .notMine }
         let record = change.record
         guard let sender = record["sender_id"], let payload = record["payload"] else { return .malformed }
         return .update(IncomingUpdate(sender: sender, ciphertext: payload, id: record["id"].flatMap { Int64($0) },
                                       createdAt: record["created_at"].flatMap(CommitTimestamp.parse)))
+    }
+
+    private func friendshipChange(_ change: RealtimeClient.Change) -> Incoming {
+        guard pairing == .prd else { return .notMine }
+        let r = change.record
+        guard let id = r["id"].flatMap({ Int64($0) }), let status = r["status"], let from = r["requested_by"],
+              let one = r["user_id_1"], let two = r["user_id_2"] else { return .malformed }
+        switch (change.type, status) {
+        case ("INSERT", "pending"): return .pairing(.requested(id: id, from: from))
+        case ("UPDATE", "active"): return .pairing(.accepted(id: id, by: from == one ? two : one))
+        default: return .notMine
+        }
     }
 
     public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {

@@ -50,6 +50,50 @@ enum GreenBoxRows {
         var status: String
     }
 
+    /// A friendship as the PRD's pairing reads it (§3.1, §5.2–5.3).
+    struct FriendshipRow: Decodable, Sendable {
+        var id: Int64
+        var userID1: String
+        var userID2: String
+        var status: String
+        var requestedBy: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, status
+            case userID1 = "user_id_1"
+            case userID2 = "user_id_2"
+            case requestedBy = "requested_by"
+        }
+    }
+
+    /// The inviter's pending friendship (PRD §5.2): its preference is `preference_1`.
+    struct FriendshipRequest: Encodable, Sendable {
+        var userID1: String
+        var userID2: String
+        var status = "pending"
+        var requestedBy: String
+        var preference1: String
+
+        enum CodingKeys: String, CodingKey {
+            case status
+            case userID1 = "user_id_1"
+            case userID2 = "user_id_2"
+            case requestedBy = "requested_by"
+            case preference1 = "preference_1"
+        }
+    }
+
+    /// The invitee's acceptance (PRD §5.3 step 6): active, with its own preference.
+    struct FriendshipAcceptance: Encodable, Sendable {
+        var status = "active"
+        var preference2: String
+
+        enum CodingKeys: String, CodingKey {
+            case status
+            case preference2 = "preference_2"
+        }
+    }
+
     /// `create_invite`'s arguments and result, and `accept_invite`'s arguments.
     struct InviteArguments: Encodable, Sendable {
         var preference: String

@@ -1,0 +1,144 @@
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+
+/// Pairing during the run (greenbox-prd.md §5.2–5.3 for Green Box `pairing:
+/// prd`): the phone asks its friends once it has arrived, answers the requests
+/// it sees over Realtime (or finds pending when it first subscribes), and a
+/// friend becomes one it shares with once the request is accepted. Measured
+/// as load: `pairing_accept` is request → accepted as the asking phone sees
+/// it, `pairing_first_update` request → the first update from that friend
+/// decrypted here; a request its friend left at "decide later" and accepted
+/// later is measured as `pairing_accept_later` and `pairing_first_update_later`.
+extension VirtualDevice {
+    /// Schedules this phone's requests after its arrival at `arrival`.
+    func schedulePairing(arrival: Double) {
+        guard let pairing else { return }
+        for request in pairing.requests {
+            context.scheduler.at(arrival + request.after) { [weak self] _ in await self?.ask(request) }
+        }
+    }
+
+    func ask(_ request: DevicePairing.Request) async {
+        guard life.onlineSince != nil else { return }
+        let started = context.clock.now()
+        do {
+            _ = try await app.requestFriendship(to: request.userID, preference: request.preference, from: account.session, via: http)
+            asked[request.userID] = (started, request)
+            metrics.count("pairing_requests")
+            metrics.record("pairing_request", seconds: context.clock.now() - started)
+        } catch {
+            metrics.count("pairing_failures")
+            _ = countFailure(error)
+        }
+        metrics.count("http_requests")
+        spendHTTP(body: 200, response: 400)
+    }
+
+    /// A friendship event from the app (over Realtime, or found pending).
+    func pairingEvent(_ event: PairingEvent) {
+        switch event {
+        case .requested(let id, let from):
+            guard answered.insert(id).inserted else { return }
+            guard let answer = pairing?.answers[from] else {
+                metrics.count("pairing_unexpected_requests")
+                return
+            }
+            pendingFrom[from] = id
+            guard let delay = answer.delay else {
+                metrics.count("pairing_decided_later")
+                // The run already had it accepted later, before the request came: it is accepted as it comes.
+                if acceptWhenAsked.remove(from) != nil {
+                    context.scheduler.at(context.clock.now() + 0.001) { [weak self] _ in await self?.acceptLaterNow(from: from) }
+                }
+                return
+            }
+            context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.accept(id, from: from) }
+        case .accepted(_, let by):
+            guard let (at, request) = asked.removeValue(forKey: by) else { return }
+            metrics.record(request.decidedLater ? "pairing_accept_later" : "pairing_accept", seconds: context.clock.now() - at)
+            Task { [weak self] in
+                await self?.befriend(userID: by, index: request.index, preference: request.preference, requestedAt: at, later: request.decidedLater)
+            }
+        }
+    }
+
+    /// Accepts a request left at "decide later", as the run decides (`social.accept_later`).
+    /// A request not there yet (its friend has not asked) is accepted when it comes.
+    public func acceptLater(from userID: String) async {
+        guard life.isReceiving else { return }
+        if pendingFrom[userID] == nil { await fetchPendingRequests() }
+        guard pendingFrom[userID] != nil else {
+            acceptWhenAsked.insert(userID)
+            return
+        }
+        await acceptLaterNow(from: userID)
+    }
+
+    func acceptLaterNow(from userID: String) async {
+        guard let id = pendingFrom[userID] else { return }
+        metrics.count("pairing_accepted_later")
+        await accept(id, from: userID)
+    }
+
+    /// What was asked of this phone while it was away (the PRD's "[name] has invited you!" after onboarding).
+    func fetchPendingRequests() async {
+        do {
+            let pending = try await app.pendingRequests(to: account.userID, token: account.session.accessToken, via: http)
+            metrics.count("http_requests")
+            spendHTTP(body: 0, response: 200 + 150 * pending.count)
+            for event in pending { pairingEvent(event) }
+        } catch {
+            metrics.count("http_requests")
+            _ = countFailure(error)
+        }
+    }
+
+    func accept(_ id: Int64, from userID: String) async {
+        guard life.isReceiving, let answer = pairing?.answers[userID], pendingFrom[userID] == id else { return }
+        pendingFrom[userID] = nil
+        do {
+            try await app.acceptFriendship(id, preference: answer.preference, token: account.session.accessToken, via: http)
+            metrics.count("http_requests")
+            spendHTTP(body: 60, response: 0)
+            metrics.count("pairing_accepted")
+        } catch {
+            metrics.count("http_requests")
+            metrics.count("pairing_failures")
+            _ = countFailure(error)
+            return
+        }
+        await befriend(userID: userID, index: answer.index, preference: answer.preference, requestedAt: nil)
+    }
+
+    /// Reads the new friend's key and shares with it from the next tick on.
+    func befriend(userID: String, index other: Int, preference: String, requestedAt: Double?, later: Bool = false) async {
+        let key: PublicKey
+        do {
+            let keys = try await app.publicKeys(of: [userID], token: account.session.accessToken, via: http)
+            metrics.count("http_requests")
+            spendHTTP(body: 0, response: 300)
+            guard let k = keys[userID] else {
+                metrics.count("pairing_failures")
+                return
+            }
+            key = k
+        } catch {
+            metrics.count("http_requests")
+            metrics.count("pairing_failures")
+            _ = countFailure(error)
+            return
+        }
+        let friend = Friend(index: other, userID: userID, publicKey: key, iShare: preference, active: true)
+        if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
+        friendIndex[userID] = Int32(other)
+        if let requestedAt { awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
+        metrics.count("pairing_friends_made")
+    }
+
+    /// The first update from a friend this phone asked: the pairing loop closed.
+    func firstUpdate(from sender: Int32) {
+        guard let (at, later) = awaitingFirstUpdate.removeValue(forKey: sender) else { return }
+        metrics.record(later ? "pairing_first_update_later" : "pairing_first_update", seconds: context.clock.now() - at)
+    }
+}

@@ -1,0 +1,49 @@
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Logging
+import Synchronization
+
+/// Set-up before the timeline: sign-ups, and when the first device arrives.
+extension FleetRun {
+    /// When the first device arrives: `startAt` (late when set-up overran it: warned, counted), else in a moment.
+    func startTime() -> Double {
+        let soon = clock.now() + 0.2
+        guard let startAt = configuration.startAt else { return soon }
+        let at = clock.monotonic(ofWall: startAt)
+        if at < soon {
+            logger.warning("set-up ended \(String(format: "%.1f", soon - at)) s after --start-at: this process's first arrivals are late")
+            metrics.count("start_late_ms", by: Int((soon - at) * 1000))
+        } else {
+            logger.info("waiting \(String(format: "%.1f", at - clock.now())) s for --start-at")
+        }
+        return at
+    }
+
+    /// Signs `devices` up, `onboardingConcurrency` at a time; a shard's with their derived passwords.
+    func signUpAll(_ onboarding: Onboarding, devices: [Int], connections: [HTTPConnection?]) async throws -> [Int: DeviceAccount] {
+        var accounts: [Int: DeviceAccount] = [:]
+        let shard = configuration.shard
+        let runID = configuration.runID
+        try await withThrowingTaskGroup(of: DeviceAccount.self) { group in
+            var next = 0
+            func start() {
+                let i = devices[next]
+                next += 1
+                group.addTask { [clock, metrics] in
+                    let started = clock.now()
+                    let account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i])
+                    metrics.record("signup", seconds: clock.now() - started)
+                    return account
+                }
+            }
+            while next < min(devices.count, configuration.onboardingConcurrency) { start() }
+            while let account = try await group.next() {
+                accounts[account.index] = account
+                status.withLock { $0.onboarded += 1 }
+                if next < devices.count { start() }
+            }
+        }
+        return accounts
+    }
+}
