@@ -1,5 +1,6 @@
 @testable import ConvoyFleet
 import ConvoyCrypto
+import ConvoyGeo
 import ConvoyMetrics
 import ConvoyServer
 import ConvoySodium
@@ -142,6 +143,40 @@ import Testing
         #expect(outcome.accounting.closes && outcome.accounting.delivered > 0 && c["received_unmatched"] == nil)
         engine.shutdown()
         await embedded.stop()
+    }
+
+    /// What the PRD lets phones differ in, per group: "When In Use" users share nothing in the background;
+    /// continuous background sharing runs the GPS and skips no tick; keys read before every send or cached;
+    /// GPS-denied fallback and Laplace fuzzing reach the recipients as circles.
+    @Test func groupsDifferAsThePRDLetsThem() async throws {
+        let scenario = try ScenarioFile.parse("""
+            name: variations
+            seed: 5
+            groups:
+              - { name: wiu, count: 4, cadence: 600ms..900ms, background_share: 100%, when_in_use_share: 100% }
+              - name: cont
+                count: 4
+                cadence: 600ms..900ms
+                background_share: 100%
+                background_mode: continuous
+                key_lookup: every_send
+                gps_denied: { windows: [0s..1h], fallback: cell }
+              - { name: fg, count: 4, cadence: 600ms..900ms, precise_share: 0%, key_lookup: cached, key_cache_ttl: 1h, general: laplace, laplace_mean: 50m }
+            social: { friends: 2..3 }
+            timeline: { arrival_rate: 40/s, steady: 5s, ramp_down: 500ms }
+            """, file: "variations.yaml")
+        let outcome = try await FleetRunTests.run(scenario)
+        let c = outcome.metrics.counters
+        #expect((c["background_not_permitted"] ?? 0) > 0 && c["background_skipped"] == nil, "\(c)")
+        let battery = try #require(outcome.battery)
+        let gps = Dictionary(battery.groups.map { ($0.name, $0.gpsJoules) }, uniquingKeysWith: { a, _ in a })
+        #expect(gps["wiu"] == 0 && (gps["cont"] ?? 0) > 0, "no location permission in the background, no GPS: \(gps)")
+        // Every tick of the continuous group read its keys; the cached group read them once per device at most.
+        #expect((c["key_lookups"] ?? 0) > 4 && outcome.metrics.statistic("key_lookup", "count") == Double(c["key_lookups"] ?? -1))
+        #expect(c["key_lookup_failures"] == nil && c["key_changes_seen"] == nil)
+        // Cell fallback (300–600 m) and Laplace noise of 50 m mean both widen acc past the 50 m dot limit.
+        #expect((c["render.circle"] ?? 0) > 0 && c["render.dot"] == nil, "\(c.filter { $0.key.hasPrefix("render") })")
+        #expect(outcome.accounting.closes && outcome.accounting.delivered > 0)
     }
 
     @Test func theSenderKeepsWhatItSealedAndTheRecipientFindsItByItsPlaintext() {

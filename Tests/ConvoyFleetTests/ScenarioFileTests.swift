@@ -63,6 +63,13 @@ import Testing
         ("name: x\napp: { name: greenbox, paylod: prd }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:24: app.paylod: unknown key \"paylod\"; did you mean \"payload\"?"),
         ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox)"),
+        ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { accept_later: 50% }\n", "bad.yaml:3:25: social.accept_later: accept_later needs friends who pair during the run"),
+        ("name: x\ngroups: [{ name: g, count: 2, key_cache_ttl: 5m }]\n", "bad.yaml:2:46: groups[0].key_cache_ttl: key_cache_ttl applies to key_lookup: cached"),
+        ("name: x\ngroups: [{ name: g, count: 2, laplace_mean: 50m }]\n", "groups[0].laplace_mean: laplace_mean applies to general: laplace"),
+        ("name: x\ngroups: [{ name: g, count: 2, general: round4 }]\n", "groups[0].general: \"round4\" is not one of round2, round3, laplace"),
+        ("name: x\ngroups: [{ name: g, count: 2, background_mode: always }]\n", "groups[0].background_mode: \"always\" is not one of significant_change, continuous"),
+        ("name: x\ngroups: [{ name: g, count: 2, gps_denied: { fallback: wifi } }]\n", "groups[0].gps_denied: gps_denied needs windows"),
+        ("name: x\ngroups: [{ name: g, count: 2, gps_denied: { windows: [1m..30s] } }]\n", "groups[0].gps_denied.windows[0]: the interval must be above or at 0 and its low end first"),
     ])
     func badScenariosSayWhereAndWhat(yaml: String, expected: String) {
         do {
@@ -71,6 +78,30 @@ import Testing
         } catch {
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    @Test func whatThePRDLetsPhonesDifferInIsSetPerGroup() throws {
+        let s = try ScenarioFile.parse("""
+            name: x
+            groups:
+              - { name: a, count: 2 }
+              - name: b
+                count: 2
+                background_share: 50%
+                when_in_use_share: 25%
+                background_mode: continuous
+                key_lookup: cached
+                key_cache_ttl: 2m
+                general: laplace
+                laplace_mean: 100m
+                gps_denied: { windows: [30s..90s], mean_interval: 10m, mean_duration: 1m, fallback: cell }
+            """, file: "g.yaml")
+        let (a, b) = (s.groups[0], s.groups[1])
+        #expect(a.whenInUseShare == 0 && a.backgroundMode == .significantChange && a.keyLookup == .once && a.general == .general(decimals: 2))
+        #expect(a.gpsDenied == GPSDenied())
+        #expect(b.whenInUseShare == 0.25 && b.backgroundMode == .continuous && b.keyLookup == .cached && b.keyCacheTTL == 120)
+        #expect(b.general == .geoIndistinguishable(epsilon: 0.02))
+        #expect(b.gpsDenied == GPSDenied(windows: [30...90], meanInterval: 600, meanDuration: 60, fallback: .cell))
     }
 
     @Test func theAppIsGreenBoxUnlessTheScenarioSaysOtherwise() throws {

@@ -11,14 +11,19 @@ extension VirtualDevice {
     /// A Phoenix heartbeat frame and its reply, with TCP/IP headers, bytes.
     static let heartbeatBytes = (up: 60 + 58, down: 110 + 56)
 
-    /// The GPS mode this device's sharing uses.
-    var locationMode: LocationMode { profile.background ? .significantChange : profile.locationMode }
+    /// The GPS mode this device's sharing uses: in the background, significant change, or as in the
+    /// foreground when it shares continuously.
+    var locationMode: LocationMode {
+        guard profile.background else { return profile.locationMode }
+        return profile.backgroundMode == .continuous ? .highAccuracy : .significantChange
+    }
 
     /// Starts the ledger as the device comes online.
     func startEnergy(at t: Double) {
         guard let battery = profile.battery else { return }
         energy = EnergyLedger(profile: battery, start: t)
-        gpsSince = t
+        // Without location permission in the background, the GPS never runs for this app.
+        gpsSince = profile.sharesNothing ? nil : t
     }
 
     /// An HTTP exchange: `body` bytes up with headers, `response` bytes down with headers.

@@ -21,6 +21,11 @@ extension VirtualDevice {
                 context.scheduler.at(max(next, clock.now())) { [weak self] t in await self?.share(intended: t) }
             }
         }
+        if profile.sharesNothing {
+            // "When In Use" only, in the background: no location reaches the app (PRD §4.2).
+            metrics.count("background_not_permitted")
+            return
+        }
         let measured: (position: GeoPoint, accuracy: Double)
         if let feed = profile.live {
             // A live receiver: its newest fix, as it is.
@@ -39,13 +44,15 @@ extension VirtualDevice {
             }
             measured = (noisy.position, noisy.accuracy)
         }
-        if profile.background, let last = lastShare,
+        if profile.background, profile.backgroundMode == .significantChange, let last = lastShare,
            intended - last.time < options.significantInterval || measured.position.distance(to: last.position) < options.significantDistance {
             metrics.count("background_skipped")
             return
         }
+        guard friends.contains(where: \.active) else { return }
+        if keysDue(at: clock.now()) { await readFriendKeys() }
         let active = friends.filter(\.active)
-        guard !active.isEmpty else { return }
+        guard !active.isEmpty, life.onlineSince != nil else { return }
         seq += 1
         let tick = seq
         let wall = clock.wall(intended)
@@ -56,7 +63,7 @@ extension VirtualDevice {
         var remote: [Int32] = []
         var offline = 0
         for (i, friend) in active.enumerated() {
-            let rule: PrivacyFuzz = friend.iShare == "general" ? .general : .precise
+            let rule: PrivacyFuzz = friend.iShare == "general" ? profile.general : .precise
             let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
             let sentNanos = Int64(wall * 1e9)
             let payload = app.plaintext(of: LocationPayload(
@@ -106,6 +113,39 @@ extension VirtualDevice {
         if !remote.isEmpty { metrics.count("sent_other_shards", by: remote.count) }
         sentOffline += offline
         ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure, wall: wall, remote: remote))
+    }
+
+    /// Whether this tick reads its friends' keys first (`key_lookup`).
+    func keysDue(at now: Double) -> Bool {
+        switch profile.keyLookup {
+        case .once: false
+        case .everySend: true
+        case .cached: keysReadAt.map { now - $0 >= profile.keyCacheTTL } ?? true
+        }
+    }
+
+    /// Reads the active friends' keys from the backend, as the app does before sealing (PRD §4.4 step a);
+    /// a friend who published a new key is sealed to with it from now on.
+    func readFriendKeys() async {
+        let ids = friends.filter(\.active).map(\.userID)
+        let started = context.clock.now()
+        do {
+            let keys = try await app.publicKeys(of: ids, token: account.session.accessToken, via: http)
+            metrics.record("key_lookup", seconds: context.clock.now() - started)
+            metrics.count("key_lookups")
+            spendHTTP(body: 0, response: 120 * keys.count)
+            for i in friends.indices {
+                guard let key = keys[friends[i].userID], key != friends[i].publicKey else { continue }
+                let f = friends[i]
+                friends[i] = Friend(index: f.index, userID: f.userID, publicKey: key, iShare: f.iShare, active: f.active)
+                metrics.count("key_changes_seen")
+            }
+            keysReadAt = context.clock.now()
+        } catch {
+            metrics.count("key_lookup_failures")
+            _ = countFailure(error)
+        }
+        metrics.count("http_requests")
     }
 
     /// What a request that failed before it was answered still sent, bytes (its updates and their framing).

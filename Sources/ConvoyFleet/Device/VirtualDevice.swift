@@ -28,12 +28,24 @@ public actor VirtualDevice {
         public var locationMode: LocationMode
         /// Where its positions come from instead of its replayer (a live receiver); nil: replay.
         public var live: LiveFeed?
+        /// In the background with only "When In Use" granted: it shares nothing.
+        public var whenInUseOnly = false
+        /// How it shares in the background (with "Always").
+        public var backgroundMode: DeviceGroup.BackgroundMode = .significantChange
+        /// When it reads its friends' keys, and for how long a read key is used (`cached`).
+        public var keyLookup: DeviceGroup.KeyLookup = .once
+        public var keyCacheTTL: Double = 300
+        /// What its "General location" friends get.
+        public var general: PrivacyFuzz = .general
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
                     battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
             (self.cadence, self.background, self.replayer, self.accuracy, self.seed) = (cadence, background, replayer, accuracy, seed)
             (self.battery, self.locationMode, self.live) = (battery, locationMode, live)
         }
+
+        /// Shares nothing at all: in the background without "Always".
+        var sharesNothing: Bool { background && whenInUseOnly }
     }
 
     /// What a friend last showed on this device's map.
@@ -78,6 +90,8 @@ public actor VirtualDevice {
     var answered: Set<Int64> = []
     var pendingFrom: [String: Int64] = [:]
     var acceptWhenAsked: Set<String> = []
+    /// When its friends' keys were last read (`key_lookup: cached`).
+    var keysReadAt: Double?
     var awaitingFirstUpdate: [Int32: (at: Double, later: Bool)] = [:]
     var ledger = DeviceLedger()
     /// The last rows received (id, server creation time, Unix seconds), for the retention checker.

@@ -169,11 +169,16 @@ public final class FleetRun: Sendable {
             guard let account = accounts[i] else { continue }
             let feeds = configuration.live[group.name] ?? []
             let firstOfGroup = groupStart[groupOf[i]]
-            let profile = VirtualDevice.Profile(
+            var profile = VirtualDevice.Profile(
                 cadence: group.cadence, background: background, replayer: try Replayer(track: track, mode: group.replay, offset: offset),
-                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime), seed: deviceSeed,
-                battery: batteryProfiles.profile(group.network), locationMode: group.locationMode,
+                accuracy: AccuracyModel(accuracy68: group.accuracy, correlationTime: group.correlationTime, denied: group.gpsDenied),
+                seed: deviceSeed, battery: batteryProfiles.profile(group.network), locationMode: group.locationMode,
                 live: feeds.isEmpty ? nil : feeds[(i - firstOfGroup) % feeds.count])
+            // Draws added since: a stream of their own, so the ones above stay what they were for every seed.
+            var permissions = SeededGenerator(seed: scenario.seed ^ UInt64(i), stream: 0x1A11)
+            profile.whenInUseOnly = background && permissions.chance(group.whenInUseShare)
+            (profile.backgroundMode, profile.keyLookup, profile.keyCacheTTL, profile.general)
+                = (group.backgroundMode, group.keyLookup, group.keyCacheTTL, group.general)
             slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context,
                                          pairing: pairings?[i])
         }

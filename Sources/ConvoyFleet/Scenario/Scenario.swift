@@ -164,11 +164,40 @@ public struct DeviceGroup: Sendable, Equatable {
     public var network: String
     /// How foreground devices run the GPS (background ones use significant change), for the battery model.
     public var locationMode: LocationMode = .highAccuracy
+    /// Of the background devices, the share whose users granted only "When In Use" (greenbox-prd.md §4.2):
+    /// they share nothing while in the background.
+    public var whenInUseShare: Double = 0
+    /// How background devices with "Always" share: on significant change (the default) or continuously.
+    public var backgroundMode: BackgroundMode = .significantChange
+    /// When a device reads its friends' public keys from the backend (PRD §4.4 reads before each send).
+    public var keyLookup: KeyLookup = .once
+    /// How long a cached key is used (`key_lookup: cached`), seconds.
+    public var keyCacheTTL: Double = 300
+    /// What "General location" friends get: rounding to 2 (the PRD's) or 3 decimals, or planar Laplace noise.
+    public var general: PrivacyFuzz = .general
+    /// GPS-denied stretches with their Wi-Fi or cell fallback (docs/noise.md).
+    public var gpsDenied = GPSDenied()
     /// Where `tracks` and `network` are in the scenario file (for errors found when they are loaded).
     public var tracksLine = 0
     public var tracksColumn = 0
     public var networkLine = 0
     public var networkColumn = 0
+
+    public enum BackgroundMode: String, Sendable, Equatable, CaseIterable {
+        /// iOS's significant-change service: ≥ 500 m moved, at most every 5 minutes; the GPS mostly off.
+        case significantChange = "significant_change"
+        /// The PRD's high-fidelity mode: every cadence tick, the receiver on as in the foreground.
+        case continuous
+    }
+
+    public enum KeyLookup: String, Sendable, Equatable, CaseIterable {
+        /// Read once, at pairing (and again after a friend's reinstall).
+        case once
+        /// Read before every send, as PRD §4.4 step a says: one request per tick for the tick's friends.
+        case everySend = "every_send"
+        /// Read before a send when the cached keys are older than `key_cache_ttl`.
+        case cached
+    }
 
     public enum TrackSource: Sendable, Equatable {
         case synthetic(MobilityProfile)

@@ -138,7 +138,7 @@ struct Reader {
         }
     }
 
-    private func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// The allowed name nearest to `s` (edit distance ≤ 3), for "did you mean".
     static func closest(_ s: String, among names: [String]) -> String? {
@@ -195,54 +195,6 @@ struct Reader {
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
               app: try checkedApp(m))
-    }
-
-    /// `app: greenbox`, or `app: {name: greenbox, payload: prd}`: one of
-    /// `Apps.names`, with the modes that app has.
-    func app() throws(ScenarioError) -> AppChoice {
-        if case .scalar = node { return AppChoice(name: try appName()) }
-        guard case .mapping(let raw) = node else { throw error("expected an app name (app: greenbox) or a mapping (app: {name: greenbox, …})") }
-        // The name first: it decides which other keys are allowed.
-        guard let nameNode = raw.first(where: { $0.key.string == "name" }) else {
-            throw error("app needs a name (apps: \(Apps.names.joined(separator: ", ")))")
-        }
-        let name = try Reader(file: file, node: nameNode.value, path: child("name")).appName()
-        let modes = Apps.modes(of: name) ?? []
-        let m = try mapping(["name"] + modes.map(\.option))
-        var options: [String: String] = [:]
-        for (option, values) in modes {
-            guard let r = m[option] else { continue }
-            let value = try r.string()
-            guard values.contains(value) else {
-                var message = "\(name) has no \(option) \"\(value)\" (\(option): \(values.joined(separator: ", ")))"
-                if let guess = Self.closest(value, among: values) { message += "; did you mean \"\(guess)\"?" }
-                throw r.error(message)
-            }
-            options[option] = value
-        }
-        return AppChoice(name: name, options: AppOptions(options))
-    }
-
-    /// The app, checked against the keys that need one of its modes.
-    private func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
-        let choice = try m["app"]?.app() ?? AppChoice()
-        let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
-        if let social = m["social"], let later = try social.mapping(["friends", "communities", "decide_later", "accept_later"])["accept_later"],
-           !pairsDuringRun, try later.fraction() > 0 {
-            throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
-                              + "with invite codes, decide-later invitations stay pending")
-        }
-        return choice
-    }
-
-    private func appName() throws(ScenarioError) -> String {
-        let s = try string()
-        guard Apps.names.contains(s) else {
-            var message = "no app \"\(s)\" (apps: \(Apps.names.joined(separator: ", ")))"
-            if let guess = Self.closest(s, among: Apps.names) { message += "; did you mean \"\(guess)\"?" }
-            throw error(message)
-        }
-        return s
     }
 
     /// A profile name: letters, digits, `_` and `-`.
@@ -324,25 +276,6 @@ struct Reader {
         return .project(url: u, anonKey: try anon.string(), serviceKey: try m["service_key"]?.string())
     }
 
-    func group() throws(ScenarioError) -> DeviceGroup {
-        let m = try mapping(["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
-                             "precise_share", "network", "location_mode"])
-        guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a group needs a name") }
-        guard let count = m["count"] else { throw error("a group needs a count") }
-        var group = DeviceGroup(
-            name: name, count: try count.int(1...1_000_000), tracks: try m["tracks"]?.tracks() ?? .synthetic(.walk),
-            replay: try m["replay"]?.choice(ReplayMode.self) ?? .loop, accuracy: try m["accuracy"]?.metres() ?? 5,
-            correlationTime: try m["correlation_time"]?.duration(minimum: 1) ?? 60,
-            cadence: try m["cadence"]?.range() ?? 10...15, backgroundShare: try m["background_share"]?.fraction() ?? 0,
-            preciseShare: try m["precise_share"]?.fraction() ?? 1, network: try m["network"]?.name() ?? "lte")
-        group.locationMode = try m["location_mode"]?.choice(LocationMode.self) ?? .highAccuracy
-        let mark = (m["tracks"] ?? self).node.mark
-        (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)
-        let networkMark = (m["network"] ?? self).node.mark
-        (group.networkLine, group.networkColumn) = (networkMark?.line ?? 0, networkMark?.column ?? 0)
-        return group
-    }
-
     func tracks() throws(ScenarioError) -> DeviceGroup.TrackSource {
         let m = try mapping(["synthetic", "files"])
         switch (m["synthetic"], m["files"]) {
@@ -356,12 +289,15 @@ struct Reader {
     }
 
     /// `10s..15s` (or one duration for a fixed interval).
-    func range() throws(ScenarioError) -> ClosedRange<Double> {
+    /// An interval of durations, `10s..15s`, or one duration; with `fromZero` it may start at 0 (a window of time).
+    func range(fromZero: Bool = false) throws(ScenarioError) -> ClosedRange<Double> {
         let s = try string()
         let parts = s.components(separatedBy: "..")
         guard let low = Quantity.seconds(parts[0]), let high = parts.count == 2 ? Quantity.seconds(parts[1]) : low, parts.count <= 2
         else { throw error("expected an interval such as 10s..15s, or one duration, found \"\(s)\"") }
-        guard low > 0, low <= high else { throw error("the interval must be above 0 and its low end first, found \"\(s)\"") }
+        guard fromZero ? low >= 0 : low > 0, low <= high else {
+            throw error("the interval must be above \(fromZero ? "or at " : "")0 and its low end first, found \"\(s)\"")
+        }
         guard high <= Quantity.longest else { throw error("at most 30 days, found \"\(s)\"") }
         return low...high
     }

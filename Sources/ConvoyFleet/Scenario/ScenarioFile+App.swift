@@ -1,0 +1,52 @@
+import Yams
+
+/// The app a scenario runs (`app:`), and the keys that need one of its modes.
+extension Reader {
+    /// `app: greenbox`, or `app: {name: greenbox, payload: prd}`: one of
+    /// `Apps.names`, with the modes that app has.
+    func app() throws(ScenarioError) -> AppChoice {
+        if case .scalar = node { return AppChoice(name: try appName()) }
+        guard case .mapping(let raw) = node else { throw error("expected an app name (app: greenbox) or a mapping (app: {name: greenbox, …})") }
+        // The name first: it decides which other keys are allowed.
+        guard let nameNode = raw.first(where: { $0.key.string == "name" }) else {
+            throw error("app needs a name (apps: \(Apps.names.joined(separator: ", ")))")
+        }
+        let name = try Reader(file: file, node: nameNode.value, path: child("name")).appName()
+        let modes = Apps.modes(of: name) ?? []
+        let m = try mapping(["name"] + modes.map(\.option))
+        var options: [String: String] = [:]
+        for (option, values) in modes {
+            guard let r = m[option] else { continue }
+            let value = try r.string()
+            guard values.contains(value) else {
+                var message = "\(name) has no \(option) \"\(value)\" (\(option): \(values.joined(separator: ", ")))"
+                if let guess = Self.closest(value, among: values) { message += "; did you mean \"\(guess)\"?" }
+                throw r.error(message)
+            }
+            options[option] = value
+        }
+        return AppChoice(name: name, options: AppOptions(options))
+    }
+
+    /// The app, checked against the keys that need one of its modes.
+    func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
+        let choice = try m["app"]?.app() ?? AppChoice()
+        let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
+        if let social = m["social"], let later = try social.mapping(["friends", "communities", "decide_later", "accept_later"])["accept_later"],
+           !pairsDuringRun, try later.fraction() > 0 {
+            throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
+                              + "with invite codes, decide-later invitations stay pending")
+        }
+        return choice
+    }
+
+    private func appName() throws(ScenarioError) -> String {
+        let s = try string()
+        guard Apps.names.contains(s) else {
+            var message = "no app \"\(s)\" (apps: \(Apps.names.joined(separator: ", ")))"
+            if let guess = Self.closest(s, among: Apps.names) { message += "; did you mean \"\(guess)\"?" }
+            throw error(message)
+        }
+        return s
+    }
+}
