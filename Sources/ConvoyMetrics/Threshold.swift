@@ -95,11 +95,10 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         ["min", "max", "mean"].contains(s) || (s.hasPrefix("p") && Double(s.dropFirst()).map { $0 >= 0 && $0 <= 100 } == true)
     }
 
+    /// A duration with its unit (`500ms`, `2s`, `800us`, `1m`), in the grammar keys and flags share; a bare number is a count, not a duration.
     static func microseconds(_ s: String) -> Double? {
-        for (unit, scale) in [("us", 1.0), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)] where s.hasSuffix(unit) {
-            return number(String(s.dropLast(unit.count))).map { $0 * scale }
-        }
-        return nil
+        guard PlainNumber.parse(s) == nil else { return nil }
+        return DurationText.microseconds(s)
     }
 
     static func number(_ text: String) -> Double? { PlainNumber.parse(text) }

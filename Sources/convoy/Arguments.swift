@@ -1,8 +1,9 @@
 import ArgumentParser
 import ConvoyGeo
+import ConvoyMetrics
 import Foundation
 
-/// Durations as people write them: `90`, `90s`, `1500ms`, `30m`, `1h30m`, `2d`.
+/// Durations as people write them: `90`, `90s`, `1500ms`, `30m`, `1h30m`, `2d` (`DurationText`, as scenario keys).
 struct DurationArgument: ExpressibleByArgument, Hashable {
     let seconds: Double
     /// As the user wrote it, for `--help`'s defaults.
@@ -16,21 +17,8 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
 
     var defaultValueDescription: String { text }
 
-    static func parse(_ text: String) -> Double? {
-        let units: [Substring: Double] = ["ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400]
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
-        if let plain = Double(rest) { return plain >= 0 && plain.isFinite ? plain : nil }
-        var total = 0.0
-        while !rest.isEmpty {
-            let number = rest.prefix { $0.isNumber || $0 == "." }
-            rest = rest.dropFirst(number.count)
-            let unit = rest.prefix { $0.isLetter }
-            rest = rest.dropFirst(unit.count)
-            guard let value = Double(number), let scale = units[unit] else { return nil }
-            total += value * scale
-        }
-        return total.isFinite ? total : nil
-    }
+    /// The grammar every scenario key, flag and threshold shares (`DurationText`).
+    static func parse(_ text: String) -> Double? { DurationText.seconds(text) }
 
     static var defaultCompletionKind: CompletionKind { .default }
 }

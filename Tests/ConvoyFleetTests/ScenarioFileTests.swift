@@ -119,6 +119,7 @@ import Testing
         #expect(Quantity.seconds("1h30m") == 5400 && Quantity.seconds("1m30s") == 90)
         #expect(Quantity.seconds("soon") == nil && Quantity.seconds("10x") == nil && Quantity.seconds("5m3") == nil && Quantity.seconds("") == nil)
         for bad in ["inf", "nan", "-5s", "1e3s", "30s1m", "1s1s", "0x10"] { #expect(Quantity.seconds(bad) == nil, "\(bad)") }
+        #expect(Quantity.seconds("2d") == 172_800, "the grammar --duration takes")
         #expect(Quantity.metres("1.2km") == 1200 && Quantity.metres("5m") == 5 && Quantity.metres("7") == 7)
     }
 }

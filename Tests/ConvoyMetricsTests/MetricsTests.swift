@@ -60,3 +60,25 @@ import Testing
         #expect(hgrm.contains("Percentile") && hgrm.contains("#[Mean"))
     }
 }
+
+/// One grammar for durations: scenario keys, CLI flags and thresholds read the same text the same way.
+@Suite struct DurationTextTests {
+    @Test(arguments: [("90", 90.0), ("1.5", 1.5), ("250ms", 0.25), ("1.5m", 90), ("1h30m", 5400), ("2d", 172_800), ("1d12h", 129_600),
+                      ("800us", 0.0008), ("800µs", 0.0008), ("1m30s", 90)])
+    func reads(text: String, seconds: Double) {
+        #expect(DurationText.seconds(text) == seconds)
+    }
+
+    @Test func refusesWhatIsNotADuration() {
+        for bad in ["", "soon", "10x", "5m3", "-5s", "inf", "nan", "1e3s", "30s1m", "1s1s", "0x10", "2h1d", "1us1µs"] {
+            #expect(DurationText.seconds(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func thresholdsTakeTheSameDurationsExactlyInMicroseconds() throws {
+        #expect(DurationText.microseconds("250ms") == 250_000 && DurationText.microseconds("1m") == 60_000_000)
+        #expect(try Threshold("e2e_latency.p99 < 1m").limit == 60_000_000)
+        #expect(try Threshold("e2e_latency.p99 < 1h").limit == 3_600_000_000)
+        #expect(throws: (any Error).self) { try Threshold("e2e_latency.p99 < 500") }
+    }
+}

@@ -107,7 +107,7 @@ struct Reader {
     /// A duration: 90, 90s, 1.5m, 250ms, 1h30m (a bare number is seconds), at most 30 days.
     func duration(minimum: Double = 0) throws(ScenarioError) -> Double {
         let s = try string()
-        guard let seconds = Quantity.seconds(s) else { throw error("expected a duration such as 30s, 2m, 250ms or 1h30m, found \"\(s)\"") }
+        guard let seconds = Quantity.seconds(s) else { throw error("expected a duration such as 30s, 2m, 250ms, 1h30m or 2d, found \"\(s)\"") }
         guard seconds >= minimum else { throw error("must be at least \(Quantity.format(seconds: minimum)), found \"\(s)\"") }
         guard seconds <= Quantity.longest else { throw error("at most 30 days, found \"\(s)\"") }
         return seconds
@@ -349,29 +349,8 @@ public enum Quantity {
 
     /// `90`, `90s`, `1.5m`, `250ms`, `2h`, `1h30m`, `1m30s`: units from
     /// largest to smallest, each at most once.
-    public static func seconds(_ text: String) -> Double? {
-        let s = text.trimmingCharacters(in: .whitespaces)
-        if let plain = number(s) { return plain }
-        var total = 0.0, digits = "", i = s.startIndex, lastScale = Double.infinity
-        while i < s.endIndex {
-            let c = s[i]
-            if c.isASCII, c.isNumber || c == "." {
-                digits.append(c)
-                i = s.index(after: i)
-                continue
-            }
-            var unit = ""
-            while i < s.endIndex, s[i].isLetter {
-                unit.append(s[i])
-                i = s.index(after: i)
-            }
-            guard let v = number(digits), let scale = ["ms": 0.001, "s": 1, "m": 60, "h": 3600][unit], scale < lastScale else { return nil }
-            total += v * scale
-            lastScale = scale
-            digits = ""
-        }
-        return digits.isEmpty && !s.isEmpty && total.isFinite ? total : nil
-    }
+    /// A duration in seconds, in the grammar every key, flag and threshold shares (`DurationText`).
+    public static func seconds(_ text: String) -> Double? { DurationText.seconds(text) }
 
     public static func metres(_ text: String) -> Double? {
         let s = text.trimmingCharacters(in: .whitespaces)
