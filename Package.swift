@@ -93,8 +93,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            // The PostgreSQL schema and policies (applied by the PostgreSQL store).
-            resources: [.copy("Storage/PostgreSQL")],
+            // The PostgreSQL store's SQL: the platform's, then each app's (its
+            // schema and policies), in a folder named after the app (one bundle).
+            resources: [.copy("Storage/PostgreSQL"), .copy("Apps/GreenBox/GreenBoxSQL")],
             swiftSettings: swiftSettings),
 
         // The CLI: thin, the only place ArgumentParser lives.
@@ -128,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "ConvoyServerTests",
             dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket"),
-                           .product(name: "PostgresNIO", package: "postgres-nio")],
+                           .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(

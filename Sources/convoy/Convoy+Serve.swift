@@ -11,17 +11,22 @@ extension Convoy {
             commandName: "serve",
             abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, Realtime, retention purge.",
             discussion: """
-                Green Box's schema and policies (greenbox-prd.md §3): /auth/v1 (GoTrue), /rest/v1 \
+                Serves one app's backend (--app; Green Box by default: greenbox-prd.md §3's schema and \
+                policies, its invite RPCs and its retention purge) behind /auth/v1 (GoTrue), /rest/v1 \
                 (PostgREST), /realtime/v1/websocket (Phoenix v1).
 
-                Storage is an embedded SQLite database (policies enforced in Swift) unless --database is a \
-                postgres:// URL: then the server applies Green Box's SQL (and --migrations), runs every \
+                Storage is an embedded SQLite database (the app's policies enforced in Swift) unless --database is a \
+                postgres:// URL: then the server applies the app's SQL (and --migrations), runs every \
                 request as its role with its JWT claims so PostgreSQL enforces RLS, serves every table of \
                 the public schema, and feeds Realtime from LISTEN/NOTIFY (docs/server.md).
 
                 The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at \
                 start; with --keys-file they are written there (0600) and only the anon key is printed.
                 """)
+
+        @Option(help: ArgumentHelp("The app whose backend to serve: its tables, row-level security, RPCs and purge (\(ServerApps.names.joined(separator: ", "))).",
+                                   valueName: "name"))
+        var app = ServerApps.defaultName
 
         @Option(help: "Address to listen on.")
         var host = "127.0.0.1"
@@ -33,7 +38,7 @@ extension Convoy {
                                    valueName: "path|url"))
         var database: String?
 
-        @Option(help: ArgumentHelp("PostgreSQL only: apply each *.sql file here once, in name order, after Green Box's schema.",
+        @Option(help: ArgumentHelp("PostgreSQL only: apply each *.sql file here once, in name order, after the app's schema.",
                                    valueName: "dir"))
         var migrations: String?
 
@@ -46,7 +51,7 @@ extension Convoy {
         @Option(name: .customLong("keys-file"), help: "Write {url, anon_key, service_role_key} here, mode 0600.")
         var keysFile: String?
 
-        @Option(help: "Delete encrypted_locations older than this (e.g. 10m, 20s).")
+        @Option(help: "The app's purge deletes what is older than this (Green Box: encrypted_locations; e.g. 10m, 20s).")
         var retention: DurationArgument = DurationArgument(argument: "10m")!
 
         @Option(name: .customLong("purge-every"), help: "Run the purge this often; 0 disables it.")
@@ -55,7 +60,7 @@ extension Convoy {
         @Option(name: .customLong("token-ttl"), help: "Lifetime of access tokens.")
         var tokenTTL: DurationArgument = DurationArgument(argument: "1h")!
 
-        @Flag(name: .customLong("strict-policies"), help: "Only let users post locations to active friends (the PRD lets them post to anyone).")
+        @Flag(name: .customLong("strict-policies"), help: "The app's stricter policies (Green Box: only let users post locations to active friends; the PRD lets them post to anyone).")
         var strictPolicies = false
 
         @Option(name: .customLong("password-cost"), help: "Argon2id cost: minimum (load tests) or interactive (libsodium's login default).")
@@ -80,7 +85,7 @@ extension Convoy {
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
                 purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
-                migrationsDirectory: migrations, postgresConnections: pgPool)
+                migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
             do {
                 try config.validate()
             } catch {

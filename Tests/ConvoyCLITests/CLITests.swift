@@ -261,6 +261,18 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(badSSL.status == 2 && badSSL.stderr.contains("sslmode"), "\(badSSL.stderr)")
     }
 
+    /// `--app` picks the app the server serves; a name that is not one is bad
+    /// input, and the message lists the apps there are.
+    @Test func anUnknownAppIsBadInputAndTheAppsAreListed() throws {
+        let unknown = try CLI.run("serve", "--port", "0", "--app", "survalle")
+        #expect(unknown.status == 2, "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("--app") && unknown.stderr.contains("'survalle'") && unknown.stderr.contains("greenbox"),
+                "\(unknown.stderr)")
+        #expect(unknown.stdout.isEmpty, "nothing is served")
+        let help = try CLI.run("serve", "--help")
+        #expect(help.status == 0 && help.stdout.contains("--app <name>") && help.stdout.contains("greenbox"), "\(help.stdout)")
+    }
+
     /// A PostgreSQL server that is not there is a runtime failure (exit 1) that
     /// names the URL without its password.
     @Test func anUnreachableDatabaseIsARuntimeFailure() throws {

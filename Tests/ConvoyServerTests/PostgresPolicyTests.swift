@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Green Box's schema and policies as PostgreSQL runs them
-/// (Sources/ConvoyServer/Storage/PostgreSQL), verified inside a real
+/// Green Box's schema and policies as PostgreSQL runs them (the platform's
+/// Sources/ConvoyServer/Storage/PostgreSQL, then the app's
+/// Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL), verified inside a real
 /// PostgreSQL: SQL/rls_matrix.sql acts as users with `SET LOCAL ROLE` and
 /// `request.jwt.claims`, as the PostgreSQL store does per request.
 @Suite struct PostgresPolicyTests {
@@ -24,10 +25,13 @@ import Testing
         guard started.status == 0 else { return }
         let cleanup = { _ = try? await ChildProcess.run(script, ["stop", dir]) }
         let url = started.out.trimmingCharacters(in: .whitespacesAndNewlines)
-        let migration = Self.root.appendingPathComponent("Sources/ConvoyServer/Storage/PostgreSQL/001_greenbox.sql").path
-        for _ in 0..<2 {  // twice: the migration is idempotent
-            let applied = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", migration])
-            #expect(applied.status == 0, "001_greenbox.sql: \(applied.err)")
+        let migrations = ["Sources/ConvoyServer/Storage/PostgreSQL/000_platform.sql",
+                          "Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/001_greenbox.sql"].map { Self.root.appendingPathComponent($0).path }
+        for _ in 0..<2 {  // twice: the migrations are idempotent
+            for migration in migrations {
+                let applied = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", migration])
+                #expect(applied.status == 0, "\(migration): \(applied.err)")
+            }
         }
         let matrix = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-f", Self.root.appendingPathComponent("Tests/ConvoyServerTests/SQL/rls_matrix.sql").path])
         await cleanup()

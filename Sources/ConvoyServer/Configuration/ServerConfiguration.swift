@@ -4,25 +4,28 @@ import Foundation
 /// Everything `convoy serve` can be told. Defaults are the PRD's (port 3010,
 /// 10-minute retention purged every minute).
 public struct ServerConfiguration: Sendable {
+    /// The app whose backend is served (`ServerApps.names`).
+    public var app: String
     public var host: String
     /// 0 picks a free port (tests, `target: embedded`).
     public var port: Int
     /// SQLite file, or a `postgres://` / `postgresql://` URL; nil makes an
     /// SQLite file in a fresh temporary directory.
     public var databasePath: String?
-    /// Extra SQL files applied in name order after Green Box's (PostgreSQL only).
+    /// Extra SQL files applied in name order after the app's (PostgreSQL only).
     public var migrationsDirectory: String?
     /// Most connections the PostgreSQL store opens (plus one for LISTEN).
     public var postgresConnections: Int
     /// HS256 secret for every JWT; nil makes a random one.
     public var jwtSecret: String?
-    /// Rows of `encrypted_locations` older than this are purged, seconds.
+    /// What the app's purge deletes is older than this, seconds.
     public var retention: Double
     /// Seconds between purges; 0 disables the purge job.
     public var purgeEvery: Double
     /// Lifetime of access tokens, seconds.
     public var tokenTTL: Double
-    /// Also restrict `encrypted_locations` inserts to active friends.
+    /// The app's stricter policies where it has them (Green Box: locations
+    /// may be posted to active friends only).
     public var strictPolicies: Bool
     /// Argon2id cost for passwords.
     public var passwordHash: PasswordHash
@@ -34,7 +37,8 @@ public struct ServerConfiguration: Sendable {
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
                 passwordHash: PasswordHash = .minimum, bodyLimit: Int = 64 * 1024, inviteTTL: Double = 7 * 86_400,
-                migrationsDirectory: String? = nil, postgresConnections: Int = 20) {
+                migrationsDirectory: String? = nil, postgresConnections: Int = 20, app: String = ServerApps.defaultName) {
+        self.app = app
         self.host = host
         self.migrationsDirectory = migrationsDirectory
         self.postgresConnections = postgresConnections
@@ -69,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     }
 
     public func validate() throws(Invalid) {
+        guard ServerApps.names.contains(app) else {
+            throw Invalid(description: "--app: unknown app '\(app)'; the apps convoy serve serves: \(ServerApps.names.joined(separator: ", "))")
+        }
         if let s = jwtSecret, s.utf8.count < Self.minimumSecretBytes {
             throw Invalid(description: "the JWT secret must be at least \(Self.minimumSecretBytes) bytes (it has \(s.utf8.count))")
         }
@@ -84,7 +91,7 @@ public struct ServerConfiguration: Sendable {
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
             guard postgresURL != nil else {
-                throw Invalid(description: "--migrations needs a PostgreSQL database (--database postgres://…): the SQLite store serves Green Box's schema only")
+                throw Invalid(description: "--migrations needs a PostgreSQL database (--database postgres://…): the SQLite store serves the app's schema only")
             }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {

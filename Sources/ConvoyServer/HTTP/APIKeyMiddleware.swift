@@ -7,10 +7,10 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let key = support.apikey(request) else {
-            throw APIError(status: .unauthorized, message: "No API key found in request", shape: .gateway)
+            throw APIError.gateway(.unauthorized, "No API key found in request")
         }
         guard let claims = try? await support.tokens.verify(key), claims.role == "anon" || claims.role == "service_role" else {
-            throw APIError(status: .unauthorized, message: "Invalid API key", shape: .gateway)
+            throw APIError.gateway(.unauthorized, "Invalid API key")
         }
         return try await next(request, context)
     }

@@ -8,12 +8,15 @@ import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
-/// `convoy serve`: a Supabase-compatible backend for Green Box — GoTrue's auth
-/// at `/auth/v1`, PostgREST at `/rest/v1` with row-level security, and the
-/// retention purge — over an embedded SQLite store or a PostgreSQL database.
+/// `convoy serve`: a Supabase-compatible backend for an app (`--app`, Green Box
+/// by default) — GoTrue's auth at `/auth/v1`, PostgREST at `/rest/v1` with the
+/// app's row-level security, its RPCs, Realtime, and the app's retention
+/// purge — over an embedded SQLite store or a PostgreSQL database.
 /// It stores and forwards opaque blobs and never holds a private key.
 public final class ReferenceServer: Sendable {
     public let configuration: ServerConfiguration
+    /// The app served (`configuration.app`).
+    let app: any ServerApp
     let clock: any ServerClock
     let logger: Logger
     let auth: any AuthStore
@@ -33,15 +36,19 @@ public final class ReferenceServer: Sendable {
     public init(configuration: ServerConfiguration, clock: any ServerClock = SystemServerClock(),
                 logger: Logger = Logger(label: "convoy.serve")) async throws {
         try configuration.validate()
+        guard let app = ServerApps.make(configuration.app) else {
+            throw ServerConfiguration.Invalid(description: "--app: unknown app '\(configuration.app)'")
+        }
+        self.app = app
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         if let url = configuration.postgresURL {
-            let pg = try await PostgresStore.open(url: url, configuration: configuration, clock: clock, logger: logger)
+            let pg = try await PostgresStore.open(url: url, configuration: configuration, app: app, clock: clock, logger: logger)
             postgres = pg
             auth = pg
             hub = RealtimeHub(policies: nil, schema: pg.schema, clock: clock)
-            tables = PostgresTables(store: pg)
+            tables = PostgresTables(store: pg, app: app)
             temporaryDirectory = nil
         } else {
             var path = configuration.databasePath
@@ -53,13 +60,12 @@ public final class ReferenceServer: Sendable {
             } else {
                 temporaryDirectory = nil
             }
-            let store = try Store(path: path!)
-            let policies = Policies.greenBox(strict: configuration.strictPolicies)
+            let store = try Store(path: path!, app: app)
+            let policies = app.policies(strict: configuration.strictPolicies)
             postgres = nil
             auth = store
-            hub = RealtimeHub(policies: policies, schema: .greenBox, clock: clock)
-            tables = SQLiteTables(store: store, schema: .greenBox, policies: policies, clock: clock, hub: hub,
-                                  inviteTTL: configuration.inviteTTL)
+            hub = RealtimeHub(policies: policies, schema: app.schema, clock: clock)
+            tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, hub: hub, configuration: configuration)
         }
         let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)

@@ -50,8 +50,8 @@ protocol TableStore: Sendable {
     func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     /// `POST /rpc/{name}` with named arguments: the function's JSON result.
     func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue
-    /// Deletes `encrypted_locations` created before `cutoff`, logs the run in
-    /// `purge_log`, and returns how many rows went.
+    /// The app's retention purge: deletes what was created before `cutoff`,
+    /// logs the run as the app does, and returns how many rows went.
     func purge(before cutoff: Date, now: Date) async throws -> Int
 }
 

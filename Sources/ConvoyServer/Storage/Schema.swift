@@ -1,8 +1,8 @@
 import Foundation
 
 /// The tables REST serves, described once: identifiers in requests are checked
-/// against this, and values converted by column type. Mirrors greenbox-prd.md
-/// §3.1 plus what its invite flow (§5.2–5.3) needs.
+/// against this, and values converted by column type. The SQLite store serves
+/// its app's (`ServerApp.schema`); the PostgreSQL store reads the database's.
 struct Schema: Sendable {
     enum ColumnType: Sendable, Hashable {
         case uuid, text, bigint, timestamptz
@@ -60,51 +60,6 @@ struct Schema: Sendable {
     static func quote(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
-
-    static let preferences: Set<String> = ["precise", "general"]
-
-    static let greenBox = Schema(tables: [
-        "users": Table(name: "users", columns: [
-            Column(name: "id", type: .uuid),
-            Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-            Column(name: "full_name", type: .text, nullable: true),
-            Column(name: "avatar_url", type: .text, nullable: true),
-            Column(name: "public_key", type: .text),
-        ], primaryKey: "id"),
-        "friendships": Table(name: "friendships", columns: [
-            Column(name: "id", type: .bigint, defaultValue: .identity),
-            Column(name: "user_id_1", type: .uuid),
-            Column(name: "user_id_2", type: .uuid),
-            Column(name: "status", type: .text, defaultValue: .value("pending")),
-            Column(name: "requested_by", type: .uuid),
-            // What user 1 shares with user 2, and the other way round.
-            Column(name: "preference_1", type: .text, nullable: true),
-            Column(name: "preference_2", type: .text, nullable: true),
-            Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-        ], primaryKey: "id"),
-        "encrypted_locations": Table(name: "encrypted_locations", columns: [
-            Column(name: "id", type: .bigint, defaultValue: .identity),
-            Column(name: "sender_id", type: .uuid),
-            Column(name: "recipient_id", type: .uuid),
-            Column(name: "payload", type: .text),
-            Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-        ], primaryKey: "id"),
-        "invites": Table(name: "invites", columns: [
-            Column(name: "code", type: .text),
-            Column(name: "inviter_id", type: .uuid),
-            Column(name: "preference", type: .text),
-            Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-            Column(name: "expires_at", type: .timestamptz),
-            Column(name: "accepted_by", type: .uuid, nullable: true),
-            Column(name: "accepted_at", type: .timestamptz, nullable: true),
-        ], primaryKey: "code"),
-        "purge_log": Table(name: "purge_log", columns: [
-            Column(name: "id", type: .bigint, defaultValue: .identity),
-            Column(name: "ran_at", type: .timestamptz),
-            Column(name: "deleted", type: .bigint),
-            Column(name: "cutoff", type: .timestamptz),
-        ], primaryKey: "id"),
-    ])
 }
 
 extension Optional where Wrapped == Schema.Default {

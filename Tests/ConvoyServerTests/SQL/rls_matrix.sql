@@ -1,4 +1,5 @@
--- The RLS matrix, run inside PostgreSQL against Storage/PostgreSQL/001_greenbox.sql:
+-- The RLS matrix, run inside PostgreSQL against Storage/PostgreSQL/000_platform.sql
+-- and Apps/GreenBox/GreenBoxSQL/001_greenbox.sql:
 -- each policy's allowed case and each denied case, acting as users exactly as
 -- `convoy serve` will (SET LOCAL ROLE + request.jwt.claims). Every passing check
 -- prints `NOTICE:  check ok: …`; the first failing one stops the script.
@@ -144,7 +145,7 @@ ROLLBACK;
 
 -- strict policies, retention, realtime notifications ---------------------------------
 BEGIN;
-\ir ../../../Sources/ConvoyServer/Storage/PostgreSQL/002_strict_policies.sql
+\ir ../../../Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/002_strict_policies.sql
 SELECT convoy_test.act_as(:a);
 SELECT create_invite() ->> 'code' AS code \gset
 SELECT convoy_test.act_as(:b);
@@ -204,7 +205,7 @@ INSERT INTO pg_temp.invites VALUES ('EVIL0000', :c, 'precise', now() + interval 
 SELECT convoy_test.expect_error('invites: temporary tables cannot shadow the real ones', 'SELECT accept_invite(''EVIL0000'')', 'P0001');
 ROLLBACK;
 BEGIN;
-\ir ../../../Sources/ConvoyServer/Storage/PostgreSQL/002_strict_policies.sql
+\ir ../../../Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/002_strict_policies.sql
 SELECT convoy_test.act_as(:a);
 INSERT INTO friendships (user_id_1, user_id_2, requested_by) VALUES (:a, :b, :a);
 SELECT convoy_test.expect_error('strict: a pending friendship is not enough', format(

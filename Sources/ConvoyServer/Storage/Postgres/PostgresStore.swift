@@ -4,8 +4,9 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// The PostgreSQL store: Green Box's schema and RLS policies as SQL
-/// (Storage/PostgreSQL), applied at start with any `--migrations`; every
+/// The PostgreSQL store: the platform's SQL (Storage/PostgreSQL) and the app's
+/// schema and RLS policies as SQL (`Apps/<App>/`), applied at start with any
+/// `--migrations`; every
 /// request runs in a transaction as its role with its claims, so PostgreSQL
 /// itself enforces row-level security, as Supabase's PostgREST does.
 final class PostgresStore: Sendable {
@@ -38,7 +39,7 @@ final class PostgresStore: Sendable {
 
     /// Connects, applies the migrations, reads the schema. The returned store's
     /// `client` must be run (`client.run()`) for requests to be served.
-    static func open(url: String, configuration: ServerConfiguration, clock: any ServerClock,
+    static func open(url: String, configuration: ServerConfiguration, app: any ServerApp, clock: any ServerClock,
                      logger: Logger) async throws -> PostgresStore {
         let target = try PostgresURL(url)
         let connection: PostgresConnection
@@ -48,7 +49,7 @@ final class PostgresStore: Sendable {
             throw PostgresStoreError("cannot connect to \(target.redacted): \(Self.describe(error))")
         }
         do {
-            try await Migrations(connection: connection, logger: logger).apply(configuration)
+            try await Migrations(connection: connection, app: app, logger: logger).apply(configuration)
             let (schema, functions) = try await Introspection(connection: connection, logger: logger).read()
             try? await connection.close()
             var options = PostgresClient.Configuration.Options()

@@ -12,6 +12,8 @@ import PostgresNIO
 /// are `$1[1]`, `$1[2]`, … (one text array).
 struct PostgresTables: TableStore {
     let store: PostgresStore
+    /// The app served: its purge.
+    let app: any ServerApp
     var schema: Schema { store.schema }
 
     // MARK: - Reads
@@ -129,7 +131,7 @@ struct PostgresTables: TableStore {
     func purge(before cutoff: Date, now: Date) async throws -> Int {
         let retention = now.timeIntervalSince(cutoff)
         let deleted = try await store.transaction { c in
-            try await PostgresStore.text(c, "SELECT public.purge_old_locations(make_interval(secs => \(retention)))::text", logger: store.logger)
+            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: app.postgresPurge(retention: retention)), logger: store.logger)
         }
         return deleted.flatMap { Int($0) } ?? 0
     }

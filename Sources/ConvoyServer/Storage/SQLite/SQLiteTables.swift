@@ -7,20 +7,25 @@ import HTTPTypes
 /// `Schema`; every value is a bound argument.
 struct SQLiteTables: TableStore {
     let store: Store
+    /// The app served: its tables, RPCs and purge.
+    let app: any ServerApp
     let schema: Schema
     let policies: Policies
     let clock: any ServerClock
     /// Where committed changes go for Realtime subscribers.
     let hub: RealtimeHub?
-    let invites: InviteRPC
+    /// What the app's RPCs and purge work with.
+    let context: SQLiteAppContext
 
-    init(store: Store, schema: Schema, policies: Policies, clock: any ServerClock, hub: RealtimeHub?, inviteTTL: Double) {
+    init(store: Store, app: any ServerApp, policies: Policies, clock: any ServerClock, hub: RealtimeHub?,
+         configuration: ServerConfiguration) {
         self.store = store
-        self.schema = schema
+        self.app = app
+        schema = app.schema
         self.policies = policies
         self.clock = clock
         self.hub = hub
-        invites = InviteRPC(store: store, clock: clock, ttl: inviteTTL, hub: hub)
+        context = SQLiteAppContext(store: store, clock: clock, configuration: configuration, hub: hub)
     }
 
     /// A result row: column name to stored value.
@@ -155,28 +160,16 @@ struct SQLiteTables: TableStore {
 
     // MARK: - RPC and retention
 
+    /// The app's RPC of that name, run as the server with its checks explicit.
     func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue {
-        switch name {
-        case "create_invite", "accept_invite":
-            guard who.role == .authenticated, let uid = who.userID else {
-                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501",
-                                         "permission denied for function \(name)")
-            }
-            let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
-            return JSONValue(value: row.mapValues(Values.toJSON))
-        default:
+        guard let result = try await app.rpc(name, args, as: who, in: context) else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
+        return result
     }
 
     func purge(before cutoff: Date, now: Date) async throws -> Int {
-        let (cut, stamp) = (Timestamps.format(cutoff), Timestamps.format(now))
-        return try await store.pool.write { db in
-            try db.execute(sql: "DELETE FROM encrypted_locations WHERE created_at < ?", arguments: [cut])
-            let n = db.changesCount
-            try db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)", arguments: [stamp, n, cut])
-            return n
-        }
+        try await app.purge(before: cutoff, now: now, in: context)
     }
 
     // MARK: - Pieces

@@ -1,10 +1,9 @@
-import Foundation
 import HTTPTypes
-import Hummingbird
-import NIOCore
 
-/// An error response in the shape each Supabase service uses.
-struct APIError: Error, HTTPResponseError {
+/// An error an API call answers with, in the shape of the Supabase service
+/// that answers it: PostgREST's, GoTrue's or the gateway's. Thrown by the
+/// services and the stores; `APIError+Response` writes it as HTTP.
+struct APIError: Error {
     enum Shape: Sendable {
         /// PostgREST: `{"code","message","details","hint"}`.
         case postgrest(code: String, details: String?, hint: String?)
@@ -27,21 +26,6 @@ struct APIError: Error, HTTPResponseError {
         }
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: [String: Any] = [:]
-        switch shape {
-        case .postgrest(let code, let details, let hint):
-            body = ["code": code, "message": message, "details": details ?? NSNull(), "hint": hint ?? NSNull()]
-        case .gotrue(let errorCode):
-            body = ["code": status.code, "error_code": errorCode, "msg": message]
-        case .gateway:
-            body = ["message": message]
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
     static func postgrest(_ status: HTTPResponse.Status, _ code: String, _ message: String,
                           details: String? = nil, hint: String? = nil) -> APIError {
         APIError(status: status, message: message, shape: .postgrest(code: code, details: details, hint: hint))
@@ -49,5 +33,9 @@ struct APIError: Error, HTTPResponseError {
 
     static func gotrue(_ status: HTTPResponse.Status, _ errorCode: String, _ message: String) -> APIError {
         APIError(status: status, message: message, shape: .gotrue(errorCode: errorCode))
+    }
+
+    static func gateway(_ status: HTTPResponse.Status, _ message: String) -> APIError {
+        APIError(status: status, message: message, shape: .gateway)
     }
 }

@@ -27,7 +27,7 @@ struct InviteRPC: Sendable {
 
     static func preference(_ args: [String: Any]) throws(APIError) -> String {
         let p = args["preference"] as? String ?? "precise"
-        guard Schema.preferences.contains(p) else {
+        guard GreenBoxServer.preferences.contains(p) else {
             throw .postgrest(.badRequest, "22023", "preference must be 'precise' or 'general', got '\(p)'")
         }
         return p
@@ -90,7 +90,7 @@ struct InviteRPC: Sendable {
                                            inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
                 let row = try Self.friendship(db, id: existing["id"])
                 let change = ChangeEvent(table: "friendships", type: "UPDATE", record: row,
-                                         oldRecord: SQLiteTables.row(existing, Schema.greenBox.tables["friendships"]!), commitTimestamp: now)
+                                         oldRecord: SQLiteTables.row(existing, GreenBoxServer.schema.tables["friendships"]!), commitTimestamp: now)
                 db.afterNextTransaction { _ in hub?.publish(change) }
                 return row
             }
@@ -107,6 +107,6 @@ struct InviteRPC: Sendable {
 
     static func friendship(_ db: Database, id: Int64) throws -> SQLiteTables.JSONRow {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM friendships WHERE id = ?", arguments: [id]) else { return [:] }
-        return SQLiteTables.json(row, Schema.greenBox.tables["friendships"]!.columns.map(\.name))
+        return SQLiteTables.json(row, GreenBoxServer.schema.tables["friendships"]!.columns.map(\.name))
     }
 }

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import HTTPTypes
+
+/// Green Box's backend (greenbox-prd.md §3 and §5.2–5.3): users with their
+/// public keys, friendships with each side's sharing preference, opaque
+/// `encrypted_locations` rows readable by their recipient only, invite codes,
+/// and the 10-minute retention purge with its log. The only place in
+/// ConvoyServer that names its tables, columns and RPCs.
+struct GreenBoxServer: ServerApp {
+    let name = "greenbox"
+
+    var schema: Schema { Self.schema }
+
+    func policies(strict: Bool) -> Policies { Self.policies(strict: strict) }
+
+    var sqliteMigrations: [SQLiteMigration] {
+        [SQLiteMigration(identifier: "greenbox v1: the PRD's tables", sql: Self.sqliteTables)]
+    }
+
+    /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
+    /// grants them to `authenticated` alone).
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+        guard name == "create_invite" || name == "accept_invite" else { return nil }
+        guard who.role == .authenticated, let uid = who.userID else {
+            throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
+        }
+        let invites = InviteRPC(store: context.store, clock: context.clock, ttl: context.configuration.inviteTTL, hub: context.hub)
+        let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
+        return JSONValue(value: row.mapValues(Values.toJSON))
+    }
+
+    /// The PRD's `purge-old-locations`: `encrypted_locations` older than the
+    /// retention go, and the run is kept in `purge_log`.
+    func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int {
+        let (cut, stamp) = (Timestamps.format(cutoff), Timestamps.format(now))
+        return try await context.store.pool.write { db in
+            try db.execute(sql: "DELETE FROM encrypted_locations WHERE created_at < ?", arguments: [cut])
+            let n = db.changesCount
+            try db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)", arguments: [stamp, n, cut])
+            return n
+        }
+    }
+
+    // MARK: PostgreSQL
+
+    let postgresFolder = "GreenBoxSQL"
+
+    let postgresFiles = ["001_greenbox.sql"]
+
+    /// `--strict-policies`: locations may be posted to active friends only
+    /// (the PRD lets users post to anyone, as themselves).
+    func postgresChoices(_ configuration: ServerConfiguration) -> [PostgresChoice] {
+        let strict = configuration.strictPolicies
+        return [PostgresChoice(setting: "location_insert_policy", initial: "prd", wanted: strict ? "strict" : "prd",
+                               file: strict ? "002_strict_policies.sql" : "002_prd_policies.sql")]
+    }
+
+    /// How long invite codes live (`create_invite` reads it).
+    func postgresSettings(_ configuration: ServerConfiguration) -> [String: String] {
+        ["invite_ttl": "\(configuration.inviteTTL) seconds"]
+    }
+
+    func postgresPurge(retention: Double) -> String {
+        "SELECT public.purge_old_locations(make_interval(secs => \(retention)))::text"
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// An app's backend, as `convoy serve --app NAME` serves it: its tables, their
+/// row-level security, its RPCs and its retention purge, for both stores. The
+/// platform around it (auth, PostgREST, Realtime, the stores) names none of
+/// them; each app implements this in a folder of its own (`Apps/GreenBox/`).
+///
+/// With SQLite the platform enforces the app's policies in Swift and calls the
+/// app's Swift RPCs and purge; with PostgreSQL the app's SQL does all of it
+/// (its policies, `SECURITY DEFINER` functions for its RPCs and purge), and
+/// the platform reads the schema from the database.
+protocol ServerApp: Sendable {
+    /// Its name for `--app`.
+    var name: String { get }
+
+    // MARK: SQLite
+
+    /// Its tables as the SQLite store serves them.
+    var schema: Schema { get }
+    /// Its row-level security on SQLite, mirroring its PostgreSQL policies;
+    /// `strict` is `--strict-policies`.
+    func policies(strict: Bool) -> Policies
+    /// Its tables' DDL on SQLite, applied in order after the auth tables, each
+    /// once (recorded by its identifier) and idempotent (`IF NOT EXISTS`).
+    var sqliteMigrations: [SQLiteMigration] { get }
+    /// RPC `name` on the SQLite store, run as the server (PostgreSQL:
+    /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name.
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue?
+    /// Its retention purge on SQLite: rows created before `cutoff` go, the run
+    /// is logged; returns how many rows went.
+    func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int
+
+    // MARK: PostgreSQL
+
+    /// The bundle folder its SQL files are in (named after the app: every
+    /// target's resources share one bundle).
+    var postgresFolder: String { get }
+    /// Its schema, policies, RPC and purge functions, applied in order after
+    /// the platform's SQL, each once (again when a build changes it).
+    var postgresFiles: [String] { get }
+    /// What the configuration chooses among its policies, each choice applied at start when it changed.
+    func postgresChoices(_ configuration: ServerConfiguration) -> [PostgresChoice]
+    /// Settings its SQL reads from `auth.convoy_settings`, written at each start.
+    func postgresSettings(_ configuration: ServerConfiguration) -> [String: String]
+    /// Its purge as one statement, given the retention in seconds, run as the
+    /// server; its one value (text) is how many rows went.
+    func postgresPurge(retention: Double) -> String
+}
+
+/// One of an app's SQLite migrations: its identifier (GRDB records it) and its DDL.
+struct SQLiteMigration: Sendable {
+    var identifier: String
+    var sql: String
+}
+
+/// A choice among an app's PostgreSQL policies (`--strict-policies`), kept in
+/// `auth.convoy_settings` so a start that wants what the database has applies nothing.
+struct PostgresChoice: Sendable {
+    /// Its key in `auth.convoy_settings`.
+    var setting: String
+    /// The value the app's files leave it at.
+    var initial: String
+    /// The value this start wants, and the file (in the app's folder) that sets it.
+    var wanted: String
+    var file: String
+}
+
+/// What an app's Swift half (its SQLite RPCs and purge) works with.
+struct SQLiteAppContext: Sendable {
+    let store: Store
+    let clock: any ServerClock
+    let configuration: ServerConfiguration
+    /// Where committed row changes go for Realtime subscribers.
+    let hub: RealtimeHub?
+}
