@@ -22,6 +22,8 @@ public final class ReferenceServer: Sendable {
     let auth: any AuthStore
     let tables: any TableStore
     let hub: RealtimeHub
+    /// The one way committed row changes reach the hub, from either store.
+    let feed: ChangeFeed
     /// The PostgreSQL store, when `--database` is a postgres:// URL.
     let postgres: PostgresStore?
     let tokens: TokenService
@@ -47,7 +49,8 @@ public final class ReferenceServer: Sendable {
             let pg = try await PostgresStore.open(url: url, configuration: configuration, app: app, clock: clock, logger: logger)
             postgres = pg
             auth = pg
-            hub = RealtimeHub(policies: nil, schema: pg.schema, clock: clock)
+            hub = RealtimeHub(schema: pg.schema, clock: clock)
+            feed = ChangeFeed(hub: hub, policies: nil)
             tables = PostgresTables(store: pg, app: app)
             temporaryDirectory = nil
         } else {
@@ -60,12 +63,13 @@ public final class ReferenceServer: Sendable {
             } else {
                 temporaryDirectory = nil
             }
-            let store = try Store(path: path!, app: app)
             let policies = app.policies(strict: configuration.strictPolicies)
+            hub = RealtimeHub(schema: app.schema, clock: clock)
+            feed = ChangeFeed(hub: hub, policies: policies)
+            let store = try Store(path: path!, app: app, feed: feed)
             postgres = nil
             auth = store
-            hub = RealtimeHub(policies: policies, schema: app.schema, clock: clock)
-            tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, hub: hub, configuration: configuration)
+            tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, configuration: configuration)
         }
         let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
@@ -122,7 +126,7 @@ public final class ReferenceServer: Sendable {
                 // after that is missed.
                 group.addTask { await postgres.client.run() }
                 let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                group.addTask { [hub] in await PostgresChanges(store: postgres, hub: hub).run { signal.yield() } }
+                group.addTask { [feed] in await PostgresChanges(store: postgres, feed: feed).run { signal.yield() } }
                 var ready = listening.makeAsyncIterator()
                 _ = await ready.next()
             }
