@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// Realtime in PostgreSQL mode: every committed change arrives on
 /// `LISTEN convoy_changes` (a trigger on each public table sends its table,
@@ -10,22 +11,27 @@ import PostgresNIO
 /// index and has them read again as each matching subscriber (this type's
 /// `auth.readers`), so PostgreSQL's RLS decides what each subscriber gets, as
 /// Supabase checks each one.
-struct PostgresChanges: SubscriberReader {
+struct PostgresChanges: Service, SubscriberReader {
     let store: PostgresStore
     let feed: ChangeFeed
+    /// Called each time LISTEN is in place.
+    let listening: @Sendable () -> Void
     /// Most notifications handled in one batch.
     static let batchLimit = 1000
     /// Most notifications waiting; beyond it the oldest are dropped (and logged).
     static let backlogLimit = 200_000
 
-    /// Listens until cancelled, on a connection of its own (not the pool's);
-    /// reconnects after 1, 2, 5, then every 10 s. Changes committed while
-    /// disconnected are not replayed. `listening` is called each time LISTEN
-    /// is in place.
-    func run(listening: @escaping @Sendable () -> Void = {}) async {
+    /// Listens until a graceful shutdown or cancellation, on a connection of
+    /// its own (not the pool's); reconnects after 1, 2, 5, then every 10 s.
+    /// Changes committed while disconnected are not replayed.
+    func run() async {
+        await cancelWhenGracefulShutdown { await listenAndRoute() }
+    }
+
+    private func listenAndRoute() async {
         let inbox = Inbox(limit: Self.backlogLimit)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await listen(into: inbox, listening: listening) }
+            group.addTask { await listen(into: inbox) }
             group.addTask {
                 while let batch = await inbox.take(upTo: Self.batchLimit) {
                     if batch.dropped > 0 {
@@ -40,7 +46,7 @@ struct PostgresChanges: SubscriberReader {
         }
     }
 
-    private func listen(into inbox: Inbox, listening: @escaping @Sendable () -> Void) async {
+    private func listen(into inbox: Inbox) async {
         var failures = 0
         while !Task.isCancelled {
             do {
