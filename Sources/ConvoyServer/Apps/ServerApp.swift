@@ -65,11 +65,11 @@ struct PostgresChoice: Sendable {
     var file: String
 }
 
-/// What an app's Swift half (its SQLite RPCs and purge) works with.
+/// What an app's Swift half (its SQLite RPCs and purge) works with: it writes
+/// rows through `store.write`'s transaction, so Realtime hears of them as of
+/// any other write (the app never talks to the hub).
 struct SQLiteAppContext: Sendable {
     let store: Store
     let clock: any ServerClock
     let configuration: ServerConfiguration
-    /// Where committed row changes go for Realtime subscribers.
-    let hub: RealtimeHub?
 }

@@ -1,8 +1,9 @@
 import ConvoySodium
 import Foundation
 import HTTPTypes
+import NIOPosix
 
-/// GoTrue's subset that Green Box clients use: email and anonymous sign-up
+/// GoTrue's subset that Supabase clients use: email and anonymous sign-up
 /// (auto-confirmed), password and refresh-token grants with rotation, logout,
 /// the current user, and admin creation with the service role.
 struct AuthService: Sendable {
@@ -39,7 +40,7 @@ struct AuthService: Sendable {
             throw APIError.gotrue(.unprocessableContent, "weak_password",
                                   "Password should be at least \(Self.minimumPasswordLength) characters.")
         }
-        let hash = try await Self.offPool { try passwordHash.hash(password) }
+        let hash = try await Self.hashing { try passwordHash.hash(password) }
         guard try await store.insertUser(id: userID, email: email, passwordHash: hash, now: clock.now()) else {
             throw APIError.gotrue(.unprocessableContent, "user_already_exists", "User already registered")
         }
@@ -51,7 +52,7 @@ struct AuthService: Sendable {
         // Verify against a dummy hash of the same cost when the user is unknown,
         // so both cases cost the same.
         let stored = row?.hash ?? dummyHash
-        guard await Self.offPool({ PasswordHash.verify(password, against: stored) }), let id = row?.id else {
+        guard try await Self.hashing({ PasswordHash.verify(password, against: stored) }), let id = row?.id else {
             throw APIError.gotrue(.badRequest, "invalid_credentials", "Invalid login credentials")
         }
         return try await newSession(userID: id)
@@ -148,17 +149,10 @@ struct AuthService: Sendable {
             && !parts[1].hasSuffix(".") && s.count <= 254 && !s.contains(where: \.isWhitespace)
     }
 
-    /// Argon2id is deliberately slow (`interactive`: ~64 MiB, tens of ms): run it
-    /// on a dispatch queue, not on Swift's few cooperative threads.
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { done in
-            DispatchQueue.global(qos: .userInitiated).async { done.resume(with: Result { try work() }) }
-        }
-    }
-
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { done in
-            DispatchQueue.global(qos: .userInitiated).async { done.resume(returning: work()) }
-        }
+    /// Argon2id is deliberately slow (`interactive`: ~64 MiB, tens of ms): it
+    /// runs on NIO's thread pool for blocking work, not on Swift's few
+    /// cooperative threads nor the event loops.
+    static func hashing<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
     }
 }

@@ -22,6 +22,8 @@ public final class ReferenceServer: Sendable {
     let auth: any AuthStore
     let tables: any TableStore
     let hub: RealtimeHub
+    /// The one way committed row changes reach the hub, from either store.
+    let feed: ChangeFeed
     /// The PostgreSQL store, when `--database` is a postgres:// URL.
     let postgres: PostgresStore?
     let tokens: TokenService
@@ -47,7 +49,8 @@ public final class ReferenceServer: Sendable {
             let pg = try await PostgresStore.open(url: url, configuration: configuration, app: app, clock: clock, logger: logger)
             postgres = pg
             auth = pg
-            hub = RealtimeHub(policies: nil, schema: pg.schema, clock: clock)
+            hub = RealtimeHub(schema: pg.schema, clock: clock)
+            feed = ChangeFeed(hub: hub, policies: nil)
             tables = PostgresTables(store: pg, app: app)
             temporaryDirectory = nil
         } else {
@@ -60,18 +63,20 @@ public final class ReferenceServer: Sendable {
             } else {
                 temporaryDirectory = nil
             }
-            let store = try Store(path: path!, app: app)
             let policies = app.policies(strict: configuration.strictPolicies)
+            hub = RealtimeHub(schema: app.schema, clock: clock)
+            feed = ChangeFeed(hub: hub, policies: policies)
+            let store = try Store(path: path!, app: app, feed: feed)
             postgres = nil
             auth = store
-            hub = RealtimeHub(policies: policies, schema: app.schema, clock: clock)
-            tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, hub: hub, configuration: configuration)
+            tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, configuration: configuration)
         }
         let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
         serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
-        purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, logger: logger)
+        purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, every: configuration.purgeEvery,
+                                 logger: logger)
     }
 
     /// A server made and never run (or run and stopped) leaves no temporary database behind.
@@ -85,11 +90,18 @@ public final class ReferenceServer: Sendable {
 
     /// The purge loop with an injected wait, for tests in compressed time.
     func runPurges(every: Double, sleep: @escaping @Sendable (Double) async throws -> Void) async {
-        await purger.run(every: every, sleep: sleep)
+        await purger.loop(every: every, sleep: sleep)
     }
 
-    /// Serves until cancelled, or until one of `signals` arrives. `onReady`
-    /// gets the keys with the URL of the bound port (useful with port 0).
+    /// Serves until cancelled, or until one of `signals` arrives and a
+    /// graceful shutdown has stopped it. `onReady` gets the keys with the URL
+    /// of the bound port (useful with port 0).
+    ///
+    /// The server's parts are services of one `ServiceGroup`: the PostgreSQL
+    /// client and change feed (PostgreSQL store), the retention purge (unless
+    /// `purgeEvery` is 0) and the HTTP application. They start together and
+    /// stop in the reverse order: the application first (no new requests, the
+    /// ones in flight finish), the purge, the change feed, the client last.
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let support = RequestSupport(tokens: tokens, bodyLimit: configuration.bodyLimit)
@@ -101,6 +113,10 @@ public final class ReferenceServer: Sendable {
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         RealtimeRoutes(hub: hub, tokens: tokens, clock: clock).add(to: wsRouter)
 
+        // Realtime fed by the database's notifications is listening before the
+        // server says it is ready, so no change committed after that is missed.
+        let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let waitsForListen = postgres != nil
         let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
         let app = Application(
             router: router,
@@ -108,6 +124,10 @@ public final class ReferenceServer: Sendable {
                                            configuration: .init(ws: .init(maxFrameSize: RealtimeRoutes.maxMessage))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
+                if waitsForListen {
+                    var ready = listening.makeAsyncIterator()
+                    _ = await ready.next()
+                }
                 let port = channel.localAddress?.port ?? 0
                 await onReady(ServerKeys(url: "http://\(host):\(port)", anonKey: anon, serviceRoleKey: service))
             },
@@ -115,24 +135,16 @@ public final class ReferenceServer: Sendable {
         defer {
             if let dir = temporaryDirectory { try? FileManager.default.removeItem(at: dir) }
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if let postgres {
-                // The connection pool, and Realtime fed by the database's notifications:
-                // listening before the server says it is ready, so no change committed
-                // after that is missed.
-                group.addTask { await postgres.client.run() }
-                let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                group.addTask { [hub] in await PostgresChanges(store: postgres, hub: hub).run { signal.yield() } }
-                var ready = listening.makeAsyncIterator()
-                _ = await ready.next()
-            }
-            group.addTask { try await app.runService(gracefulShutdownSignals: signals) }
-            if configuration.purgeEvery > 0 {
-                group.addTask { [purger, configuration] in await purger.run(every: configuration.purgeEvery) }
-            }
-            // The app ends on a signal or cancellation; then the purge loop is cancelled.
-            try await group.next()
-            group.cancelAll()
+
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let postgres {
+            services.append(.init(service: postgres.client))
+            services.append(.init(service: PostgresChanges(store: postgres, feed: feed, listening: { signal.yield() })))
         }
+        if configuration.purgeEvery > 0 { services.append(.init(service: purger)) }
+        // The application ending (a graceful shutdown) ends the rest gracefully too.
+        services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+        try await group.run()
     }
 }

@@ -1,31 +1,37 @@
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
+import ServiceLifecycle
 
 /// Realtime in PostgreSQL mode: every committed change arrives on
 /// `LISTEN convoy_changes` (a trigger on each public table sends its table,
 /// type, commit time and key), whoever made it. Changes are handled in
-/// batches, in commit order: the rows of a batch are read once per table to
-/// route them through the hub's filter index, then read again as each
-/// matching subscriber (`auth.readers`), so PostgreSQL's RLS decides what each
-/// subscriber gets, as Supabase checks each one.
-struct PostgresChanges: Sendable {
+/// batches, in commit order: the rows of a batch are read once per table and
+/// handed to the change feed, which routes them through the hub's filter
+/// index and has them read again as each matching subscriber (this type's
+/// `auth.readers`), so PostgreSQL's RLS decides what each subscriber gets, as
+/// Supabase checks each one.
+struct PostgresChanges: Service, SubscriberReader {
     let store: PostgresStore
-    let hub: RealtimeHub
+    let feed: ChangeFeed
+    /// Called each time LISTEN is in place.
+    let listening: @Sendable () -> Void
     /// Most notifications handled in one batch.
     static let batchLimit = 1000
     /// Most notifications waiting; beyond it the oldest are dropped (and logged).
     static let backlogLimit = 200_000
 
-    /// Listens until cancelled, on a connection of its own (not the pool's);
-    /// reconnects after 1, 2, 5, then every 10 s. Changes committed while
-    /// disconnected are not replayed. `listening` is called each time LISTEN
-    /// is in place.
-    func run(listening: @escaping @Sendable () -> Void = {}) async {
+    /// Listens until a graceful shutdown or cancellation, on a connection of
+    /// its own (not the pool's); reconnects after 1, 2, 5, then every 10 s.
+    /// Changes committed while disconnected are not replayed.
+    func run() async {
+        await cancelWhenGracefulShutdown { await listenAndRoute() }
+    }
+
+    private func listenAndRoute() async {
         let inbox = Inbox(limit: Self.backlogLimit)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await listen(into: inbox, listening: listening) }
+            group.addTask { await listen(into: inbox) }
             group.addTask {
                 while let batch = await inbox.take(upTo: Self.batchLimit) {
                     if batch.dropped > 0 {
@@ -40,7 +46,7 @@ struct PostgresChanges: Sendable {
         }
     }
 
-    private func listen(into inbox: Inbox, listening: @escaping @Sendable () -> Void) async {
+    private func listen(into inbox: Inbox) async {
         var failures = 0
         while !Task.isCancelled {
             do {
@@ -91,7 +97,7 @@ struct PostgresChanges: Sendable {
         var order: [String] = []
         for payload in payloads {
             guard let n = Notice(payload), store.schema.tables[n.table].map({ !$0.primaryKey.isEmpty }) == true,
-                  hub.hasSubscribers(table: n.table)
+                  feed.hasSubscribers(table: n.table)
             else { continue }
             if byTable[n.table] == nil { order.append(n.table) }
             byTable[n.table, default: []].append(n)
@@ -107,10 +113,8 @@ struct PostgresChanges: Sendable {
         }
     }
 
-    /// One table's changes: read the rows (as the server) to find the
-    /// subscribers whose bindings match, then read each row again as each of
-    /// them (`auth.readers`: RLS decides, in one statement with the read) and
-    /// send what that read returned.
+    /// One table's changes: read the rows (as the server) for the feed to
+    /// route, and let it have them read again as each matching subscriber.
     private func route(_ notices: [Notice], _ t: Schema.Table, _ key: Schema.Column) async throws {
         var current: [String: String] = [:]
         let live = Array(Set(notices.filter { $0.type != "DELETE" }.map(\.keyText)))
@@ -126,66 +130,22 @@ struct PostgresChanges: Sendable {
                 current[k] = json
             }
         }
-        var deletes: [(ChangeEvent, [RealtimeHub.Delivery])] = []
-        var reads: [(notice: Notice, candidate: RealtimeHub.Delivery, change: ChangeEvent, json: String)] = []
+        var announced: [ChangeFeed.Announced] = []
         for n in notices {
             if n.type == "DELETE" {
                 // The row is gone: as Supabase sends it, the old record is its key.
                 let change = ChangeEvent(table: t.name, type: "DELETE", recordJSON: [:], oldRecordJSON: [key.name: n.key],
                                          commitTimestamp: n.commitTimestamp)
-                let candidates = hub.route(change)
-                if !candidates.isEmpty { deletes.append((change, candidates)) }
+                announced.append(.init(change: change, keyText: n.keyText, json: nil))
                 continue
             }
             // Deleted since: a later notice says so.
             guard let json = current[n.keyText], let record = Self.object(json) else { continue }
             let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
                                      oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
-            for candidate in hub.route(change) { reads.append((n, candidate, change, json)) }
+            announced.append(.init(change: change, keyText: n.keyText, json: json))
         }
-        if !reads.isEmpty {
-            let keys = reads.map(\.notice.keyText), claims = reads.map(\.candidate.member.principal.claimsJSON)
-            let visible: [Int: String]
-            do {
-                visible = try await readers(t.name, keys, claims, guarded: false)
-            } catch {
-                // A read failed (a missing grant, a broken policy): again, each read on its own.
-                visible = try await readers(t.name, keys, claims, guarded: true)
-            }
-            for (i, (n, candidate, routed, routedJSON)) in reads.enumerated() {
-                guard let json = visible[i + 1] else { continue }
-                // Usually the subscriber reads what the server read: that change, as routed.
-                if json == routedJSON {
-                    hub.deliver(routed, to: [candidate])
-                    continue
-                }
-                guard let record = Self.object(json) else { continue }
-                // What this subscriber may see, checked against its bindings again.
-                let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
-                                         oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
-                var delivery = candidate
-                delivery.ids = candidate.member.bindings.filter { $0.matches(change) }.map(\.id)
-                if !delivery.ids.isEmpty { hub.deliver(change, to: [delivery]) }
-            }
-        }
-        if !deletes.isEmpty {
-            // No row to check: as Supabase does, to the matching subscribers whose role may SELECT the table.
-            let roles = Set(deletes.flatMap { $0.1.map(\.member.principal.role) })
-            var allowed = Set<Principal.Role>()
-            for role in roles {
-                var binds = PostgresBindings()
-                binds.append(role.rawValue)
-                binds.append("public.\(Schema.quote(t.name))")
-                for try await (ok,) in try await store.client.query(
-                    PostgresQuery(unsafeSQL: "SELECT has_table_privilege($1, $2::regclass, 'SELECT')", binds: binds), logger: store.logger
-                ).decode((Bool,).self) where ok {
-                    allowed.insert(role)
-                }
-            }
-            for (change, candidates) in deletes {
-                hub.deliver(change, to: candidates.filter { allowed.contains($0.member.principal.role) })
-            }
-        }
+        try await feed.publish(announced, of: t.name, reader: self)
     }
 
     static func object(_ json: String) -> [String: Any]? {
@@ -194,12 +154,12 @@ struct PostgresChanges: Sendable {
 }
 
 extension PostgresChanges {
-    /// Position (1-based) → the row as that check's claims may read it (`auth.readers`).
-    func readers(_ table: String, _ keys: [String], _ claims: [String], guarded: Bool) async throws -> [Int: String] {
+    /// Position (1-based) → the row as that subscriber's claims may read it (`auth.readers`).
+    func read(_ table: String, keys: [String], as subscribers: [Principal], guarded: Bool) async throws -> [Int: String] {
         var binds = PostgresBindings()
         binds.append("public.\(Schema.quote(table))")
         binds.append(keys)
-        binds.append(claims)
+        binds.append(subscribers.map(\.claimsJSON))
         binds.append(Timestamps.format(store.clock.now()))
         binds.append(guarded)
         var out: [Int: String] = [:]
@@ -210,70 +170,19 @@ extension PostgresChanges {
         }
         return out
     }
-}
 
-/// Notifications waiting to be handled: the listener puts, the router takes
-/// everything there is (up to a limit) each time it wakes. Bounded: past
-/// `limit` the oldest go, and the next batch says how many.
-final class Inbox: Sendable {
-    private struct State {
-        var items: [String] = []
-        var dropped = 0
-        var waiter: CheckedContinuation<Void, Never>?
-        var closed = false
-    }
-    private let state = Mutex(State())
-    let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func put(_ item: String) {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.items.append(item)
-            let over = s.items.count - limit
-            if over > 0 {
-                s.items.removeFirst(over)
-                s.dropped += over
-            }
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume()
-    }
-
-    func close() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.closed = true
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume()
-    }
-
-    /// The next items (and how many were dropped before them), waiting for at
-    /// least one; nil once closed.
-    func take(upTo max: Int) async -> (items: [String], dropped: Int)? {
-        while true {
-            if let batch = state.withLock({ s -> (items: [String], dropped: Int)? in
-                guard !s.items.isEmpty else { return nil }
-                let n = min(max, s.items.count)
-                defer {
-                    s.items.removeFirst(n)
-                    s.dropped = 0
-                }
-                return (Array(s.items.prefix(n)), s.dropped)
-            }) {
-                return batch
-            }
-            if state.withLock({ $0.closed }) || Task.isCancelled { return nil }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if !s.items.isEmpty || s.closed { return true }
-                    s.waiter = c
-                    return false
-                }
-                if resumeNow { c.resume() }
+    func roles(_ roles: Set<Principal.Role>, maySelect table: String) async throws -> Set<Principal.Role> {
+        var allowed = Set<Principal.Role>()
+        for role in roles {
+            var binds = PostgresBindings()
+            binds.append(role.rawValue)
+            binds.append("public.\(Schema.quote(table))")
+            for try await (ok,) in try await store.client.query(
+                PostgresQuery(unsafeSQL: "SELECT has_table_privilege($1, $2::regclass, 'SELECT')", binds: binds), logger: store.logger
+            ).decode((Bool,).self) where ok {
+                allowed.insert(role)
             }
         }
+        return allowed
     }
 }

@@ -5,6 +5,8 @@ import Synchronization
 /// Every Realtime connection, the channels they joined, and an index of their
 /// `postgres_changes` bindings by `column=eq.value`, so that delivering a row
 /// to its one recipient costs O(1) however many subscribers there are.
+/// Committed changes come in through the change feed (`ChangeFeed`), which
+/// checks row-level security before anything is delivered.
 final class RealtimeHub: Sendable {
     typealias ConnectionID = UInt64
 
@@ -42,8 +44,6 @@ final class RealtimeHub: Sendable {
     }
 
     private let state = Mutex(State())
-    /// The Swift policies (SQLite store); nil when PostgreSQL checks RLS itself.
-    let policies: Policies?
     let schema: Schema
     let clock: any ServerClock
     /// Supabase's limit per connection.
@@ -51,8 +51,7 @@ final class RealtimeHub: Sendable {
     /// Frames queued for one connection before it counts as not reading and is closed.
     static let maxQueued = 8192
 
-    init(policies: Policies?, schema: Schema, clock: any ServerClock) {
-        self.policies = policies
+    init(schema: Schema, clock: any ServerClock) {
         self.schema = schema
         self.clock = clock
     }
@@ -204,13 +203,6 @@ final class RealtimeHub: Sendable {
         state.withLock { s in s.tables[table].map { !$0.scan.isEmpty || $0.eq.values.contains { !$0.isEmpty } } ?? false }
     }
 
-    /// Fans a committed change out to every subscriber whose binding matches
-    /// and whose role may read the row by the Swift policies (the SQLite store).
-    func publish(_ change: ChangeEvent) {
-        let record = change.type == "DELETE" ? change.oldRecord : change.record
-        deliver(change, to: route(change).filter { visible(record, table: change.table, to: $0.member.principal) })
-    }
-
     /// The subscribers whose bindings match `change`, before any RLS check.
     func route(_ change: ChangeEvent) -> [Delivery] {
         let record = change.type == "DELETE" ? change.oldRecord : change.record
@@ -258,16 +250,6 @@ final class RealtimeHub: Sendable {
         ]))
         send(id, PhoenixMessage(topic: topic, event: "phx_close", payload: [:]))
         leave(id, topic: topic)
-    }
-
-    private func visible(_ record: [String: DatabaseValue], table: String, to who: Principal) -> Bool {
-        switch who.role {
-        case .serviceRole: return true
-        case .anon: return false
-        case .authenticated:
-            guard let uid = who.userID, let check = policies?.tables[table]?.readable else { return false }
-            return check(record, uid)
-        }
     }
 
     private static func shortType(_ t: Schema.ColumnType) -> String {

@@ -1,13 +1,18 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 
-/// The PRD's `purge-old-locations` job: every `every` seconds, delete
-/// `encrypted_locations` older than `retention`. Each run is logged and kept
-/// in `purge_log`, which only the service role can read.
-struct RetentionPurger: Sendable {
+/// The app's retention purge as a service of the server (Green Box: the PRD's
+/// `purge-old-locations`, deleting `encrypted_locations` older than the
+/// retention and logging each run in `purge_log`): every `every` seconds, one
+/// purge through the store (`TableStore.purge`, which asks the app). Stops at
+/// a graceful shutdown or cancellation.
+struct RetentionPurger: Service {
     let tables: any TableStore
     let clock: any ServerClock
     let retention: Double
+    /// Seconds between purges; ≤ 0: never.
+    let every: Double
     let logger: Logger
 
     /// One purge, now. Returns how many rows went.
@@ -16,14 +21,18 @@ struct RetentionPurger: Sendable {
         let now = clock.now()
         let cutoff = now.addingTimeInterval(-retention)
         let deleted = try await tables.purge(before: cutoff, now: now)
-        logger.info("purge-old-locations", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))"])
+        logger.info("retention purge", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))"])
         return deleted
     }
 
-    /// Runs until cancelled; `every` ≤ 0 means never (the purge is disabled).
-    /// `sleep` waits between purges (injected by tests to run in compressed time).
-    func run(every: Double,
-             sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }) async {
+    func run() async {
+        await cancelWhenGracefulShutdown { await loop(every: every) }
+    }
+
+    /// Purges every `every` seconds until cancelled; ≤ 0 means never. `sleep`
+    /// waits between purges (injected by tests to run in compressed time).
+    func loop(every: Double,
+              sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }) async {
         guard every > 0 else { return }
         while !Task.isCancelled {
             do {
@@ -32,7 +41,7 @@ struct RetentionPurger: Sendable {
             } catch is CancellationError {
                 return
             } catch {
-                logger.error("purge-old-locations failed", metadata: ["error": "\(error)"])
+                logger.error("retention purge failed", metadata: ["error": "\(error)"])
             }
         }
     }

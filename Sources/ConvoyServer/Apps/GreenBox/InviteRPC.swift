@@ -4,12 +4,16 @@ import GRDB
 import HTTPTypes
 
 /// The RPCs behind Green Box's invite flow (greenbox-prd.md §5.2–5.3), run as
-/// the server (PostgreSQL: `SECURITY DEFINER`), each check explicit.
+/// the server (PostgreSQL: `SECURITY DEFINER`), each check explicit. Rows are
+/// written through the store's transaction, so Realtime hears of them as of
+/// any other write.
 struct InviteRPC: Sendable {
     let store: Store
     let clock: any ServerClock
     let ttl: Double
-    let hub: RealtimeHub?
+
+    static let invites = GreenBoxServer.schema.tables["invites"]!
+    static let friendships = GreenBoxServer.schema.tables["friendships"]!
 
     /// 8 characters from an alphabet without look-alikes (no 0/O, 1/I/L): 31⁸ ≈ 8.5·10¹¹.
     static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
@@ -38,15 +42,17 @@ struct InviteRPC: Sendable {
         let preference = try Self.preference(args)
         let now = clock.now()
         let expires = Timestamps.format(now.addingTimeInterval(ttl))
-        return try await store.pool.write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", arguments: [uid]) == true else {
+        return try await store.write(at: Timestamps.format(now)) { tx in
+            guard try Bool.fetchOne(tx.db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", arguments: [uid]) == true else {
                 throw APIError.postgrest(.badRequest, "P0001", "create a users row (with your public key) before inviting")
             }
             for _ in 0..<5 {
                 let code = Self.newCode()
                 do {
-                    try db.execute(sql: "INSERT INTO invites (code, inviter_id, preference, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [code, uid, preference, Timestamps.format(now), expires])
+                    try tx.insert(into: Self.invites, [
+                        "code": code.databaseValue, "inviter_id": uid.databaseValue, "preference": preference.databaseValue,
+                        "created_at": tx.now.databaseValue, "expires_at": expires.databaseValue, "accepted_by": .null, "accepted_at": .null,
+                    ])
                     return ["code": code.databaseValue, "expires_at": expires.databaseValue]
                 } catch let e as DatabaseError where e.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
                     continue
@@ -64,11 +70,10 @@ struct InviteRPC: Sendable {
             throw APIError.postgrest(.badRequest, "22023", "code is required")
         }
         let preference = try Self.preference(args)
-        let now = Timestamps.format(clock.now())
-        let hub = self.hub
-        return try await store.pool.write { db in
+        return try await store.write(at: Timestamps.format(clock.now())) { tx in
+            let (db, now) = (tx.db, tx.now)
             let invalid = APIError.postgrest(.badRequest, "P0001", "invite code is invalid, expired or already used")
-            guard let invite = try Row.fetchOne(db, sql: "SELECT * FROM invites WHERE code = ?", arguments: [code]),
+            guard let invite = try Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM invites WHERE code = ?", arguments: [code]),
                   (invite["accepted_by"] as String?) == nil, (invite["expires_at"] as String) > now
             else { throw invalid }
             let inviter: String = invite["inviter_id"]
@@ -78,35 +83,28 @@ struct InviteRPC: Sendable {
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", arguments: [uid]) == true else {
                 throw APIError.postgrest(.badRequest, "P0001", "create a users row (with your public key) before accepting")
             }
-            try db.execute(sql: "UPDATE invites SET accepted_by = ?, accepted_at = ? WHERE code = ?", arguments: [uid, now, code])
+            try tx.update(Self.invites, rowid: invite["_rowid"], old: Self.invites.values(of: invite),
+                          set: ["accepted_by": uid.databaseValue, "accepted_at": now.databaseValue])
             let inviterPreference: String = invite["preference"]
+            let columns = Self.friendships.columns.map(\.name)
             if let existing = try Row.fetchOne(db, sql: """
-                SELECT * FROM friendships WHERE (user_id_1 = ? AND user_id_2 = ?) OR (user_id_1 = ? AND user_id_2 = ?)
+                SELECT rowid AS _rowid, * FROM friendships WHERE (user_id_1 = ? AND user_id_2 = ?) OR (user_id_1 = ? AND user_id_2 = ?)
                 """, arguments: [inviter, uid, uid, inviter]) {
                 // Re-accepting after a device migration: the same row becomes active again.
                 let inviterIsOne = (existing["user_id_1"] as String) == inviter
-                try db.execute(sql: "UPDATE friendships SET status = 'active', requested_by = ?, preference_1 = ?, preference_2 = ? WHERE id = ?",
-                               arguments: [inviter, inviterIsOne ? inviterPreference : preference,
-                                           inviterIsOne ? preference : inviterPreference, existing["id"] as Int64])
-                let row = try Self.friendship(db, id: existing["id"])
-                let change = ChangeEvent(table: "friendships", type: "UPDATE", record: row,
-                                         oldRecord: SQLiteTables.row(existing, GreenBoxServer.schema.tables["friendships"]!), commitTimestamp: now)
-                db.afterNextTransaction { _ in hub?.publish(change) }
-                return row
+                let row = try tx.update(Self.friendships, rowid: existing["_rowid"], old: Self.friendships.values(of: existing), set: [
+                    "status": "active".databaseValue, "requested_by": inviter.databaseValue,
+                    "preference_1": (inviterIsOne ? inviterPreference : preference).databaseValue,
+                    "preference_2": (inviterIsOne ? preference : inviterPreference).databaseValue,
+                ])
+                return row.map { SQLiteTables.json($0, columns) } ?? [:]
             }
-            try db.execute(sql: """
-                INSERT INTO friendships (user_id_1, user_id_2, status, requested_by, preference_1, preference_2, created_at)
-                VALUES (?, ?, 'active', ?, ?, ?, ?)
-                """, arguments: [inviter, uid, inviter, inviterPreference, preference, now])
-            let row = try Self.friendship(db, id: db.lastInsertedRowID)
-            let change = ChangeEvent(table: "friendships", type: "INSERT", record: row, oldRecord: [:], commitTimestamp: now)
-            db.afterNextTransaction { _ in hub?.publish(change) }
-            return row
+            let row = try tx.insert(into: Self.friendships, [
+                "user_id_1": inviter.databaseValue, "user_id_2": uid.databaseValue, "status": "active".databaseValue,
+                "requested_by": inviter.databaseValue, "preference_1": inviterPreference.databaseValue,
+                "preference_2": preference.databaseValue, "created_at": now.databaseValue,
+            ])
+            return row.filter { columns.contains($0.key) }
         }
-    }
-
-    static func friendship(_ db: Database, id: Int64) throws -> SQLiteTables.JSONRow {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM friendships WHERE id = ?", arguments: [id]) else { return [:] }
-        return SQLiteTables.json(row, GreenBoxServer.schema.tables["friendships"]!.columns.map(\.name))
     }
 }

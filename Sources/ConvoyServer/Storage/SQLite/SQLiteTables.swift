@@ -4,7 +4,8 @@ import HTTPTypes
 
 /// PostgREST's table operations on the embedded store, with `Policies`
 /// applied as PostgreSQL applies RLS. Every statement's identifiers come from
-/// `Schema`; every value is a bound argument.
+/// `Schema`; every value is a bound argument. Rows are written through
+/// `SQLiteTransaction`, so their changes reach Realtime once committed.
 struct SQLiteTables: TableStore {
     let store: Store
     /// The app served: its tables, RPCs and purge.
@@ -12,20 +13,16 @@ struct SQLiteTables: TableStore {
     let schema: Schema
     let policies: Policies
     let clock: any ServerClock
-    /// Where committed changes go for Realtime subscribers.
-    let hub: RealtimeHub?
     /// What the app's RPCs and purge work with.
     let context: SQLiteAppContext
 
-    init(store: Store, app: any ServerApp, policies: Policies, clock: any ServerClock, hub: RealtimeHub?,
-         configuration: ServerConfiguration) {
+    init(store: Store, app: any ServerApp, policies: Policies, clock: any ServerClock, configuration: ServerConfiguration) {
         self.store = store
         self.app = app
         schema = app.schema
         self.policies = policies
         self.clock = clock
-        self.hub = hub
-        context = SQLiteAppContext(store: store, clock: clock, configuration: configuration, hub: hub)
+        context = SQLiteAppContext(store: store, clock: clock, configuration: configuration)
     }
 
     /// A result row: column name to stored value.
@@ -73,11 +70,11 @@ struct SQLiteTables: TableStore {
         }
         let now = Timestamps.format(clock.now())
         let rows = try objects.map { try provided($0, t, as: who, inserting: true) }
-        return try await write { db in
+        return try await write(at: now) { tx in
+            let db = tx.db
             var out: [JSONRow] = []
-            var changes: [ChangeEvent] = []
             for given in rows {
-                var (full, missing) = completed(given, t, as: who, now: now)
+                let (full, missing) = completed(given, t, as: who, now: now)
                 // PostgreSQL checks the INSERT policy on the proposed row first, also for
                 // ON CONFLICT: whether a key exists is never revealed to a row the user could not insert.
                 if who.role != .serviceRole {
@@ -88,28 +85,19 @@ struct SQLiteTables: TableStore {
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
-                    let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
-                    if returning { try requireReadable(change.record, t, who) }
+                    let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
+                    if returning { try requireReadable(record, t, who) }
                     out.append(json)
-                    changes.append(change)
                     continue
                 }
                 if let missing {
                     throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(missing)\" of relation \"\(t.name)\" violates not-null constraint")
                 }
-                let names = full.keys.sorted()
-                try db.execute(sql: "INSERT INTO \"\(t.name)\" (\(names.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
-                               arguments: StatementArguments(names.map { full[$0]! }))
-                // The stored row is what was written plus the identity the database chose:
-                // no need to read it back.
-                for c in t.columns where full[c.name] == nil {
-                    if case .identity? = c.defaultValue { full[c.name] = db.lastInsertedRowID.databaseValue }
-                }
-                if returning { try requireReadable(full, t, who) }
-                out.append(full.filter { q.columns.contains($0.key) })
-                changes.append(ChangeEvent(table: t.name, type: "INSERT", record: full, oldRecord: [:], commitTimestamp: now))
+                let stored = try tx.insert(into: t, full)
+                if returning { try requireReadable(stored, t, who) }
+                out.append(stored.filter { q.columns.contains($0.key) })
             }
-            return (out, changes)
+            return out
         }
     }
 
@@ -128,15 +116,14 @@ struct SQLiteTables: TableStore {
         }
         let selectSQL = "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \(whereSQL)"
         let arguments = StatementArguments(args)
-        return try await write { db in
-            var out: [JSONRow] = [], changes: [ChangeEvent] = []
-            for existing in try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments) {
-                let (json, change) = try update(t, rowid: existing["_rowid"], old: Self.row(existing, t), with: given, as: who, db, q)
-                if returning { try requireReadable(change.record, t, who) }
+        return try await write(at: Timestamps.format(clock.now())) { tx in
+            var out: [JSONRow] = []
+            for existing in try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments) {
+                let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
+                if returning { try requireReadable(record, t, who) }
                 out.append(json)
-                changes.append(change)
             }
-            return (out, changes)
+            return out
         }
     }
 
@@ -148,13 +135,8 @@ struct SQLiteTables: TableStore {
             args += w.arguments
         }
         let arguments = StatementArguments(args)
-        let (selectSQL, deleteSQL) = ("SELECT * FROM \"\(t.name)\" WHERE \(whereSQL)", "DELETE FROM \"\(t.name)\" WHERE \(whereSQL)")
-        let now = Timestamps.format(clock.now())
-        return try await write { db in
-            let found = try GRDB.Row.fetchAll(db, sql: selectSQL, arguments: arguments)
-            try db.execute(sql: deleteSQL, arguments: arguments)
-            return (found.map { Self.json($0, q.columns) },
-                    found.map { ChangeEvent(table: t.name, type: "DELETE", record: [:], oldRecord: Self.row($0, t), commitTimestamp: now) })
+        return try await write(at: Timestamps.format(clock.now())) { [whereSQL] tx in
+            try tx.delete(from: t, where: whereSQL, arguments: arguments).map { Self.json($0, q.columns) }
         }
     }
 
@@ -178,8 +160,10 @@ struct SQLiteTables: TableStore {
         JSONRows(objects: rows.map { $0.mapValues(Values.toJSON) })
     }
 
+    /// One row's update, as `who`: the policy's USING and guard, then its check
+    /// on the new row. Returns the row as `q` selects it, and in full.
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
-                        _ db: Database, _ q: RESTQuery) throws -> (JSONRow, ChangeEvent) {
+                        _ tx: SQLiteTransaction, _ q: RESTQuery) throws -> (JSONRow, Row) {
         var new = old
         for (k, v) in given { new[k] = v }
         if who.role != .serviceRole {
@@ -187,23 +171,16 @@ struct SQLiteTables: TableStore {
                 throw rlsViolation(t, who)
             }
             let using = policy.using(uid)
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(t.name)\" WHERE rowid = ? AND \(using.sql))",
+            guard try Bool.fetchOne(tx.db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(t.name)\" WHERE rowid = ? AND \(using.sql))",
                                     arguments: StatementArguments([rowid.databaseValue] + using.arguments)) == true
             else { throw rlsViolation(t, who, using: true) }
             if let message = policy.guard?(old, new, uid) {
                 throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", message)
             }
-            guard try policy.check(new, uid, db) else { throw rlsViolation(t, who) }
+            guard try policy.check(new, uid, tx.db) else { throw rlsViolation(t, who) }
         }
-        let names = given.keys.sorted()
-        if !names.isEmpty {
-            try db.execute(sql: "UPDATE \"\(t.name)\" SET \(names.map { "\"\($0)\" = ?" }.joined(separator: ", ")) WHERE rowid = ?",
-                           arguments: StatementArguments(names.map { given[$0]! } + [rowid.databaseValue]))
-        }
-        let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \"\(t.name)\" WHERE rowid = ?", arguments: [rowid])
-        let change = ChangeEvent(table: t.name, type: "UPDATE", record: row.map { Self.row($0, t) } ?? new, oldRecord: old,
-                                 commitTimestamp: Timestamps.format(clock.now()))
-        return (row.map { Self.json($0, q.columns) } ?? [:], change)
+        let row = try tx.update(t, rowid: rowid, old: old, set: given)
+        return (row.map { Self.json($0, q.columns) } ?? [:], row.map { t.values(of: $0) } ?? new)
     }
 
     /// The row an insert would write: the given values, defaults, server stamps
@@ -273,19 +250,12 @@ struct SQLiteTables: TableStore {
                    "new row violates row-level security policy\(using ? " (USING expression)" : "") for table \"\(t.name)\"")
     }
 
-    /// Runs a write transaction, turning SQLite constraint failures into
-    /// PostgreSQL's codes and statuses.
-    private func write(_ body: @escaping @Sendable (Database) throws -> ([JSONRow], [ChangeEvent])) async throws -> JSONRows {
+    /// Runs a write transaction (its row changes reach Realtime once
+    /// committed), turning SQLite constraint failures into PostgreSQL's codes
+    /// and statuses.
+    private func write(at now: String, _ body: @escaping @Sendable (SQLiteTransaction) throws -> [JSONRow]) async throws -> JSONRows {
         do {
-            return Self.objects(try await store.pool.write { [hub] db in
-                let (rows, changes) = try body(db)
-                // Published right after COMMIT, on the serial writer queue: in commit
-                // order, as logical replication delivers them; never on rollback.
-                if let hub, !changes.isEmpty {
-                    db.afterNextTransaction { _ in for c in changes { hub.publish(c) } }
-                }
-                return rows
-            })
+            return Self.objects(try await store.write(at: now, body))
         } catch let error as DatabaseError {
             throw Self.translate(error)
         }
@@ -305,12 +275,6 @@ struct SQLiteTables: TableStore {
         default:
             return .postgrest(.internalServerError, "XX000", "database error", details: error.message)
         }
-    }
-
-    static func row(_ r: GRDB.Row, _ t: Schema.Table) -> Row {
-        var out: Row = [:]
-        for c in t.columns { out[c.name] = r[c.name] as DatabaseValue? ?? .null }
-        return out
     }
 
     static func json(_ r: GRDB.Row, _ columns: [String]) -> JSONRow {

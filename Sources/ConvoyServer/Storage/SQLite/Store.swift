@@ -3,18 +3,38 @@ import GRDB
 
 /// The embedded SQLite store (GRDB, WAL). One file holds the auth tables and
 /// the app's (`ServerApp.sqliteMigrations`); policies are enforced in Swift
-/// (`Policies`).
+/// (`Policies`). Rows are written in `write`'s transactions, whose changes go
+/// to Realtime's change feed once committed.
 final class Store: Sendable {
     let pool: DatabasePool
     let path: String
+    /// Where committed row changes go (nil: nowhere).
+    let feed: ChangeFeed?
 
-    init(path: String, app: any ServerApp) throws {
+    init(path: String, app: any ServerApp, feed: ChangeFeed? = nil) throws {
+        self.feed = feed
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: config)
         self.path = path
         try Self.migrator(app).migrate(pool)
+    }
+
+    /// A write transaction at the server's time `now`: `body` writes rows
+    /// through the `SQLiteTransaction`, and the changes it made go to the
+    /// change feed right after COMMIT, on the serial writer queue — in commit
+    /// order, as logical replication delivers them; never on rollback.
+    func write<T: Sendable>(at now: String, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try await pool.write { [feed] db in
+            let transaction = SQLiteTransaction(db: db, now: now)
+            let value = try body(transaction)
+            let changes = transaction.changes
+            if let feed, !changes.isEmpty {
+                db.afterNextTransaction { _ in feed.publish(changes) }
+            }
+            return value
+        }
     }
 
     /// The auth tables, then the app's. The first identifier is what files

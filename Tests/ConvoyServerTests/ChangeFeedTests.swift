@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import ConvoyServer
+
+/// Changes reach Realtime one way, whichever store and whoever wrote the rows:
+/// an app's RPC writes rows like a REST request does, and the change feed
+/// sends them only to subscribers whose bindings match and whose RLS lets
+/// them read the row.
+@Suite struct ChangeFeedTests {
+    static var invitesAndFriendships: [[String: Any]] { [
+        ["event": "*", "schema": "public", "table": "invites"],
+        ["event": "*", "schema": "public", "table": "friendships"],
+    ] }
+
+    /// A `postgres_changes` frame for `table` and `type`.
+    static func change(_ table: String, _ type: String) -> @Sendable ([String: Any]) -> Bool {
+        { frame in
+            let data = (frame["payload"] as? [String: Any])?["data"] as? [String: Any]
+            return frame["event"] as? String == "postgres_changes" && data?["table"] as? String == table && data?["type"] as? String == type
+        }
+    }
+
+    static func record(_ frame: [String: Any]) -> [String: Any] {
+        ((frame["payload"] as? [String: Any])?["data"] as? [String: Any])?["record"] as? [String: Any] ?? [:]
+    }
+
+    @Test(arguments: TestStore.all) func anRPCsRowsReachRealtimeAsAnyWriteDoes(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp(), b = try await s.signUp(), c = try await s.signUp()
+        var clients: [PhoenixTestClient] = []
+        for (user, topic) in [(a, "realtime:a"), (b, "realtime:b"), (c, "realtime:c")] {
+            let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+            _ = try await client.join(topic, token: user.token, changes: Self.invitesAndFriendships)
+            clients.append(client)
+        }
+        let (alice, bob, carol) = (clients[0], clients[1], clients[2])
+
+        let invite = try await s.request("POST", "/rest/v1/rpc/create_invite", body: ["preference": "general"], token: a.token)
+        let code = try #require(invite.object["code"] as? String)
+        let invited = try await alice.next(Self.change("invites", "INSERT"))
+        #expect(Self.record(invited)["code"] as? String == code && Self.record(invited)["inviter_id"] as? String == a.id)
+
+        #expect(try await s.request("POST", "/rest/v1/rpc/accept_invite", body: ["code": code], token: b.token).status == 200)
+        let accepted = try await alice.next(Self.change("invites", "UPDATE"))
+        #expect(Self.record(accepted)["accepted_by"] as? String == b.id)
+        for client in [alice, bob] {
+            let friendship = Self.record(try await client.next(Self.change("friendships", "INSERT")))
+            #expect(friendship["status"] as? String == "active" && friendship["user_id_1"] as? String == a.id
+                        && friendship["user_id_2"] as? String == b.id)
+        }
+        // RLS: Bob never sees Alice's invite, Carol sees nothing of theirs.
+        try await bob.sync()
+        try await carol.sync()
+        #expect(await bob.count("postgres_changes") == 0)
+        #expect(await carol.count("postgres_changes") == 0)
+        await s.stop()
+    }
+
+    /// The SQLite store's writes go to the feed after COMMIT, never on rollback:
+    /// a bulk insert refused half way sends nothing.
+    @Test func aRolledBackWriteSendsNothing() async throws {
+        let s = try await TestServer()
+        let a = try await s.signUp(), b = try await s.signUp()
+        let bob = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await bob.join("realtime:b", token: b.token, changes: RealtimeTests.locations(b.id))
+        let refused = try await s.request("POST", "/rest/v1/encrypted_locations", body: [
+            ["sender_id": a.id, "recipient_id": b.id, "payload": "first"],
+            ["sender_id": b.id, "recipient_id": b.id, "payload": "spoofed"],
+        ], token: a.token)
+        #expect(refused.status == 403)
+        #expect(try await s.request("POST", "/rest/v1/encrypted_locations",
+                                    body: ["sender_id": a.id, "recipient_id": b.id, "payload": "second"], token: a.token).status == 201)
+        let first = try await bob.next(topic: "realtime:b", event: "postgres_changes")
+        #expect(Self.record(first)["payload"] as? String == "second", "the refused batch's first row never went out")
+        try await bob.sync()
+        #expect(await bob.count("postgres_changes") == 0)
+        await s.stop()
+    }
+}
