@@ -36,6 +36,31 @@ extension Convoy {
         @Option(help: "A folder for probes.json and junit.xml.")
         var out: String?
 
+        @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", "))).")
+        var app: String = Apps.defaultName
+
+        @Option(name: .customLong("mode"), help: "One of the app's modes as a scenario sets it, KEY=VALUE (greenbox: pairing=prd for a project without invite codes).")
+        var modes: [String] = []
+
+        /// The app with the modes given, as a scenario's `app:` would choose it.
+        func chosenApp() throws -> any AppProfile {
+            guard let modes = Apps.modes(of: app) else {
+                throw CommandFailure.badInput("no app \"\(app)\" (apps: \(Apps.names.joined(separator: ", ")))")
+            }
+            var options: [String: String] = [:]
+            for pair in self.modes {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let values = modes.first(where: { $0.option == parts[0] })?.values else {
+                    throw CommandFailure.badInput("--mode \(pair): \(app)'s modes are \(modes.map { "\($0.option)=\($0.values.joined(separator: "|"))" }.joined(separator: ", "))")
+                }
+                guard values.contains(parts[1]) else {
+                    throw CommandFailure.badInput("--mode \(pair): \(app) has no \(parts[0]) \"\(parts[1])\" (\(parts[0]): \(values.joined(separator: ", ")))")
+                }
+                options[parts[0]] = parts[1]
+            }
+            return Apps.make(app, options: AppOptions(options))!
+        }
+
         func validate() throws {
             if keysFile == nil, target == nil { throw ValidationError("give --keys-file, or --target with --anon-key") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
@@ -43,6 +68,7 @@ extension Convoy {
         }
 
         func run() async throws {
+            let profile = try chosenApp()
             let loaded: ProbeCatalogue
             do {
                 loaded = try ProbeCatalogueFile.load(catalogue)
@@ -64,7 +90,7 @@ extension Convoy {
             defer { engine.shutdown() }
             var logger = Logger(label: "convoy.probe")
             logger.logLevel = .critical
-            let runner = ProbeRunner(target: backend, engine: engine, logger: logger)
+            let runner = ProbeRunner(target: backend, engine: engine, logger: logger, app: profile)
             let started = Date()
             let cast: (attacker: ProbeParty, victims: ProbeVictims)
             do {

@@ -31,9 +31,12 @@ struct CLI {
         }
     }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    static func run(_ arguments: [String]) throws -> Result { try runTool(binary.path, arguments) }
+
+    /// Another program (psql, say), run the same way.
+    static func runTool(_ path: String, _ arguments: [String]) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

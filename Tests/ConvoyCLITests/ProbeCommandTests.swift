@@ -53,6 +53,22 @@ struct ServeProcess {
         #expect(containsJWT(try String(contentsOfFile: keys, encoding: .utf8)), "the check finds a real token")
     }
 
+    /// A project that pairs the PRD's way (no invite codes): the cast pairs so too, and the catalogue still runs.
+    @Test func theCastPairsTheWayTheAppDoes() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--purge-every", "0")
+        defer { server.stop() }
+        let catalogue = Self.root.appendingPathComponent("probes/greenbox.yaml").path
+        let r = try CLI.run("probe", catalogue, "--keys-file", keys, "--mode", "pairing=prd")
+        #expect(r.status == 0 && r.stdout.contains("none leaked"), "\(r.stdout)\n\(r.stderr)")
+        let bad = try CLI.run("probe", catalogue, "--keys-file", keys, "--mode", "pairing=fax")
+        #expect(bad.status == 2 && bad.stderr.contains("greenbox has no pairing \"fax\" (pairing: codes, prd)"), "\(bad.stderr)")
+        let unknown = try CLI.run("probe", catalogue, "--keys-file", keys, "--mode", "colour=blue")
+        #expect(unknown.status == 2 && unknown.stderr.contains("greenbox's modes are payload=convoy|prd, pairing=codes|prd"), "\(unknown.stderr)")
+    }
+
     @Test func aBadCatalogueOrMissingTargetIsBadInput() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -129,7 +129,8 @@ import Testing
         #expect(rows.map { $0["payload"] as? String } == ["kept"])
         let recorded = try await Self.rows(again, "SELECT name || ' ' || checksum FROM auth.convoy_migrations ORDER BY name")
         #expect(recorded == ["000_platform.sql \(Migrations.checksum(try Migrations.resource("000_platform.sql", folder: "PostgreSQL")))",
-                             "001_greenbox.sql \(Migrations.checksum(try Migrations.resource("001_greenbox.sql", folder: "GreenBoxSQL")))"])
+                             "001_greenbox.sql \(Migrations.checksum(try Migrations.resource("001_greenbox.sql", folder: "GreenBoxSQL")))",
+                             "003_invite_codes.sql \(Migrations.checksum(try Migrations.resource("003_invite_codes.sql", folder: "GreenBoxSQL")))"])
         await again.stop()
     }
 

@@ -26,7 +26,8 @@ import Testing
         let cleanup = { _ = try? await ChildProcess.run(script, ["stop", dir]) }
         let url = started.out.trimmingCharacters(in: .whitespacesAndNewlines)
         let migrations = ["Sources/ConvoyServer/Storage/PostgreSQL/000_platform.sql",
-                          "Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/001_greenbox.sql"].map { Self.root.appendingPathComponent($0).path }
+                          "Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/001_greenbox.sql",
+                          "Sources/ConvoyServer/Apps/GreenBox/GreenBoxSQL/003_invite_codes.sql"].map { Self.root.appendingPathComponent($0).path }
         for _ in 0..<2 {  // twice: the migrations are idempotent
             for migration in migrations {
                 let applied = try await ChildProcess.run("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", migration])

@@ -45,6 +45,13 @@ protocol ServerApp: Sendable {
     /// Its purge as one statement, given the retention in seconds, run as the
     /// server; its one value (text) is how many rows went.
     func postgresPurge(retention: Double) -> String
+
+    // MARK: A Supabase project of the user's (`convoy schema`)
+
+    /// The options `convoy schema` takes for it, each with its values, the first the default.
+    var supabaseOptions: [(option: String, values: [String])] { get }
+    /// Its PostgreSQL files as a migration for a Supabase project, for `options` (every option given).
+    func supabaseSQL(_ options: [String: String]) throws -> String
 }
 
 /// One of an app's SQLite migrations: its identifier (GRDB records it) and its DDL.

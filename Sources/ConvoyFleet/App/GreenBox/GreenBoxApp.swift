@@ -213,6 +213,13 @@ public struct GreenBoxApp: AppProfile {
     // MARK: Probes
 
     public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {
+        if pairing == .prd {
+            for other in others {
+                let id = try await requestFriendship(to: other.userID, preference: "precise", from: friend, via: http)
+                try await acceptFriendship(id, preference: "precise", token: other.accessToken, via: http)
+            }
+            return
+        }
         for other in others {
             try await befriend(FriendRequest(inviter: friend, invitee: other, inviterPreference: "precise", inviteePreference: "precise",
                                              pending: false), via: http)

@@ -48,7 +48,7 @@ struct GreenBoxServer: ServerApp {
 
     let postgresFolder = "GreenBoxSQL"
 
-    let postgresFiles = ["001_greenbox.sql"]
+    let postgresFiles = ["001_greenbox.sql", "003_invite_codes.sql"]
 
     /// `--strict-policies`: locations may be posted to active friends only
     /// (the PRD lets users post to anyone, as themselves).

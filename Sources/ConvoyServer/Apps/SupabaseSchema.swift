@@ -1,0 +1,55 @@
+import Foundation
+
+/// The SQL migration a user applies to their own Supabase project so that
+/// Convoy can load-test it (`convoy schema APP`, docs/supabase.md): the app's
+/// own SQL, the files `convoy serve --database postgres://…` applies, with
+/// what only `convoy serve` has swapped for what Supabase has.
+public enum SupabaseSchema {
+    /// What can be wrong with a request for a schema, in words for the user.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The options `app` takes (`--pairing prd|codes`, …), each with its values, the first the default.
+    public static func options(of app: String) -> [(option: String, values: [String])]? {
+        ServerApps.make(app)?.supabaseOptions
+    }
+
+    /// The migration for `app` with `options` (missing ones take their default).
+    public static func sql(app: String, options: [String: String] = [:]) throws(Invalid) -> String {
+        guard let server = ServerApps.make(app) else {
+            throw Invalid(description: "no app \"\(app)\" (apps: \(ServerApps.names.joined(separator: ", ")))")
+        }
+        var chosen: [String: String] = [:]
+        for (option, values) in server.supabaseOptions {
+            let value = options[option] ?? values[0]
+            guard values.contains(value) else {
+                throw Invalid(description: "\(app) has no --\(option) \(value) (--\(option): \(values.joined(separator: ", ")))")
+            }
+            chosen[option] = value
+        }
+        if let unknown = options.keys.first(where: { chosen[$0] == nil }) {
+            throw Invalid(description: "\(app) has no option --\(unknown)")
+        }
+        do {
+            return try server.supabaseSQL(chosen)
+        } catch {
+            throw Invalid(description: "\(error)")
+        }
+    }
+
+    /// What `convoy serve`'s platform gives an app's SQL that a Supabase project
+    /// has otherwise: its clock (tests move it) becomes `now()`.
+    static func portable(_ sql: String) -> String {
+        sql.replacingOccurrences(of: "auth.now()", with: "now()")
+    }
+
+    /// A function of the platform's SQL (Storage/PostgreSQL/000_platform.sql) an app's SQL relies on, as written there.
+    static func platformFunction(_ name: String) throws -> String {
+        let text = try Migrations.resource("000_platform.sql", folder: "PostgreSQL")
+        guard let start = text.range(of: "CREATE OR REPLACE FUNCTION \(name)("),
+              let end = text.range(of: "END $$;\n", range: start.upperBound..<text.endIndex)
+        else { throw PostgresStoreError("the platform's SQL has no function \(name)") }
+        return String(text[start.lowerBound..<end.upperBound])
+    }
+}
