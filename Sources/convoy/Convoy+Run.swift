@@ -82,6 +82,11 @@ extension Convoy {
         @Flag(name: .customLong("keep-roster"), help: "Also write roster.json (0600): each device's account, tokens and key pair.")
         var keepRoster = false
 
+        @Option(help: ArgumentHelp("How devices sign up: public (/auth/v1/signup, as the app does) or admin (the service key's admin API makes confirmed users, who sign in: for projects that confirm emails).", valueName: "public|admin"))
+        var signup: SignUpMode = .public
+
+        enum SignUpMode: String, ExpressibleByArgument, CaseIterable { case `public`, admin }
+
         @Flag(name: .customLong("pooled-connections"), help: "Share one HTTP pool (at most 256 connections) instead of one connection per device.")
         var pooledConnections = false
 
@@ -232,6 +237,7 @@ extension Convoy {
                 connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
                 probeCatalogue: catalogue, shard: shard, startAt: start)
             if let live = LiveRun.setup { configuration.live = [live.group: live.feeds] }
+            configuration.adminSignUp = signup == .admin
             let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: here)
 

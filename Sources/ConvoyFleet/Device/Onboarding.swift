@@ -38,6 +38,9 @@ public struct Onboarding: Sendable {
     public let target: SupabaseTarget
     /// Makes this run's emails unique, so runs can share a backend.
     public let runID: String
+    /// Sign up through the admin API with this service key (a confirmed user, then a password sign-in), for
+    /// projects that confirm emails; nil: `/signup` as the app does.
+    public var adminKey: String?
 
     public init(engine: HTTPEngine, target: SupabaseTarget, runID: String, app: any AppProfile = GreenBoxApp()) {
         (self.engine, self.target, self.runID, self.app) = (engine, target, runID, app)
@@ -52,7 +55,14 @@ public struct Onboarding: Sendable {
         let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
         let email = email(index)
         let password = given ?? Data(Sodium.randomBytes(18)).base64EncodedString()
-        let session = try await SupabaseAuth(http).signUp(email: email, password: password)
+        let auth = SupabaseAuth(http)
+        let session: Session
+        if let adminKey {
+            try await auth.adminCreateUser(email: email, password: password, serviceKey: adminKey)
+            session = try await auth.signIn(email: email, password: password)
+        } else {
+            session = try await auth.signUp(email: email, password: password)
+        }
         let keys = try BoxKeyPair()
         try await app.publishKey(keys.publicKey, session: session, via: http)
         return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)

@@ -29,6 +29,8 @@ extension FleetRun {
         public var shard: Shard?
         /// When the first device arrives (Unix seconds, `--start-at`); nil: as soon as set-up is done.
         public var startAt: Double?
+        /// Sign devices up through the admin API with the target's service key (`--signup admin`), not `/signup`.
+        public var adminSignUp = false
         /// The app the devices run, as the scenario's `app:` names it.
         public var app: any AppProfile
         /// Live receivers by group name (`convoy live`): that group's devices share their fixes, round-robin, instead of replaying.

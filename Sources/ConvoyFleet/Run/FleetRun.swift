@@ -100,7 +100,14 @@ public final class FleetRun: Sendable {
         let connections: [HTTPConnection?] = try (0..<n).map { i in
             configuration.connectionPerDevice && (shard?.owns(i) ?? true) ? try HTTPConnection(engine: engine) : nil
         }
-        let onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID, app: app)
+        var onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID, app: app)
+        if configuration.adminSignUp {
+            guard let key = configuration.target.serviceKey else {
+                throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "target",
+                                    message: "--signup admin needs the target's service key (--service-key, or a keys file with service_role_key)")
+            }
+            onboarding.adminKey = key
+        }
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
         let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
         let accounts: [Int: DeviceAccount]

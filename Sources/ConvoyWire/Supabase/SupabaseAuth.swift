@@ -12,6 +12,17 @@ public struct SupabaseAuth: Sendable {
         try Self.session(try await http.send("POST", "/auth/v1/signup", body: SupabaseHTTP.json(["email": email, "password": password])))
     }
 
+    /// `POST /admin/users` with the service role: a confirmed user (`email_confirm`), no session; its id.
+    /// For projects that confirm emails: the user then signs in with its password.
+    @discardableResult
+    public func adminCreateUser(email: String, password: String, serviceKey: String) async throws(SupabaseError) -> String {
+        let r = try await http.send("POST", "/auth/v1/admin/users", body: SupabaseHTTP.json(["email": email, "password": password, "email_confirm": true]),
+                                    token: serviceKey)
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any], let id = o["id"] as? String
+        else { throw SupabaseError(kind: .unexpectedResponse, message: "admin/users returned no user id") }
+        return id
+    }
+
     public func signIn(email: String, password: String) async throws(SupabaseError) -> Session {
         try Self.session(try await http.send("POST", "/auth/v1/token?grant_type=password",
                                              body: SupabaseHTTP.json(["email": email, "password": password])))
