@@ -9,9 +9,8 @@ struct RunProgress: Sendable {
     let devices: Int
     let terminal: Bool
 
-    static let columns = ["t_s", "phase", "devices_online", "updates_per_s", "sent_per_s", "received_per_s",
-                          "e2e_p50_ms", "e2e_p99_ms", "post_p50_ms", "post_p99_ms", "scheduler_lag_p99_ms",
-                          "http_errors", "decrypt_failures", "stale_rejected", "duplicates", "reconnects"]
+    /// metrics.csv's columns (`MetricsCSV`, defined once in ConvoyMetrics).
+    static var columns: [String] { MetricsCSV.header }
 
     init(devices: Int, terminal: Bool = isatty(STDERR_FILENO) == 1) {
         self.devices = devices
@@ -19,12 +18,7 @@ struct RunProgress: Sendable {
     }
 
     func row(_ t: FleetRun.Tick) -> [String] {
-        let i = t.interval
-        func n(_ c: String) -> String { String(i.counters[c] ?? 0) }
-        func ms(_ h: String, _ s: String) -> String { i.statistic(h, s).map { String(format: "%.3f", $0 / 1000) } ?? "" }
-        return [String(format: "%.0f", t.elapsed), t.phase.rawValue, String(t.devicesOnline), n("updates"), n("sent"), n("received"),
-                ms("e2e_latency", "p50"), ms("e2e_latency", "p99"), ms("post", "p50"), ms("post", "p99"), ms("scheduler_lag", "p99"),
-                n("http_errors"), n("decrypt_failures"), n("stale_rejected"), n("duplicate"), n("reconnects")]
+        MetricsCSV.row(.init(elapsed: t.elapsed, phase: t.phase.rawValue, devicesOnline: t.devicesOnline, interval: t.interval))
     }
 
     func line(_ t: FleetRun.Tick) -> String {

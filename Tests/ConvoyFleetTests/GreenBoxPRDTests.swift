@@ -58,40 +58,36 @@ import Testing
     @Test func everyPayloadOfAPRDRunDecodesStrictlyAndLatencyIsStillMeasured() async throws {
         let scenario = try FleetRunTests.scenario(devices: 8, extra: "app:\n  name: greenbox\n  payload: prd")
         #expect(scenario.app == AppChoice(name: "greenbox", options: AppOptions(["payload": "prd"])))
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
-        let engine = try HTTPEngine()
-        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
-        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "prd" + UUID().uuidString.prefix(6).lowercased(),
-                                   drain: 3), engine: engine, logger: logger)
-        let outcome = try await fleet.run()
+        try await withEmbeddedBackend { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "prd" + UUID().uuidString.prefix(6).lowercased(),
+                                       drain: 3), engine: engine, logger: .quiet)
+            let outcome = try await fleet.run()
 
-        // Every row the run stored, read with the service key, opened with its recipient's key, decoded strictly.
-        let service = embedded.keys.serviceRoleKey
-        let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
-        let rows = try await admin.select("encrypted_locations", query: "select=id,recipient_id,payload&order=id.asc&limit=100000",
-                                          token: service, as: Row.self).rows
-        let keys = Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a })
-        var decoded = 0
-        for row in rows {
-            let pair = try #require(keys[row.recipient_id], "row \(row.id) is for a device of this run")
-            let plain = try SealedBox.open(try #require(Data(base64Encoded: row.payload)), with: pair)
-            let p = try StrictPRDPayload.decode(plain)
-            #expect((-90...90).contains(p.lat) && (-180...180).contains(p.lon) && p.acc >= 0 && p.ts > 1_600_000_000)
-            decoded += 1
+            // Every row the run stored, read with the service key, opened with its recipient's key, decoded strictly.
+            let service = embedded.keys.serviceRoleKey
+            let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
+            let rows = try await admin.select("encrypted_locations", query: "select=id,recipient_id,payload&order=id.asc&limit=100000",
+                                              token: service, as: Row.self).rows
+            let keys = Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a })
+            var decoded = 0
+            for row in rows {
+                let pair = try #require(keys[row.recipient_id], "row \(row.id) is for a device of this run")
+                let plain = try SealedBox.open(try #require(Data(base64Encoded: row.payload)), with: pair)
+                let p = try StrictPRDPayload.decode(plain)
+                #expect((-90...90).contains(p.lat) && (-180...180).contains(p.lon) && p.acc >= 0 && p.ts > 1_600_000_000)
+                decoded += 1
+            }
+            let counters = outcome.metrics.counters
+            #expect(counters["http_errors"] == nil, "\(counters.filter { $0.key.hasPrefix("http_errors") })")
+            #expect(decoded > 20 && decoded == rows.count)
+            #expect(decoded == (counters["sent"] ?? 0) + (counters["sent_offline"] ?? 0), "every sealed update is a row, and each decodes")
+            // The accounting closes, and every receipt was matched to what its sender kept: latency measured end to end.
+            #expect(outcome.accounting.closes && outcome.accounting.delivered > 0)
+            #expect(counters["received_unmatched"] == nil && counters["received_without_seq"] == nil)
+            #expect(outcome.metrics.statistic("e2e_latency", "count") == Double(counters["received", default: 0] + counters["stale_rejected", default: 0]))
+            #expect((outcome.metrics.statistic("e2e_latency", "p50") ?? 0) > 0)
         }
-        let counters = outcome.metrics.counters
-        #expect(counters["http_errors"] == nil, "\(counters.filter { $0.key.hasPrefix("http_errors") })")
-        #expect(decoded > 20 && decoded == rows.count)
-        #expect(decoded == (counters["sent"] ?? 0) + (counters["sent_offline"] ?? 0), "every sealed update is a row, and each decodes")
-        // The accounting closes, and every receipt was matched to what its sender kept: latency measured end to end.
-        #expect(outcome.accounting.closes && outcome.accounting.delivered > 0)
-        #expect(counters["received_unmatched"] == nil && counters["received_without_seq"] == nil)
-        #expect(outcome.metrics.statistic("e2e_latency", "count") == Double(counters["received", default: 0] + counters["stale_rejected", default: 0]))
-        #expect((outcome.metrics.statistic("e2e_latency", "p50") ?? 0) > 0)
-        engine.shutdown()
-        await embedded.stop()
     }
 
     struct FriendshipRow: Decodable {
@@ -106,43 +102,39 @@ import Testing
         let scenario = try FleetRunTests.scenario(devices: 10, steady: "8s", extra: """
             app: { name: greenbox, payload: prd, pairing: prd }
             """).withSocial(Social(friends: 2...3, decideLater: 0.3, acceptLater: 0.5))
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
-        let engine = try HTTPEngine()
-        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
-        // Users who think for a second at most: the pairs are made early in the steady part, and share back before it ends.
-        var options = DeviceOptions()
-        (options.pairingAskAfter, options.pairingAcceptAfter) = (0.2...1, 0.3...1.5)
-        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "pair" + UUID().uuidString.prefix(6).lowercased(),
-                                   drain: 3, device: options), engine: engine, logger: logger)
-        let outcome = try await fleet.run()
-        let c = outcome.metrics.counters
-        let graph = SocialGraph(devices: 10, social: scenario.social, seed: scenario.seed)
-        let pending = graph.pairs.filter(\.pending).count
-        #expect(pending > 0 && pending < graph.pairs.count, "the seed gives both kinds")
+        try await withEmbeddedBackend { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+            // Users who think for a second at most: the pairs are made early in the steady part, and share back before it ends.
+            var options = DeviceOptions()
+            (options.pairingAskAfter, options.pairingAcceptAfter) = (0.2...1, 0.3...1.5)
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "pair" + UUID().uuidString.prefix(6).lowercased(),
+                                       drain: 3, device: options), engine: engine, logger: .quiet)
+            let outcome = try await fleet.run()
+            let c = outcome.metrics.counters
+            let graph = SocialGraph(devices: 10, social: scenario.social, seed: scenario.seed)
+            let pending = graph.pairs.filter(\.pending).count
+            #expect(pending > 0 && pending < graph.pairs.count, "the seed gives both kinds")
 
-        // Every pair was requested on a phone; every request not left for later was accepted; a share of the rest later.
-        #expect(c["pairing_requests"] == graph.pairs.count && c["pairing_failures"] == nil)
-        let later = c["pairing_accepted_later", default: 0]
-        #expect(c["pairing_decided_later"] == pending && later > 0 && later <= pending, "\(c.filter { $0.key.hasPrefix("pairing") }) pending \(pending)")
-        #expect(c["pairing_accepted"] == graph.pairs.count - pending + later)
-        // The backend holds what the phones did: active rows for the accepted, pending rows for the rest, each side's preference set.
-        let service = embedded.keys.serviceRoleKey
-        let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
-        let rows = try await admin.select("friendships", query: "select=status,preference_1,preference_2", token: service, as: FriendshipRow.self).rows
-        #expect(rows.count == graph.pairs.count)
-        #expect(rows.filter { $0.status == "active" }.count == c["pairing_accepted"])
-        #expect(rows.filter { $0.status == "pending" }.count == pending - later)
-        #expect(rows.allSatisfy { $0.preference_1 != nil && ($0.status == "pending") == ($0.preference_2 == nil) })
-        // Measured: request → accepted on the asking phone, and → the first update back; then friends shared as usual.
-        #expect(outcome.metrics.statistic("pairing_accept", "count") == Double(graph.pairs.count - pending))
-        #expect(outcome.metrics.statistic("pairing_accept_later", "count") == Double(later), "measured apart")
-        #expect((outcome.metrics.statistic("pairing_first_update", "count") ?? 0) >= Double(graph.pairs.count - pending))
-        #expect(c["pairing_friends_made"] == 2 * (c["pairing_accepted"] ?? 0), "both sides of each accepted pair")
-        #expect(outcome.accounting.closes && outcome.accounting.delivered > 0 && c["received_unmatched"] == nil)
-        engine.shutdown()
-        await embedded.stop()
+            // Every pair was requested on a phone; every request not left for later was accepted; a share of the rest later.
+            #expect(c["pairing_requests"] == graph.pairs.count && c["pairing_failures"] == nil)
+            let later = c["pairing_accepted_later", default: 0]
+            #expect(c["pairing_decided_later"] == pending && later > 0 && later <= pending, "\(c.filter { $0.key.hasPrefix("pairing") }) pending \(pending)")
+            #expect(c["pairing_accepted"] == graph.pairs.count - pending + later)
+            // The backend holds what the phones did: active rows for the accepted, pending rows for the rest, each side's preference set.
+            let service = embedded.keys.serviceRoleKey
+            let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
+            let rows = try await admin.select("friendships", query: "select=status,preference_1,preference_2", token: service, as: FriendshipRow.self).rows
+            #expect(rows.count == graph.pairs.count)
+            #expect(rows.filter { $0.status == "active" }.count == c["pairing_accepted"])
+            #expect(rows.filter { $0.status == "pending" }.count == pending - later)
+            #expect(rows.allSatisfy { $0.preference_1 != nil && ($0.status == "pending") == ($0.preference_2 == nil) })
+            // Measured: request → accepted on the asking phone, and → the first update back; then friends shared as usual.
+            #expect(outcome.metrics.statistic("pairing_accept", "count") == Double(graph.pairs.count - pending))
+            #expect(outcome.metrics.statistic("pairing_accept_later", "count") == Double(later), "measured apart")
+            #expect((outcome.metrics.statistic("pairing_first_update", "count") ?? 0) >= Double(graph.pairs.count - pending))
+            #expect(c["pairing_friends_made"] == 2 * (c["pairing_accepted"] ?? 0), "both sides of each accepted pair")
+            #expect(outcome.accounting.closes && outcome.accounting.delivered > 0 && c["received_unmatched"] == nil)
+        }
     }
 
     /// What the PRD lets phones differ in, per group: "When In Use" users share nothing in the background;

@@ -46,23 +46,19 @@ import Testing
 
     /// For projects that confirm emails: the service key's admin API makes a confirmed user, which then signs in.
     @Test func devicesCanSignUpThroughTheAdminAPI() async throws {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let embedded = try await EmbeddedServer.start(.testing, logger: logger)
-        let keys = embedded.keys
-        let engine = try HTTPEngine()
-        var onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.anonKey), runID: "adm")
-        onboarding.adminKey = keys.serviceRoleKey
-        let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1)
-        #expect(a.userID != b.userID && a.session.email == onboarding.email(0))
-        // A session of its own (signed in with its password), and its key published as the app publishes it.
-        let friends = try await onboarding.pair(SocialGraph(devices: 2, social: Social(friends: 1...1), seed: 1), accounts: [a, b],
-                                                preference: { _, _ in "precise" })
-        #expect(friends[0].map(\.publicKey) == [b.keys.publicKey] && friends[1].map(\.publicKey) == [a.keys.publicKey])
-        // The anon key is no admin key: the admin API refuses it.
-        onboarding.adminKey = keys.anonKey
-        await #expect(throws: SupabaseError.self) { try await onboarding.signUp(2) }
-        engine.shutdown()
-        await embedded.stop()
+        try await withEmbeddedBackend { embedded, engine in
+            let keys = embedded.keys
+            var onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.anonKey), runID: "adm")
+            onboarding.adminKey = keys.serviceRoleKey
+            let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1)
+            #expect(a.userID != b.userID && a.session.email == onboarding.email(0))
+            // A session of its own (signed in with its password), and its key published as the app publishes it.
+            let friends = try await onboarding.pair(SocialGraph(devices: 2, social: Social(friends: 1...1), seed: 1), accounts: [a, b],
+                                                    preference: { _, _ in "precise" })
+            #expect(friends[0].map(\.publicKey) == [b.keys.publicKey] && friends[1].map(\.publicKey) == [a.keys.publicKey])
+            // The anon key is no admin key: the admin API refuses it.
+            onboarding.adminKey = keys.anonKey
+            await #expect(throws: SupabaseError.self) { try await onboarding.signUp(2) }
+        }
     }
 }

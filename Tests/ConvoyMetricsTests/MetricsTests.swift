@@ -82,3 +82,24 @@ import Testing
         #expect(throws: (any Error).self) { try Threshold("e2e_latency.p99 < 500") }
     }
 }
+
+/// metrics.csv's columns, defined once: what a row holds and how shards' rows combine.
+@Suite struct MetricsCSVTests {
+    @Test func aRowIsTheSecondsCountsAndLatencies() {
+        var interval = MetricsSnapshot()
+        interval.counters = ["updates": 3, "sent": 7, "received": 6, "duplicate": 1]
+        interval.record("e2e_latency", microseconds: 12_000)
+        let row = MetricsCSV.row(.init(elapsed: 4.2, phase: "steady", devicesOnline: 9, interval: interval))
+        let byName = Dictionary(uniqueKeysWithValues: zip(MetricsCSV.header, row))
+        #expect(row.count == MetricsCSV.header.count)
+        #expect(byName["t_s"] == "4" && byName["phase"] == "steady" && byName["devices_online"] == "9")
+        #expect(byName["updates_per_s"] == "3" && byName["sent_per_s"] == "7" && byName["received_per_s"] == "6")
+        #expect(byName["duplicates"] == "1", "the counter is `duplicate`; the column says what it counts")
+        #expect(byName["e2e_p50_ms"].flatMap(Double.init).map { abs($0 - 12) < 0.05 } == true && byName["post_p99_ms"] == "")
+    }
+
+    @Test func shardsRowsCombineByColumn() {
+        #expect(MetricsCSV.merge(of: "sent_per_s") == .sum && MetricsCSV.merge(of: "e2e_p99_ms") == .worst && MetricsCSV.merge(of: "phase") == .first)
+        #expect(MetricsCSV.merge(of: "some_old_p90_ms") == .worst && MetricsCSV.merge(of: "some_old_count") == .sum, "an older file's column")
+    }
+}

@@ -5,7 +5,7 @@ import Histogram
 extension HTMLReport {
     static func column(_ input: ReportInput, _ name: String) -> [(x: Double, y: Double?)] {
         input.series.compactMap { row in
-            guard let t = row["t_s"].flatMap(Double.init) else { return nil }
+            guard let t = row[MetricsCSV.time].flatMap(Double.init) else { return nil }
             return (t, row[name].flatMap(Double.init))
         }
     }
@@ -13,9 +13,9 @@ extension HTMLReport {
     static func latencyOverTime(_ input: ReportInput) -> String {
         let p = SVGChart.palette
         return SVGChart.line([
-            .init(name: "e2e p50", color: p[0], points: column(input, "e2e_p50_ms")),
-            .init(name: "e2e p99", color: p[1], points: column(input, "e2e_p99_ms")),
-            .init(name: "insert p99", color: p[3], points: column(input, "post_p99_ms"), dashed: true),
+            .init(name: "e2e p50", color: p[0], points: column(input, MetricsCSV.e2eP50)),
+            .init(name: "e2e p99", color: p[1], points: column(input, MetricsCSV.e2eP99)),
+            .init(name: "insert p99", color: p[3], points: column(input, MetricsCSV.postP99), dashed: true),
         ], xLabel: "seconds since the first arrival", yLabel: "ms")
     }
 
@@ -34,10 +34,10 @@ extension HTMLReport {
     static func throughput(_ input: ReportInput) -> String {
         let p = SVGChart.palette
         return SVGChart.line([
-            .init(name: "sent/s", color: p[0], points: column(input, "sent_per_s")),
-            .init(name: "received/s", color: p[2], points: column(input, "received_per_s")),
-            .init(name: "inserts/s", color: p[3], points: column(input, "updates_per_s")),
-            .init(name: "devices online", color: p[7], points: column(input, "devices_online"), dashed: true),
+            .init(name: "sent/s", color: p[0], points: column(input, MetricsCSV.sent)),
+            .init(name: "received/s", color: p[2], points: column(input, MetricsCSV.received)),
+            .init(name: "inserts/s", color: p[3], points: column(input, MetricsCSV.updates)),
+            .init(name: "devices online", color: p[7], points: column(input, MetricsCSV.devicesOnline), dashed: true),
         ], xLabel: "seconds since the first arrival", yLabel: "per second")
     }
 

@@ -165,8 +165,9 @@ public enum ResultsMerge {
         return out
     }
 
-    /// `metrics.csv` rows of every shard by second: counts and devices online summed, each
-    /// latency column the worst shard's (percentiles of parts do not add). `header` is the first shard's.
+    /// `metrics.csv` rows of every shard by second, each column combined as `MetricsCSV` says: counts and
+    /// devices online summed, each latency column the worst shard's (percentiles of parts do not add).
+    /// `header` is the first shard's.
     public static func series(_ folders: [String]) -> (header: [String], rows: [[String]])? {
         var header: [String]?
         var bySecond: [String: [String]] = [:]
@@ -192,11 +193,13 @@ public enum ResultsMerge {
                     continue
                 }
                 for (k, name) in h.enumerated() where k > 0 {
-                    if name.hasSuffix("_ms") {
+                    switch MetricsCSV.merge(of: name) {
+                    case .worst:
                         let v = [Double(sum[k]), Double(row[k])].compactMap { $0 }.max()
                         sum[k] = v.map { String(format: "%.3f", $0) } ?? ""
-                    } else if let a = Int(sum[k]), let b = Int(row[k]) {
-                        sum[k] = String(a + b)
+                    case .sum:
+                        if let a = Int(sum[k]), let b = Int(row[k]) { sum[k] = String(a + b) }
+                    case .first: break
                     }
                 }
                 bySecond[t] = sum
