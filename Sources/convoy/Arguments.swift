@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConvoyGeo
 import ConvoyMetrics
+import ConvoyServer
 import Foundation
 
 /// Durations as people write them: `90`, `90s`, `1500ms`, `30m`, `1h30m`, `2d` (`DurationText`, as scenario keys).
@@ -55,3 +56,6 @@ struct TimeArgument: ExpressibleByArgument, Hashable {
         date = d
     }
 }
+
+/// `convoy serve --app-schema built-in|database`.
+extension ServerConfiguration.AppSchema: ExpressibleByArgument {}

@@ -42,6 +42,11 @@ extension Convoy {
                                    valueName: "dir"))
         var migrations: String?
 
+        @Option(name: .customLong("app-schema"), help: ArgumentHelp(
+            "PostgreSQL only: built-in (apply the app's SQL at start) or database (serve the app's tables as the database has them, e.g. loaded from `convoy schema APP`; only the platform's SQL is applied).",
+            valueName: "built-in|database"))
+        var appSchema: ServerConfiguration.AppSchema = .builtIn
+
         @Option(name: .customLong("pg-pool"), help: "PostgreSQL only: most connections for requests (Realtime's LISTEN has one more of its own).")
         var pgPool = 20
 
@@ -81,11 +86,12 @@ extension Convoy {
         func run() async throws {
             var logger = Logger(label: "convoy.serve")
             logger.logLevel = .info
-            let config = ServerConfiguration(
+            var config = ServerConfiguration(
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
                 purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
                 migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
+            config.appSchema = appSchema
             do {
                 try config.validate()
             } catch {

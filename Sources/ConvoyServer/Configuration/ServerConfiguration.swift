@@ -6,6 +6,14 @@ import Foundation
 public struct ServerConfiguration: Sendable {
     /// The app whose backend is served (`ServerApps.names`).
     public var app: String
+    /// PostgreSQL only: where the app's tables come from — its own SQL, applied at start (`builtIn`), or the
+    /// database as it is (`database`: e.g. loaded from `convoy schema APP`); the platform's SQL is applied either way.
+    public var appSchema: AppSchema = .builtIn
+
+    public enum AppSchema: String, Sendable, CaseIterable {
+        case builtIn = "built-in"
+        case database
+    }
     public var host: String
     /// 0 picks a free port (tests, `target: embedded`).
     public var port: Int
@@ -97,6 +105,9 @@ public struct ServerConfiguration: Sendable {
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw Invalid(description: "the migrations directory \(dir) does not exist")
             }
+        }
+        if appSchema == .database, postgresURL == nil {
+            throw Invalid(description: "--app-schema database needs a PostgreSQL database (--database postgres://…): the SQLite store has only the app's built-in tables")
         }
         guard (1...1000).contains(postgresConnections) else { throw Invalid(description: "the PostgreSQL pool size must be 1…1000") }
     }

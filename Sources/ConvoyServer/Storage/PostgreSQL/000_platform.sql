@@ -184,3 +184,15 @@ BEGIN
   EXECUTE format('REVOKE ALL ON FUNCTION auth.%I(text[], jsonb[], text, boolean) FROM PUBLIC', 'readers_' || target::oid);
 END $attach$;
 REVOKE ALL ON FUNCTION auth.attach_realtime(regclass, text) FROM PUBLIC;
+
+-- Supabase Realtime streams the tables in this publication; an app's SQL for a
+-- Supabase project adds its tables to it (`convoy schema`). convoy serve streams
+-- every table it attaches, published or not; the publication is here so that
+-- such SQL applies to its database as it does to Supabase's.
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = 'supabase_realtime') THEN
+    CREATE PUBLICATION supabase_realtime;
+  END IF;
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'no supabase_realtime publication (the server''s user may not create one); SQL that publishes tables will fail here';
+END $$;

@@ -42,8 +42,9 @@ struct Migrations {
         try await connection.query("ALTER TABLE auth.convoy_migrations ADD COLUMN IF NOT EXISTS checksum text", logger: logger)
 
         try await builtIn(Self.platform.file, folder: Self.platform.folder)
-        let choices = app.postgresChoices(configuration)
-        for name in app.postgresFiles {
+        // `--app-schema database`: the app's tables are the database's own (e.g. from `convoy schema`); its SQL is not applied.
+        let choices = configuration.appSchema == .builtIn ? app.postgresChoices(configuration) : []
+        for name in configuration.appSchema == .builtIn ? app.postgresFiles : [] {
             // The app's files leave each choice at its initial value.
             try await builtIn(name, folder: app.postgresFolder, after: choices.map { set($0.setting, to: $0.initial) })
         }
