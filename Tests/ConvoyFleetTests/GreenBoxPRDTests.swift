@@ -204,3 +204,25 @@ extension Scenario {
         return s
     }
 }
+
+/// The PRD's pairing as the app does each step, against convoy serve: what a phone finds when it
+/// subscribes again after not listening (requests to it, its own requests accepted).
+@Suite struct GreenBoxPairingCatchUpTests {
+    @Test func aPhoneFindsRequestsToItAndItsOwnAcceptedOnes() async throws {
+        try await withEmbeddedBackend { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+            let app = GreenBoxApp(payload: .prd, pairing: .prd)
+            let onboarding = Onboarding(engine: engine, target: target, runID: "cu" + UUID().uuidString.prefix(6).lowercased(), app: app)
+            let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1)
+            let http = SupabaseHTTP(engine: engine, target: target)
+            let id = try await app.requestFriendship(to: b.userID, preference: "precise", from: a.session, via: http)
+            #expect(try await app.pendingRequests(to: b.userID, token: b.session.accessToken, via: http) == [.requested(id: id, from: a.userID)])
+            #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http).isEmpty, "not yet")
+            try await app.acceptFriendship(id, preference: "general", token: b.session.accessToken, via: http)
+            #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http) == [.accepted(id: id, by: b.userID)])
+            #expect(try await app.pendingRequests(to: b.userID, token: b.session.accessToken, via: http).isEmpty)
+            // The invitee cannot see the inviter's requests as its own: RLS shows members, the filter asks for requester.
+            #expect(try await app.acceptedRequests(by: b.userID, token: b.session.accessToken, via: http).isEmpty)
+        }
+    }
+}

@@ -55,6 +55,10 @@ public protocol AppProfile: Sendable {
     /// Requests to `userID` not yet accepted (what a phone shows right after onboarding or a gap).
     func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent]
 
+    /// Requests `userID` made that have been accepted (what a phone learns on subscribing again,
+    /// when it was not listening as they were).
+    func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent]
+
     // MARK: Sharing
 
     /// What a recipient will decrypt of `update` (which carries Convoy's

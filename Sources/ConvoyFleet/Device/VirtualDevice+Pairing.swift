@@ -22,12 +22,14 @@ extension VirtualDevice {
     func ask(_ request: DevicePairing.Request) async {
         guard life.onlineSince != nil else { return }
         let started = context.clock.now()
+        // Recorded before the request goes: its acceptance may arrive (Realtime) before the request's answer does.
+        asked[request.userID] = (started, request)
         do {
             _ = try await app.requestFriendship(to: request.userID, preference: request.preference, from: account.session, via: http)
-            asked[request.userID] = (started, request)
             metrics.count("pairing_requests")
             metrics.record("pairing_request", seconds: context.clock.now() - started)
         } catch {
+            asked[request.userID] = nil
             metrics.count("pairing_failures")
             _ = countFailure(error)
         }
@@ -79,6 +81,22 @@ extension VirtualDevice {
         guard let id = pendingFrom[userID] else { return }
         metrics.count("pairing_accepted_later")
         await accept(id, from: userID)
+    }
+
+    /// On subscribing (first, or again after a gap): requests made to this phone while it was not
+    /// listening, and its own requests accepted meanwhile. Each event counts once however it arrives.
+    func catchUpPairing() async {
+        await fetchPendingRequests()
+        guard !asked.isEmpty else { return }
+        do {
+            let accepted = try await app.acceptedRequests(by: account.userID, token: account.session.accessToken, via: http)
+            metrics.count("http_requests")
+            spendHTTP(body: 0, response: 200 + 150 * accepted.count)
+            for event in accepted { pairingEvent(event) }
+        } catch {
+            metrics.count("http_requests")
+            _ = countFailure(error)
+        }
     }
 
     /// What was asked of this phone while it was away (the PRD's "[name] has invited you!" after onboarding).

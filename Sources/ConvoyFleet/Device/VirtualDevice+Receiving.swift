@@ -23,11 +23,12 @@ extension VirtualDevice {
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
-                if pairing != nil { Task { [weak self] in await self?.fetchPendingRequests() } }
+                if pairing != nil { Task { [weak self] in await self?.catchUpPairing() } }
             case .back(let since):
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
                 Task { [weak self] in await self?.backfill(since: since) }
+                if pairing != nil { Task { [weak self] in await self?.catchUpPairing() } }
             case .first(nil), .unchanged: break
             }
         case .joinFailed(let topic, let reason):

@@ -111,6 +111,13 @@ public struct GreenBoxApp: AppProfile {
             .map { .requested(id: $0.id, from: $0.requestedBy) }
     }
 
+    public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        try await SupabaseREST(http).select(GreenBoxRows.friendships, query: "select=id,user_id_1,user_id_2,status,requested_by"
+                                                + "&requested_by=eq.\(userID)&status=eq.active&order=id.asc",
+                                            token: token, as: GreenBoxRows.FriendshipRow.self).rows
+            .map { .accepted(id: $0.id, by: $0.userID1 == userID ? $0.userID2 : $0.userID1) }
+    }
+
     // MARK: Sharing (PRD §4.4, "To send a location")
 
     public func plaintext(of update: LocationPayload) -> LocationPayload {
