@@ -127,6 +127,9 @@ extension Convoy {
             if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
             if anonKey != nil || serviceKey != nil, target == nil { throw ValidationError("--anon-key and --service-key go with --target") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
+            if signup == .admin, serviceKey == nil, keysFile == nil {
+                throw ValidationError("--signup admin needs the target's service key: --service-key, or a --keys-file with service_role_key")
+            }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning or error") }
             if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is HOST:PORT, e.g. 127.0.0.1:9464 or :9464") }
         }

@@ -57,10 +57,22 @@ extension VirtualDevice {
             }
             context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.accept(id, from: from) }
         case .accepted(_, let by):
-            guard let (at, request) = asked.removeValue(forKey: by) else { return }
-            metrics.record(request.decidedLater ? "pairing_accept_later" : "pairing_accept", seconds: context.clock.now() - at)
+            let at: Double?
+            let request: DevicePairing.Request
+            if let (t, r) = asked.removeValue(forKey: by) {
+                (at, request) = (t, r)
+                metrics.record(r.decidedLater ? "pairing_accept_later" : "pairing_accept", seconds: context.clock.now() - t)
+            } else if let r = pairing?.requests.first(where: { $0.userID == by }), friendIndex[by] == nil {
+                // Its request failed here (a timeout after it committed) yet was accepted: a friend all the same, unmeasured.
+                (at, request) = (nil, r)
+            } else {
+                return
+            }
+            // Its updates are this phone's to receive from now on; sharing with it waits for its key.
+            friendIndex[by] = Int32(request.index)
             Task { [weak self] in
-                await self?.befriend(userID: by, index: request.index, preference: request.preference, requestedAt: at, later: request.decidedLater)
+                await self?.befriend(userID: by, index: request.index, preference: request.preference, requestedAt: at,
+                                     later: request.decidedLater)
             }
         }
     }
@@ -115,15 +127,24 @@ extension VirtualDevice {
     func accept(_ id: Int64, from userID: String) async {
         guard life.isReceiving, let answer = pairing?.answers[userID], pendingFrom[userID] == id else { return }
         pendingFrom[userID] = nil
+        // The friend may share as soon as the acceptance commits: its updates are this phone's from now on.
+        friendIndex[userID] = Int32(answer.index)
         do {
             try await app.acceptFriendship(id, preference: answer.preference, token: account.session.accessToken, via: http)
             metrics.count("http_requests")
-            spendHTTP(body: 60, response: 0)
+            spendHTTP(body: 60, response: 300)
             metrics.count("pairing_accepted")
         } catch {
             metrics.count("http_requests")
-            metrics.count("pairing_failures")
             _ = countFailure(error)
+            // Once more a second later (accepting is idempotent: a timeout that committed finds the row active).
+            if retryAccept.insert(id).inserted {
+                pendingFrom[userID] = id
+                context.scheduler.at(context.clock.now() + 1) { [weak self] _ in await self?.accept(id, from: userID) }
+            } else {
+                friendIndex[userID] = nil
+                metrics.count("pairing_failures")
+            }
             return
         }
         await befriend(userID: userID, index: answer.index, preference: answer.preference, requestedAt: nil)

@@ -27,8 +27,12 @@ extension VirtualDevice {
             case .back(let since):
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
-                Task { [weak self] in await self?.backfill(since: since) }
-                if pairing != nil { Task { [weak self] in await self?.catchUpPairing() } }
+                // Friends made meanwhile first, so that their rows in the backfill are not strangers'.
+                let pairs = pairing != nil
+                Task { [weak self] in
+                    if pairs { await self?.catchUpPairing() }
+                    await self?.backfill(since: since)
+                }
             case .first(nil), .unchanged: break
             }
         case .joinFailed(let topic, let reason):
@@ -42,11 +46,12 @@ extension VirtualDevice {
             await rejoin(topic)
         case .change(_, let change):
             spendReceived(bytes: change.bytes)
-            if let committed = CommitTimestamp.parse(change.commitTimestamp) {
-                metrics.record("commit_to_receipt", seconds: change.receivedAt - committed)
-            }
             switch app.incoming(change) {
-            case .update(let update): receive(update)
+            case .update(let update):
+                if let committed = CommitTimestamp.parse(change.commitTimestamp) {
+                    metrics.record("commit_to_receipt", seconds: change.receivedAt - committed)
+                }
+                receive(update)
             case .pairing(let event): pairingEvent(event)
             case .malformed: metrics.count("malformed_rows")
             case .notMine: metrics.count("realtime_other_changes")

@@ -90,6 +90,7 @@ public actor VirtualDevice {
     var answered: Set<Int64> = []
     var pendingFrom: [String: Int64] = [:]
     var acceptWhenAsked: Set<String> = []
+    var retryAccept: Set<Int64> = []
     /// When its friends' keys were last read (`key_lookup: cached`).
     var keysReadAt: Double?
     var awaitingFirstUpdate: [Int32: (at: Double, later: Bool)] = [:]

@@ -73,10 +73,9 @@ public final class FleetRun: Sendable {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
                                 message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
         }
-        if configuration.app.pairsDuringRun, shard != nil || scenario.migration != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: shard != nil ? "app" : "migration",
-                                message: "friends who pair during the run (pairing: prd) cannot "
-                                    + (shard != nil ? "span shards yet; drop --shard or use pairing: codes" : "reinstall yet; drop migration: or use pairing: codes"))
+        if configuration.app.pairsDuringRun, shard != nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
+                                message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes")
         }
         if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",

@@ -37,6 +37,15 @@ extension Reader {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
                               + "with invite codes, decide-later invitations stay pending")
         }
+        if pairsDuringRun {
+            // Both assume friendships made before the timeline; pairing during the run makes them as it goes.
+            if let migration = m["migration"] {
+                throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes)")
+            }
+            if let hostile = m["hostile"] {
+                throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired (use pairing: codes)")
+            }
+        }
         return choice
     }
 

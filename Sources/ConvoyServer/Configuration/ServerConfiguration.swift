@@ -106,6 +106,9 @@ public struct ServerConfiguration: Sendable {
                 throw Invalid(description: "the migrations directory \(dir) does not exist")
             }
         }
+        if appSchema == .database, strictPolicies {
+            throw Invalid(description: "--strict-policies chooses among the app's own policies; with --app-schema database the database's policies are what they are")
+        }
         if appSchema == .database, postgresURL == nil {
             throw Invalid(description: "--app-schema database needs a PostgreSQL database (--database postgres://…): the SQLite store has only the app's built-in tables")
         }

@@ -74,6 +74,19 @@ public struct SupabaseREST: Sendable {
                             headers: [("Prefer", "return=minimal")])
     }
 
+    /// `PATCH` of the rows matching `query` with `changes`, `return=representation`: the rows as changed, decoded as `Row`
+    /// (empty when none matched, or none is visible to the token).
+    public func updateReturning<Row: Decodable>(_ table: String, query: String, changes: some Encodable, token: String,
+                                                as _: Row.Type) async throws(SupabaseError) -> [Row] {
+        let r = try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: try Self.encode(changes), token: token,
+                                    headers: [("Prefer", "return=representation")])
+        do {
+            return try JSONDecoder().decode([Row].self, from: Data(r.body))
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "PATCH \(table): not an array of \(Row.self): \(error)")
+        }
+    }
+
     /// `POST /rpc/<name>` with `args` (an `Encodable` object of named arguments), its result decoded as `Result`.
     public func rpc<Result: Decodable>(_ name: String, arguments args: some Encodable, token: String,
                                        returning _: Result.Type) async throws(SupabaseError) -> Result {

@@ -99,9 +99,15 @@ public struct GreenBoxApp: AppProfile {
         return id
     }
 
+    /// Idempotent (a retry after a timeout that committed finds the row active); a PATCH that changed no
+    /// row — the request gone, or hidden by the project's policies — is an error, not an acceptance.
     public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
-        try await SupabaseREST(http).update(GreenBoxRows.friendships, query: "id=eq.\(id)&status=eq.pending",
-                                            changes: GreenBoxRows.FriendshipAcceptance(preference2: preference), token: token)
+        let rows = try await SupabaseREST(http).updateReturning(GreenBoxRows.friendships, query: "id=eq.\(id)",
+                                                                changes: GreenBoxRows.FriendshipAcceptance(preference2: preference),
+                                                                token: token, as: GreenBoxRows.FriendshipRow.self)
+        guard rows.contains(where: { $0.status == "active" }) else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "accepting friendship \(id) changed no row (gone, or not visible to the invitee)")
+        }
     }
 
     public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
