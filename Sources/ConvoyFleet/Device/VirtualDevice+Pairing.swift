@@ -98,26 +98,26 @@ extension VirtualDevice {
     /// On subscribing (first, or again after a gap): requests made to this phone while it was not
     /// listening, and its own requests accepted meanwhile. Each event counts once however it arrives.
     func catchUpPairing() async {
-        await fetchPendingRequests()
-        guard !asked.isEmpty else { return }
-        do {
-            let accepted = try await app.acceptedRequests(by: account.userID, token: account.session.accessToken, via: http)
-            metrics.count("http_requests")
-            spendHTTP(body: 0, response: 200 + 150 * accepted.count)
-            for event in accepted { pairingEvent(event) }
-        } catch {
-            metrics.count("http_requests")
-            _ = countFailure(error)
-        }
+        await fetchPairing(.requestsToMe)
+        if !asked.isEmpty { await fetchPairing(.acceptedOfMine) }
     }
 
     /// What was asked of this phone while it was away (the PRD's "[name] has invited you!" after onboarding).
-    func fetchPendingRequests() async {
+    func fetchPendingRequests() async { await fetchPairing(.requestsToMe) }
+
+    enum PairingQuery { case requestsToMe, acceptedOfMine }
+
+    /// Friendship events the app reads over REST, handled as those that come over Realtime.
+    func fetchPairing(_ query: PairingQuery) async {
+        let (me, token) = (account.userID, account.session.accessToken)
         do {
-            let pending = try await app.pendingRequests(to: account.userID, token: account.session.accessToken, via: http)
+            let events = switch query {
+            case .requestsToMe: try await app.pendingRequests(to: me, token: token, via: http)
+            case .acceptedOfMine: try await app.acceptedRequests(by: me, token: token, via: http)
+            }
             metrics.count("http_requests")
-            spendHTTP(body: 0, response: 200 + 150 * pending.count)
-            for event in pending { pairingEvent(event) }
+            spendHTTP(body: 0, response: 200 + 150 * events.count)
+            for event in events { pairingEvent(event) }
         } catch {
             metrics.count("http_requests")
             _ = countFailure(error)

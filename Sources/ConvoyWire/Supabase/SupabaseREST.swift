@@ -35,11 +35,7 @@ public struct SupabaseREST: Sendable {
     public func select<Row: Decodable>(_ table: String, query: String, token: String,
                                        as _: Row.Type) async throws(SupabaseError) -> (rows: [Row], bytes: Int) {
         let r = try await http.send("GET", "/rest/v1/\(table)?\(query)", token: token)
-        do {
-            return (try JSONDecoder().decode([Row].self, from: Data(r.body)), r.body.count)
-        } catch {
-            throw SupabaseError(kind: .unexpectedResponse, message: "GET \(table): not an array of \(Row.self): \(error)")
-        }
+        return (try Self.decode([Row].self, r, "GET \(table)"), r.body.count)
     }
 
     /// Inserts `rows` (an `Encodable` array or object), `Prefer: return=minimal`; returns the body's size.
@@ -55,11 +51,7 @@ public struct SupabaseREST: Sendable {
                                                 as _: Row.Type) async throws(SupabaseError) -> [Row] {
         let r = try await http.send("POST", "/rest/v1/\(table)", body: try Self.encode(rows), token: token,
                                     headers: [("Prefer", "return=representation")])
-        do {
-            return try JSONDecoder().decode([Row].self, from: Data(r.body))
-        } catch {
-            throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): not an array of \(Row.self): \(error)")
-        }
+        return try Self.decode([Row].self, r, "POST \(table)")
     }
 
     /// Upsert of `rows` on `onConflict` (merge duplicates), `return=minimal`.
@@ -80,28 +72,29 @@ public struct SupabaseREST: Sendable {
                                                 as _: Row.Type) async throws(SupabaseError) -> [Row] {
         let r = try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: try Self.encode(changes), token: token,
                                     headers: [("Prefer", "return=representation")])
-        do {
-            return try JSONDecoder().decode([Row].self, from: Data(r.body))
-        } catch {
-            throw SupabaseError(kind: .unexpectedResponse, message: "PATCH \(table): not an array of \(Row.self): \(error)")
-        }
+        return try Self.decode([Row].self, r, "PATCH \(table)")
     }
 
     /// `POST /rpc/<name>` with `args` (an `Encodable` object of named arguments), its result decoded as `Result`.
     public func rpc<Result: Decodable>(_ name: String, arguments args: some Encodable, token: String,
                                        returning _: Result.Type) async throws(SupabaseError) -> Result {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: try Self.encode(args), token: token)
-        do {
-            return try JSONDecoder().decode(Result.self, from: Data(r.body))
-        } catch {
-            throw SupabaseError(kind: .unexpectedResponse, message: "rpc/\(name): not a \(Result.self): \(error)")
-        }
+        return try Self.decode(Result.self, r, "rpc/\(name)")
     }
 
     /// `POST /rpc/<name>` with `args`, its result ignored.
     @discardableResult
     public func rpc(_ name: String, arguments args: some Encodable, token: String) async throws(SupabaseError) -> HTTPResponse {
         try await http.send("POST", "/rest/v1/rpc/\(name)", body: try Self.encode(args), token: token)
+    }
+
+    /// A response body as `T`; what it is not is an unexpected response naming `what` was asked.
+    static func decode<T: Decodable>(_: T.Type, _ r: HTTPResponse, _ what: String) throws(SupabaseError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(r.body))
+        } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "\(what): not \(T.self): \(error)")
+        }
     }
 
     static func encode(_ value: some Encodable) throws(SupabaseError) -> [UInt8] {
