@@ -12,14 +12,8 @@ import Synchronization
 /// wall clock against the server's `created_at`: across machines they need
 /// synchronised clocks, which the grace absorbs.
 public final class RetentionChecker: Sendable {
-    public struct Row: Sendable {
-        public var id: Int64
-        /// Unix seconds.
-        public var createdAt: Double
-        public var createdText: String
-
-        public init(id: Int64, createdAt: Double, createdText: String) { (self.id, self.createdAt, self.createdText) = (id, createdAt, createdText) }
-    }
+    /// A stored update as the checker judges it (what the app's retention queries return).
+    public typealias Row = StoredUpdate
 
     /// Findings kept in the report; the counts go on past it.
     static let findingsKept = 20
@@ -123,7 +117,7 @@ public final class RetentionChecker: Sendable {
         if policy.scan, let serviceKey {
             if let rows = try? await app.oldestUpdates(limit: 200, serviceKey: serviceKey, via: http) {
                 metrics.count("retention_http_requests")
-                if let age = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
+                if let age = judge(readable: rows, now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
             } else {
                 metrics.count("retention_check_errors")
             }
@@ -138,7 +132,7 @@ public final class RetentionChecker: Sendable {
         do {
             let rows = try await app.oldestUpdates(of: view.userID, limit: 50, token: view.token, via: http)
             metrics.count("retention_http_requests")
-            oldest = judge(readable: Self.rows(rows), now: clock.wallNow(), foundBy: "recipient")
+            oldest = judge(readable: rows, now: clock.wallNow(), foundBy: "recipient")
         } catch {
             metrics.count("retention_check_errors")
             return nil
@@ -153,9 +147,5 @@ public final class RetentionChecker: Sendable {
             metrics.count("retention_check_errors")
         }
         return oldest
-    }
-
-    static func rows(_ stored: [StoredUpdate]) -> [Row] {
-        stored.map { Row(id: $0.id, createdAt: $0.createdAt, createdText: $0.createdText) }
     }
 }

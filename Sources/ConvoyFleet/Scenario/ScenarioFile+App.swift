@@ -32,7 +32,7 @@ extension Reader {
     func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
         let choice = try m["app"]?.app() ?? AppChoice()
         let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
-        if let social = m["social"], let later = try social.mapping(["friends", "communities", "decide_later", "accept_later"])["accept_later"],
+        if let social = m["social"], let later = try social.mapping(Self.socialKeys)["accept_later"],
            !pairsDuringRun, try later.fraction() > 0 {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
                               + "with invite codes, decide-later invitations stay pending")

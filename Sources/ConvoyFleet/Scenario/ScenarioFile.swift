@@ -302,8 +302,10 @@ struct Reader {
         return low...high
     }
 
+    static let socialKeys = ["friends", "communities", "decide_later", "accept_later"]
+
     func social() throws(ScenarioError) -> Social {
-        let m = try mapping(["friends", "communities", "decide_later", "accept_later"])
+        let m = try mapping(Self.socialKeys)
         var social = Social()
         if let f = m["friends"] {
             let s = try f.string()

@@ -38,14 +38,6 @@ public struct SupabaseREST: Sendable {
         return (try Self.decode([Row].self, r, "GET \(table)"), r.body.count)
     }
 
-    /// Inserts `rows` (an `Encodable` array or object), `Prefer: return=minimal`; returns the body's size.
-    @discardableResult
-    public func insert(_ table: String, rows: some Encodable, token: String) async throws(SupabaseError) -> Int {
-        let body = try Self.encode(rows)
-        try await insert(table, json: body, token: token)
-        return body.count
-    }
-
     /// Inserts `rows` with `Prefer: return=representation`: the rows as stored, decoded as `Row`.
     public func insertReturning<Row: Decodable>(_ table: String, rows: some Encodable, token: String,
                                                 as _: Row.Type) async throws(SupabaseError) -> [Row] {
@@ -57,13 +49,6 @@ public struct SupabaseREST: Sendable {
     /// Upsert of `rows` on `onConflict` (merge duplicates), `return=minimal`.
     public func upsert(_ table: String, rows: some Encodable, onConflict: String, token: String) async throws(SupabaseError) {
         try await upsert(table, json: try Self.encode(rows), onConflict: onConflict, token: token)
-    }
-
-    /// `PATCH` of the rows matching `query` with `changes`, `return=minimal`.
-    @discardableResult
-    public func update(_ table: String, query: String, changes: some Encodable, token: String) async throws(SupabaseError) -> HTTPResponse {
-        try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: try Self.encode(changes), token: token,
-                            headers: [("Prefer", "return=minimal")])
     }
 
     /// `PATCH` of the rows matching `query` with `changes`, `return=representation`: the rows as changed, decoded as `Row`
