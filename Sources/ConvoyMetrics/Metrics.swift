@@ -18,7 +18,7 @@ public final class Metrics: Sendable {
     public init(observer: (any MetricsObserver)? = nil) { self.observer = observer }
 
     /// Records one duration, in microseconds (clamped to the trackable range).
-    public func record(_ name: String, microseconds: UInt64) {
+    func record(_ name: String, microseconds: UInt64) {
         state.withLock {
             $0.total.record(name, microseconds: microseconds)
             $0.interval.record(name, microseconds: microseconds)
@@ -27,12 +27,12 @@ public final class Metrics: Sendable {
     }
 
     /// Records one duration in seconds; NaN is not recorded, negative counts as 0, beyond an hour as an hour.
-    public func record(_ name: String, seconds: Double) {
+    func record(_ name: String, seconds: Double) {
         guard !seconds.isNaN else { return }
         record(name, microseconds: seconds <= 0 ? 0 : UInt64(min(seconds * 1e6, Double(MetricsSnapshot.highest))))
     }
 
-    public func count(_ name: String, by n: Int = 1) {
+    func count(_ name: String, by n: Int = 1) {
         state.withLock {
             $0.total.counters[name, default: 0] += n
             $0.interval.counters[name, default: 0] += n

@@ -39,10 +39,10 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
 
     /// Ratios of counters that thresholds may name.
     public static let ratios: [String: (numerator: String, denominator: String)] = [
-        "delivery.loss": ("lost", "sent"),
-        "delivery.duplicates": ("duplicate", "sent"),
-        "delivery.stale": ("stale_rejected", "sent"),
-        "http.errors": ("http_errors", "http_requests"),
+        "delivery.loss": (CounterName.lost.name, CounterName.sent.name),
+        "delivery.duplicates": (CounterName.duplicate.name, CounterName.sent.name),
+        "delivery.stale": (CounterName.staleRejected.name, CounterName.sent.name),
+        "http.errors": (CounterName.httpErrors.name, CounterName.httpRequests.name),
     ]
 
     public struct ParseError: Error, Sendable, CustomStringConvertible {
@@ -89,6 +89,27 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         }
         subject = .counter(left)
         limit = v
+    }
+
+    /// Why the metric named is not one Convoy records (nil when it is), with
+    /// the nearest name that is: a misspelt counter would read 0 and pass, a
+    /// misspelt histogram would fail only once the run is over.
+    public var unknownMetric: String? {
+        switch subject {
+        case .ratio: return nil
+        case .statistic(let histogram, _):
+            if HistogramName.all.contains(where: { $0.name == histogram }) { return nil }
+            var message = "threshold \"\(text)\": no histogram is named \(histogram)"
+            if let guess = Spelling.closest(histogram, among: HistogramName.all.map(\.name)) { message += "; did you mean \(guess)?" }
+            return message + " (histograms: docs/results.md)"
+        case .counter(let counter):
+            if CounterName.isKnown(counter) { return nil }
+            var message = "threshold \"\(text)\": no counter is named \(counter)"
+            if let guess = Spelling.closest(counter, among: CounterName.all.map(\.name) + Array(Self.ratios.keys)) {
+                message += "; did you mean \(guess)?"
+            }
+            return message + " (counters: docs/results.md)"
+        }
     }
 
     static func isStatistic(_ s: String) -> Bool {

@@ -294,7 +294,7 @@ extension Convoy {
             summary.probes = outcome.probes
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
-                                      sentToOtherShards: outcome.metrics.counters["sent_other_shards"] ?? 0)
+                                      sentToOtherShards: outcome.metrics.counters[.sentOtherShards])
                 summary.shard?.fleet = Shard.fingerprint(scenario)
             }
             // A probe leak or a retention finding fails the run, whatever the thresholds say.

@@ -28,11 +28,11 @@ struct RunProgress: Sendable {
         case .waiting: return String(format: "%5.0fs waiting for --start-at", t.elapsed)
         default:
             let i = t.interval
-            func ms(_ s: String) -> String { i.statistic("e2e_latency", s).map { Self.ms($0 / 1000) } ?? "–" }
-            let errors = (t.totals["http_errors"] ?? 0) + (t.totals["decrypt_failures"] ?? 0)
+            func ms(_ s: String) -> String { i.statistic(.e2eLatency, s).map { Self.ms($0 / 1000) } ?? "–" }
+            let errors = t.totals[.httpErrors] + t.totals[.decryptFailures]
             return String(format: "%5.0fs ", t.elapsed) + t.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
                 + "  online \(t.devicesOnline)/\(devices)"
-                + "  out \(i.counters["sent"] ?? 0)/s  in \(i.counters["received"] ?? 0)/s"
+                + "  out \(i.counters[.sent])/s  in \(i.counters[.received])/s"
                 + "  e2e p50 \(ms("p50")) p99 \(ms("p99")) ms"
                 + "  errors \(errors)"
         }

@@ -21,9 +21,9 @@ import Testing
 
     @Test func thresholdsJudgeASnapshot() throws {
         let metrics = Metrics()
-        for ms in 1...100 { metrics.record("e2e_latency", microseconds: UInt64(ms * 1000)) }
-        metrics.count("sent", by: 1000)
-        metrics.count("lost", by: 2)
+        for ms in 1...100 { metrics.record(.e2eLatency, microseconds: UInt64(ms * 1000)) }
+        metrics.count(.sent, by: 1000)
+        metrics.count(.lost, by: 2)
         let s = metrics.snapshot()
         // p99 of 1…100 ms is 99 ms, within HdrHistogram's 3 significant digits.
         let p99 = try #require(s.statistic("e2e_latency", "p99"))
@@ -33,7 +33,7 @@ import Testing
         #expect(try Threshold("delivery.loss < 0.3%").evaluate(s).passed)
         #expect(try !Threshold("delivery.loss < 0.1%").evaluate(s).passed)
         #expect(try Threshold("decrypt_failures == 0").evaluate(s).passed, "an uncounted counter is 0")
-        metrics.record("e2e_latency", seconds: .nan)
+        metrics.record(.e2eLatency, seconds: .nan)
         #expect(metrics.snapshot().statistic("e2e_latency", "count") == 100, "NaN is not a duration")
         let never = try Threshold("open.p99 < 1s").evaluate(s)
         #expect(never.value == nil && !never.passed, "nothing measured is not a pass")
@@ -44,11 +44,11 @@ import Testing
         var rng = SystemRandomNumberGenerator()
         for i in 0..<20_000 {
             let v = UInt64.random(in: 1...5_000_000, using: &rng)
-            whole.record("post", microseconds: v)
-            (i.isMultiple(of: 3) ? a : b).record("post", microseconds: v)
+            whole.record(.post, microseconds: v)
+            (i.isMultiple(of: 3) ? a : b).record(.post, microseconds: v)
         }
-        a.count("sent", by: 3)
-        b.count("sent", by: 4)
+        a.count(.sent, by: 3)
+        b.count(.sent, by: 4)
         var merged = a.snapshot()
         merged.merge(b.snapshot())
         #expect(merged.histograms["post"] == whole.snapshot().histograms["post"])
@@ -101,5 +101,66 @@ import Testing
     @Test func shardsRowsCombineByColumn() {
         #expect(MetricsCSV.merge(of: "sent_per_s") == .sum && MetricsCSV.merge(of: "e2e_p99_ms") == .worst && MetricsCSV.merge(of: "phase") == .first)
         #expect(MetricsCSV.merge(of: "some_old_p90_ms") == .worst && MetricsCSV.merge(of: "some_old_count") == .sum, "an older file's column")
+    }
+}
+
+/// Metric names are defined once (ConvoyMetrics) and described in docs/results.md.
+@Suite struct MetricNameTests {
+    static var resultsDoc: String {
+        get throws {
+            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/results.md")
+            return try String(contentsOf: url, encoding: .utf8)
+        }
+    }
+
+    /// The text of a `## heading` section, up to the next one.
+    static func section(_ heading: String, of doc: String) throws -> String {
+        let start = try #require(doc.range(of: "\n## \(heading)\n"))
+        let rest = doc[start.upperBound...]
+        return String(rest[..<(rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex)])
+    }
+
+    /// Every `code` span of a text, split at commas (`seal`, `open` in one cell).
+    static func codeSpans(_ text: String) -> Set<String> {
+        Set(text.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) })
+    }
+
+    @Test func docsDescribeEveryHistogramAndNoOther() throws {
+        // The table's first column: `name` (or two, `seal`, `open`).
+        let rows = try Self.section("Histograms (microseconds inside, milliseconds in reports)", of: try Self.resultsDoc)
+            .split(separator: "\n").filter { $0.hasPrefix("| `") }.map { $0.split(separator: "|")[0] }
+        let documented = Self.codeSpans(rows.joined(separator: " "))
+        let known = Set(HistogramName.all.map(\.name))
+        #expect(known.subtracting(documented).isEmpty, "recorded but not in docs/results.md: \(known.subtracting(documented).sorted())")
+        #expect(documented.subtracting(known).isEmpty, "in docs/results.md but never recorded: \(documented.subtracting(known).sorted())")
+    }
+
+    @Test func docsDescribeEveryCounterAndNoOther() throws {
+        let spans = Self.codeSpans(try Self.section("Counters", of: try Self.resultsDoc))
+        let known = Set(CounterName.all.map(\.name))
+        #expect(known.subtracting(spans).isEmpty, "counted but not in docs/results.md: \(known.subtracting(spans).sorted())")
+        // Besides the counters: the families' `name.<detail>` forms, their details, the ratios, a threshold's example and flags.
+        let other = spans.subtracting(known).filter { span in
+            !(CounterName.families.contains { span.hasPrefix($0 + ".") } || Threshold.ratios[span] != nil || span.contains(" ") || span.hasPrefix("--"))
+        }
+        let details = ["cannot_open", "bad_base64", "truncated", "bad_json", "out_of_range"]
+        #expect(other.subtracting(details).isEmpty, "in docs/results.md but never counted: \(other.subtracting(details).sorted())")
+    }
+
+    @Test func familiesAreKnownByTheirPrefix() {
+        #expect(CounterName.isKnown(CounterName.httpErrors(status: 429).name) && CounterName.isKnown("lost.stale"))
+        #expect(!CounterName.isKnown("lost.") && !CounterName.isKnown("decrypt_failure") && !CounterName.isKnown("transport_errors"))
+    }
+
+    @Test func thresholdsNameOnlyKnownMetrics() throws {
+        #expect(try Threshold("decrypt_failures == 0").unknownMetric == nil)
+        #expect(try Threshold("pairing_first_update_later.p99 < 10s").unknownMetric == nil)
+        #expect(try Threshold("delivery.loss < 1%").unknownMetric == nil)
+        let counter = try #require(try Threshold("decrypt_failure == 0").unknownMetric)
+        #expect(counter.contains("no counter is named decrypt_failure; did you mean decrypt_failures?"))
+        let histogram = try #require(try Threshold("e2e_latncy.p99 < 1s").unknownMetric)
+        #expect(histogram.contains("did you mean e2e_latency?"))
+        #expect(try Threshold("zzzzzzzz.p99 < 1s").unknownMetric?.contains("did you mean") == false)
     }
 }

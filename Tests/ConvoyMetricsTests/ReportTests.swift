@@ -10,8 +10,8 @@ import Testing
     /// A run that failed one threshold, leaked in one probe category and kept rows too long.
     static func failedRun(name: String = "nightly <city>") throws -> ReportInput {
         let metrics = Metrics()
-        for ms in [5, 7, 9, 30, 700] { metrics.record("e2e_latency", microseconds: UInt64(ms * 1000)) }
-        metrics.count("sent", by: 10)
+        for ms in [5, 7, 9, 30, 700] { metrics.record(.e2eLatency, microseconds: UInt64(ms * 1000)) }
+        metrics.count(.sent, by: 10)
         let snapshot = metrics.snapshot()
         var accounting = Accounting()
         accounting.sent = 10
@@ -103,7 +103,7 @@ import Testing
 
     @Test func aPassingRunHasNoWhyAndAnEmptyErrorsChartSaysSo() throws {
         let metrics = Metrics()
-        metrics.record("e2e_latency", microseconds: 4_000)
+        metrics.record(.e2eLatency, microseconds: 4_000)
         var a = Accounting()
         a.sent = 1
         a.delivered = 1
@@ -140,8 +140,8 @@ import Testing
     @Test func prometheusSeesEveryRecordingWithSanitisedNames() {
         let exporter = PrometheusExporter()
         let metrics = Metrics(observer: exporter)
-        metrics.record("e2e_latency", microseconds: 4_000)
-        metrics.record("e2e_latency", microseconds: 40_000)
+        metrics.record(.e2eLatency, microseconds: 4_000)
+        metrics.record(.e2eLatency, microseconds: 40_000)
         metrics.count("lost.not_received", by: 3)
         exporter.set("devices_online", to: 12)
         let text = exporter.exposition()

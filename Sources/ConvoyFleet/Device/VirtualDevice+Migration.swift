@@ -13,7 +13,7 @@ extension VirtualDevice {
     func reinstall(at intended: Double) async -> [(friend: Int, code: String)] {
         if life.isGone { return [] }
         guard let keys = try? BoxKeyPair() else {
-            metrics.count("migration_failures")
+            metrics.count(.migrationFailures)
             return []
         }
         var retired = account.previousKeys
@@ -21,17 +21,17 @@ extension VirtualDevice {
         account = DeviceAccount(index: account.index, email: account.email, password: account.password, session: account.session,
                                 keys: keys, previousKeys: retired)
         migratedAt = intended
-        metrics.count("migration_reinstalls")
+        metrics.count(.migrationReinstalls)
         // From now on what friends seal to the old key does not open, until each accepts again.
         let active = friends.filter(\.active)
         for friend in active { awaitingNewKey.insert(Int32(friend.index)) }
         let token = account.session.accessToken
         do {
             try await app.publishKey(keys.publicKey, session: account.session, via: http)
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
         } catch {
-            metrics.count("http_requests")
-            metrics.count("migration_failures")
+            metrics.count(.httpRequests)
+            metrics.count(.migrationFailures)
             _ = countFailure(error)
             return []
         }
@@ -39,10 +39,10 @@ extension VirtualDevice {
         for friend in active {
             do {
                 codes.append((friend.index, try await app.invite(preference: friend.iShare, token: token, via: http)))
-                metrics.count("http_requests")
+                metrics.count(.httpRequests)
             } catch {
-                metrics.count("http_requests")
-                metrics.count("migration_failures")
+                metrics.count(.httpRequests)
+                metrics.count(.migrationFailures)
                 _ = countFailure(error)
             }
         }
@@ -58,16 +58,16 @@ extension VirtualDevice {
             let token = account.session.accessToken
             try await app.accept(code: code, preference: friend.iShare, token: token, via: http)
             let keys = try await app.publicKeys(of: [friend.userID], token: token, via: http)
-            metrics.count("http_requests", by: 2)
+            metrics.count(.httpRequests, by: 2)
             guard let key = keys[friend.userID] else {
-                metrics.count("migration_failures")
+                metrics.count(.migrationFailures)
                 return
             }
             friends[i] = Friend(index: friend.index, userID: friend.userID, publicKey: key, iShare: friend.iShare, active: true)
-            metrics.count("migration_reaccepted")
+            metrics.count(.migrationReaccepted)
         } catch {
-            metrics.count("http_requests")
-            metrics.count("migration_failures")
+            metrics.count(.httpRequests)
+            metrics.count(.migrationFailures)
             _ = countFailure(error)
         }
     }

@@ -26,14 +26,14 @@ extension VirtualDevice {
         asked[request.userID] = (started, request)
         do {
             _ = try await app.requestFriendship(to: request.userID, preference: request.preference, from: account.session, via: http)
-            metrics.count("pairing_requests")
-            metrics.record("pairing_request", seconds: context.clock.now() - started)
+            metrics.count(.pairingRequests)
+            metrics.record(.pairingRequest, seconds: context.clock.now() - started)
         } catch {
             asked[request.userID] = nil
-            metrics.count("pairing_failures")
+            metrics.count(.pairingFailures)
             _ = countFailure(error)
         }
-        metrics.count("http_requests")
+        metrics.count(.httpRequests)
         spendHTTP(body: 200, response: 400)
     }
 
@@ -43,12 +43,12 @@ extension VirtualDevice {
         case .requested(let id, let from):
             guard answered.insert(id).inserted else { return }
             guard let answer = pairing?.answers[from] else {
-                metrics.count("pairing_unexpected_requests")
+                metrics.count(.pairingUnexpectedRequests)
                 return
             }
             pendingFrom[from] = id
             guard let delay = answer.delay else {
-                metrics.count("pairing_decided_later")
+                metrics.count(.pairingDecidedLater)
                 // The run already had it accepted later, before the request came: it is accepted as it comes.
                 if acceptWhenAsked.remove(from) != nil {
                     context.scheduler.at(context.clock.now() + 0.001) { [weak self] _ in await self?.acceptLaterNow(from: from) }
@@ -61,7 +61,7 @@ extension VirtualDevice {
             let request: DevicePairing.Request
             if let (t, r) = asked.removeValue(forKey: by) {
                 (at, request) = (t, r)
-                metrics.record(r.decidedLater ? "pairing_accept_later" : "pairing_accept", seconds: context.clock.now() - t)
+                metrics.record(r.decidedLater ? .pairingAcceptLater : .pairingAccept, seconds: context.clock.now() - t)
             } else if let r = pairing?.requests.first(where: { $0.userID == by }), friendIndex[by] == nil {
                 // Its request failed here (a timeout after it committed) yet was accepted: a friend all the same, unmeasured.
                 (at, request) = (nil, r)
@@ -91,7 +91,7 @@ extension VirtualDevice {
 
     func acceptLaterNow(from userID: String) async {
         guard let id = pendingFrom[userID] else { return }
-        metrics.count("pairing_accepted_later")
+        metrics.count(.pairingAcceptedLater)
         await accept(id, from: userID)
     }
 
@@ -115,11 +115,11 @@ extension VirtualDevice {
             case .requestsToMe: try await app.pendingRequests(to: me, token: token, via: http)
             case .acceptedOfMine: try await app.acceptedRequests(by: me, token: token, via: http)
             }
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 200 + 150 * events.count)
             for event in events { pairingEvent(event) }
         } catch {
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
             _ = countFailure(error)
         }
     }
@@ -131,11 +131,11 @@ extension VirtualDevice {
         friendIndex[userID] = Int32(answer.index)
         do {
             try await app.acceptFriendship(id, preference: answer.preference, token: account.session.accessToken, via: http)
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
             spendHTTP(body: 60, response: 300)
-            metrics.count("pairing_accepted")
+            metrics.count(.pairingAccepted)
         } catch {
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
             _ = countFailure(error)
             // Once more a second later (accepting is idempotent: a timeout that committed finds the row active).
             if retryAccept.insert(id).inserted {
@@ -143,7 +143,7 @@ extension VirtualDevice {
                 context.scheduler.at(context.clock.now() + 1) { [weak self] _ in await self?.accept(id, from: userID) }
             } else {
                 friendIndex[userID] = nil
-                metrics.count("pairing_failures")
+                metrics.count(.pairingFailures)
             }
             return
         }
@@ -155,16 +155,16 @@ extension VirtualDevice {
         let key: PublicKey
         do {
             let keys = try await app.publicKeys(of: [userID], token: account.session.accessToken, via: http)
-            metrics.count("http_requests")
+            metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 300)
             guard let k = keys[userID] else {
-                metrics.count("pairing_failures")
+                metrics.count(.pairingFailures)
                 return
             }
             key = k
         } catch {
-            metrics.count("http_requests")
-            metrics.count("pairing_failures")
+            metrics.count(.httpRequests)
+            metrics.count(.pairingFailures)
             _ = countFailure(error)
             return
         }
@@ -172,12 +172,12 @@ extension VirtualDevice {
         if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
         friendIndex[userID] = Int32(other)
         if let requestedAt { awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
-        metrics.count("pairing_friends_made")
+        metrics.count(.pairingFriendsMade)
     }
 
     /// The first update from a friend this phone asked: the pairing loop closed.
     func firstUpdate(from sender: Int32) {
         guard let (at, later) = awaitingFirstUpdate.removeValue(forKey: sender) else { return }
-        metrics.record(later ? "pairing_first_update_later" : "pairing_first_update", seconds: context.clock.now() - at)
+        metrics.record(later ? .pairingFirstUpdateLater : .pairingFirstUpdate, seconds: context.clock.now() - at)
     }
 }

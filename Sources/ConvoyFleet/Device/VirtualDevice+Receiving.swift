@@ -12,14 +12,14 @@ extension VirtualDevice {
     func handle(_ event: RealtimeClient.Event) async {
         switch event {
         case .connected(let attempt):
-            if attempt > 0 { metrics.count("reconnects") }
+            if attempt > 0 { metrics.count(.reconnects) }
         case .disconnected:
-            metrics.count("disconnects")
+            metrics.count(.disconnects)
             life.lost(at: context.clock.wallNow())
         case .subscribed:
             switch life.subscription() {
             case .first(let arrivedAt?):
-                metrics.record("subscribe", seconds: context.clock.now() - arrivedAt)
+                metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
@@ -36,11 +36,11 @@ extension VirtualDevice {
             case .first(nil), .unchanged: break
             }
         case .joinFailed(let topic, let reason):
-            metrics.count("realtime_join_failures")
+            metrics.count(.realtimeJoinFailures)
             context.logger.debug("device \(index): join refused: \(reason)")
             await rejoin(topic)
         case .channelClosed(let topic, let reason):
-            metrics.count("realtime_channel_closed")
+            metrics.count(.realtimeChannelClosed)
             context.logger.debug("device \(index): channel closed: \(reason)")
             life.lost(at: context.clock.wallNow())
             await rejoin(topic)
@@ -49,16 +49,16 @@ extension VirtualDevice {
             switch app.incoming(change) {
             case .update(let update):
                 if let committed = CommitTimestamp.parse(change.commitTimestamp) {
-                    metrics.record("commit_to_receipt", seconds: change.receivedAt - committed)
+                    metrics.record(.commitToReceipt, seconds: change.receivedAt - committed)
                 }
                 receive(update)
             case .pairing(let event): pairingEvent(event)
-            case .malformed: metrics.count("malformed_rows")
-            case .notMine: metrics.count("realtime_other_changes")
+            case .malformed: metrics.count(.malformedRows)
+            case .notMine: metrics.count(.realtimeOtherChanges)
             }
         case .heartbeat(let roundTrip):
             spendHeartbeat()
-            metrics.record("realtime_heartbeat", seconds: roundTrip)
+            metrics.record(.realtimeHeartbeat, seconds: roundTrip)
         }
     }
 
@@ -73,7 +73,7 @@ extension VirtualDevice {
 
     func joinAgain(_ topic: String) {
         guard let realtime, !isGone else { return }
-        metrics.count("realtime_rejoins")
+        metrics.count(.realtimeRejoins)
         realtime.join(topic, bindings: app.subscription(for: account.userID).bindings)
     }
 
@@ -84,7 +84,7 @@ extension VirtualDevice {
         let created = incoming.createdAt
         if let rowID, let created { remember(row: rowID, createdAt: created) }
         guard let sender = friendIndex[incoming.sender] else {
-            metrics.count("received_from_strangers")
+            metrics.count(.receivedFromStrangers)
             return
         }
         let started = clock.now()
@@ -94,68 +94,68 @@ extension VirtualDevice {
         } catch {
             // A row that arrives twice (Realtime, then a backfill) fails once.
             guard rowID.map({ undecryptableRows.insert($0).inserted }) ?? true else {
-                metrics.count("duplicate")
+                metrics.count(.duplicate)
                 duplicates += 1
                 return
             }
-            metrics.count("decrypt_failures")
-            metrics.count("decrypt_failures.\(error.reason)")
-            if awaitingNewKey.contains(sender) { metrics.count("migration_undecryptable") }
+            metrics.count(.decryptFailures)
+            metrics.count(.decryptFailures(reason: error.reason))
+            if awaitingNewKey.contains(sender) { metrics.count(.migrationUndecryptable) }
             ledger.decryptFailures[sender, default: 0] += 1
             return
         }
         let opening = clock.now() - started
         // A hostile device's probe, not a friend's update: counted apart, before anything a friend's update counts for.
         if let seq = update.seq, seq >= ProbeTraffic.seqBase {
-            metrics.count("probe_rows_received")
+            metrics.count(.probeRowsReceived)
             return
         }
-        metrics.record("open", seconds: opening)
+        metrics.record(.open, seconds: opening)
         spendCPU(seconds: opening)
         if update.seq == nil {
             // The app's payload carries no seq (Green Box `payload: prd`): what the sender sealed for this device, found by its plaintext.
             let has = ledger.received[sender] ?? []
             guard let sent = context.sentUpdates.find(sender: Int(sender), recipient: index, update, has: { has.contains($0) }) else {
-                metrics.count("received_unmatched")
+                metrics.count(.receivedUnmatched)
                 return
             }
             update.seq = sent.seq
             update.sentNanos = sent.sentNanos
         }
         if awaitingNewKey.remove(sender) != nil, let migratedAt {
-            metrics.record("migration_restore", seconds: clock.now() - migratedAt)
+            metrics.record(.migrationRestore, seconds: clock.now() - migratedAt)
         }
         guard let seq = update.seq else {
-            metrics.count("received_without_seq")
+            metrics.count(.receivedWithoutSeq)
             return
         }
         guard ledger.received[sender, default: []].insert(seq).inserted else {
             duplicates += 1
-            metrics.count("duplicate")
+            metrics.count(.duplicate)
             return
         }
         // End to end: the intended send time to decrypted here.
         let decrypted = clock.wallNow()
-        if let sent = update.sentNanos { metrics.record("e2e_latency", seconds: decrypted - Double(sent) / 1e9) }
+        if let sent = update.sentNanos { metrics.record(.e2eLatency, seconds: decrypted - Double(sent) / 1e9) }
         // Older than the retention policy allows (window + purge interval + grace, from the row's creation,
         // else from when it was sent), the row should not have existed to be read: lost, whatever it shows.
         let born = created ?? update.sentNanos.map { Double($0) / 1e9 } ?? update.ts
         if decrypted - born > context.options.retentionLimit {
             ledger.expired[sender, default: []].insert(seq)
-            metrics.count("received_after_retention")
+            metrics.count(.receivedAfterRetention)
             return
         }
         if backfilled { ledger.backfilled[sender, default: []].insert(seq) }
         // PRD §4.4 d: an update too old, or older than the one shown, is not shown.
         if decrypted - update.ts > context.options.staleAfter || (shown[sender].map { update.ts < $0.ts } ?? false) {
             ledger.stale[sender, default: []].insert(seq)
-            metrics.count("stale_rejected")
+            metrics.count(.staleRejected)
             return
         }
         let dot = update.acc <= context.options.dotAccuracy
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
-        metrics.count(dot ? "render.dot" : "render.circle")
-        metrics.count("received")
+        metrics.count(dot ? .renderDot : .renderCircle)
+        metrics.count(.received)
         if !awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
     }
 
@@ -166,7 +166,7 @@ extension VirtualDevice {
         guard !backfilling else { return }
         backfilling = true
         defer { backfilling = false }
-        metrics.count("backfills")
+        metrics.count(.backfills)
         let from = since - context.options.backfillLookback
         var after: Int64 = 0
         let page = context.options.backfillPage
@@ -175,9 +175,9 @@ extension VirtualDevice {
             do {
                 fetched = try await app.catchUp(for: account.userID, since: from, after: after, limit: page, token: account.session.accessToken,
                                                 via: http)
-                metrics.count("http_requests")
+                metrics.count(.httpRequests)
             } catch {
-                metrics.count("http_requests")
+                metrics.count(.httpRequests)
                 spendHTTP(body: 0)
                 _ = countFailure(error)
                 return
@@ -186,7 +186,7 @@ extension VirtualDevice {
             let before = after
             after = fetched.cursor
             for update in fetched.updates {
-                metrics.count("backfilled")
+                metrics.count(.backfilled)
                 receive(update, backfilled: true)
             }
             // A short page is the last; a page whose ids did not move the cursor would repeat.

@@ -23,30 +23,30 @@ extension VirtualDevice {
         }
         if profile.sharesNothing {
             // "When In Use" only, in the background: no location reaches the app (PRD §4.2).
-            metrics.count("background_not_permitted")
+            metrics.count(.backgroundNotPermitted)
             return
         }
         let measured: (position: GeoPoint, accuracy: Double)
         if let feed = profile.live {
             // A live receiver: its newest fix, as it is.
             guard let fix = feed.current(now: clock.wall(intended)) else {
-                metrics.count("live_no_fix")
+                metrics.count(.liveNoFix)
                 return
             }
-            metrics.count("live_shared")
+            metrics.count(.liveShared)
             measured = (fix.position, fix.accuracy)
         } else {
             let t = intended - since
             let fix = replayer.fix(at: t)
             guard let noisy = noise.apply(to: fix.position, at: t, hdop: fix.hdop) else {
-                metrics.count("gps_dropouts")
+                metrics.count(.gpsDropouts)
                 return
             }
             measured = (noisy.position, noisy.accuracy)
         }
         if profile.background, profile.backgroundMode == .significantChange, let last = lastShare,
            intended - last.time < options.significantInterval || measured.position.distance(to: last.position) < options.significantDistance {
-            metrics.count("background_skipped")
+            metrics.count(.backgroundSkipped)
             return
         }
         guard friends.contains(where: \.active) else { return }
@@ -76,11 +76,11 @@ extension VirtualDevice {
             do {
                 sealed = try app.seal(payload, to: friend.publicKey)
             } catch {
-                metrics.count("seal_failures")
+                metrics.count(.sealFailures)
                 continue
             }
             let sealing = clock.now() - started
-            metrics.record("seal", seconds: sealing)
+            metrics.record(.seal, seconds: sealing)
             spendCPU(seconds: sealing)
             outgoing.append(OutgoingUpdate(recipient: friend.userID, ciphertext: sealed))
             if let shard = context.shard, !shard.owns(friend.index) {
@@ -98,19 +98,19 @@ extension VirtualDevice {
         var bytes = 0
         do {
             bytes = try await app.send(outgoing, from: account.session, via: http)
-            metrics.record("post", seconds: clock.now() - started)
+            metrics.record(.post, seconds: clock.now() - started)
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
-            metrics.record("post_failed", seconds: clock.now() - started)
+            metrics.record(.postFailed, seconds: clock.now() - started)
             failure = countFailure(error)
             bytes = Self.estimatedBody(outgoing)
         }
         spendHTTP(body: bytes)
-        metrics.count("http_requests")
-        metrics.count("updates")
-        metrics.count("sent", by: expected.count)
-        metrics.count("sent_offline", by: offline)
-        if !remote.isEmpty { metrics.count("sent_other_shards", by: remote.count) }
+        metrics.count(.httpRequests)
+        metrics.count(.updates)
+        metrics.count(.sent, by: expected.count)
+        metrics.count(.sentOffline, by: offline)
+        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
         sentOffline += offline
         ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure, wall: wall, remote: remote))
     }
@@ -131,21 +131,21 @@ extension VirtualDevice {
         let started = context.clock.now()
         do {
             let keys = try await app.publicKeys(of: ids, token: account.session.accessToken, via: http)
-            metrics.record("key_lookup", seconds: context.clock.now() - started)
-            metrics.count("key_lookups")
+            metrics.record(.keyLookup, seconds: context.clock.now() - started)
+            metrics.count(.keyLookups)
             spendHTTP(body: 0, response: 120 * keys.count)
             for i in friends.indices {
                 guard let key = keys[friends[i].userID], key != friends[i].publicKey else { continue }
                 let f = friends[i]
                 friends[i] = Friend(index: f.index, userID: f.userID, publicKey: key, iShare: f.iShare, active: f.active)
-                metrics.count("key_changes_seen")
+                metrics.count(.keyChangesSeen)
             }
             keysReadAt = context.clock.now()
         } catch {
-            metrics.count("key_lookup_failures")
+            metrics.count(.keyLookupFailures)
             _ = countFailure(error)
         }
-        metrics.count("http_requests")
+        metrics.count(.httpRequests)
     }
 
     /// What a request that failed before it was answered still sent, bytes (its updates and their framing).
@@ -155,14 +155,14 @@ extension VirtualDevice {
 
     /// Counts a failed request; returns the reason its updates were lost.
     func countFailure(_ error: SupabaseError) -> String {
-        metrics.count("http_errors")
+        metrics.count(.httpErrors)
         if let status = error.status {
-            metrics.count("http_errors.\(status)")
+            metrics.count(.httpErrors(status: status))
             return "http_\(status)"
         }
         if case .wire(let kind) = error.kind {
             let name = "\(kind)"
-            metrics.count("transport_errors.\(name)")
+            metrics.count(.transportErrors(kind: name))
             return name
         }
         return "unexpected_response"

@@ -45,15 +45,15 @@ extension VirtualDevice {
         do {
             let session = try await SupabaseAuth(http).refresh(account.session.refreshToken)
             spendHTTP(body: 80, response: 1_400)  // a refresh token up; a session (two tokens and the user) down
-            metrics.count("http_requests")
-            metrics.record("token_refresh", seconds: context.clock.now() - started)
-            metrics.count("token_refreshes")
+            metrics.count(.httpRequests)
+            metrics.record(.tokenRefresh, seconds: context.clock.now() - started)
+            metrics.count(.tokenRefreshes)
             account.session = session
             realtime?.setAccessToken(session.accessToken)
             scheduleRefresh()
         } catch {
-            metrics.count("http_requests")
-            metrics.count("token_refresh_failures")
+            metrics.count(.httpRequests)
+            metrics.count(.tokenRefreshFailures)
             _ = countFailure(error)
             scheduleRefresh(at: context.clock.now() + 5)
         }

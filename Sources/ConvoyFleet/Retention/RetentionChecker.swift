@@ -60,8 +60,8 @@ public final class RetentionChecker: Sendable {
                 fresh.append(finding)
             }
         }
-        metrics.count(foundBy == "scan" ? "retention_scans" : "retention_checks")
-        if !fresh.isEmpty { metrics.count("retention_violations", by: fresh.count) }
+        metrics.count(foundBy == "scan" ? .retentionScans : .retentionChecks)
+        if !fresh.isEmpty { metrics.count(.retentionViolations, by: fresh.count) }
         return oldest
     }
 
@@ -83,7 +83,7 @@ public final class RetentionChecker: Sendable {
                 }
             }
         }
-        if gone > 0 { metrics.count("retention_deleted_early", by: gone) }
+        if gone > 0 { metrics.count(.retentionDeletedEarly, by: gone) }
     }
 
     static func dueForEarlyCheck(_ rows: [(id: Int64, createdAt: Double)], now: Double, policy: RetentionPolicy) -> [(id: Int64, createdAt: Double)] {
@@ -116,10 +116,10 @@ public final class RetentionChecker: Sendable {
         var oldest = ages.max()
         if policy.scan, let serviceKey {
             if let rows = try? await app.oldestUpdates(limit: 200, serviceKey: serviceKey, via: http) {
-                metrics.count("retention_http_requests")
+                metrics.count(.retentionHTTPRequests)
                 if let age = judge(readable: rows, now: clock.wallNow(), foundBy: "scan") { oldest = max(oldest ?? 0, age) }
             } else {
-                metrics.count("retention_check_errors")
+                metrics.count(.retentionCheckErrors)
             }
         }
         mark(t: t, oldestAge: oldest)
@@ -131,20 +131,20 @@ public final class RetentionChecker: Sendable {
         let oldest: Double?
         do {
             let rows = try await app.oldestUpdates(of: view.userID, limit: 50, token: view.token, via: http)
-            metrics.count("retention_http_requests")
+            metrics.count(.retentionHTTPRequests)
             oldest = judge(readable: rows, now: clock.wallNow(), foundBy: "recipient")
         } catch {
-            metrics.count("retention_check_errors")
+            metrics.count(.retentionCheckErrors)
             return nil
         }
         let due = Self.dueForEarlyCheck(view.recent, now: clock.wallNow(), policy: policy)
         guard !due.isEmpty else { return oldest }
         do {
             let present = try await app.presentUpdates(due.map(\.id), of: view.userID, token: view.token, via: http)
-            metrics.count("retention_http_requests")
+            metrics.count(.retentionHTTPRequests)
             judgeEarly(received: due, present: present, now: clock.wallNow())
         } catch {
-            metrics.count("retention_check_errors")
+            metrics.count(.retentionCheckErrors)
         }
         return oldest
     }

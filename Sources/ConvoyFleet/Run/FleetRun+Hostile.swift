@@ -127,9 +127,9 @@ extension FleetRun {
                     }
                     for await outcomes in group {
                         for o in outcomes {
-                            metrics.count("probe_tries", by: o.tried)
-                            metrics.count("probe_leaks", by: o.leaked)
-                            metrics.count("probe_findings", by: o.findings)
+                            metrics.count(.probeTries, by: o.tried)
+                            metrics.count(.probeLeaks, by: o.leaked)
+                            metrics.count(.probeFindings, by: o.findings)
                         }
                         collected.add(outcomes, catalogue: catalogue)
                     }

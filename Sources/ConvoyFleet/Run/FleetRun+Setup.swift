@@ -13,7 +13,7 @@ extension FleetRun {
         let at = clock.monotonic(ofWall: startAt)
         if at < soon {
             logger.warning("set-up ended \(String(format: "%.1f", soon - at)) s after --start-at: this process's first arrivals are late")
-            metrics.count("start_late_ms", by: Int((soon - at) * 1000))
+            metrics.count(.startLateMs, by: Int((soon - at) * 1000))
         } else {
             logger.info("waiting \(String(format: "%.1f", at - clock.now())) s for --start-at")
         }
@@ -33,7 +33,7 @@ extension FleetRun {
                 group.addTask { [clock, metrics] in
                     let started = clock.now()
                     let account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i])
-                    metrics.record("signup", seconds: clock.now() - started)
+                    metrics.record(.signup, seconds: clock.now() - started)
                     return account
                 }
             }

@@ -154,7 +154,7 @@ public final class FleetRun: Sendable {
             let end = ProcessResources.current()
             let empty = shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: []) }
             var snapshot = metrics.snapshot()
-            snapshot.counters["devices"] = mine.count
+            snapshot.counters[.devices] = mine.count
             return Outcome(metrics: snapshot, accounting: Accounting(), complete: false, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                            duration: 0, accounts: [],
                            resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: end, end: end, delivered: 0, devices: mine.count),
@@ -237,7 +237,7 @@ public final class FleetRun: Sendable {
             }
             hostileCount = casts.count
             if !unmatched.isEmpty {
-                metrics.count("probe_hostile_unmatched", by: unmatched.count)
+                metrics.count(.probeHostileUnmatched, by: unmatched.count)
                 logger.notice("hostile devices \(unmatched): no friend of a friend who is not their own friend in the graph; they do not probe")
             }
             probeTask = scheduleProbes(hostile, catalogue: catalogue, casts: casts, devices: slots, remote: remote, start: rampUpEnd + hostile.at,
@@ -316,14 +316,14 @@ public final class FleetRun: Sendable {
         // A shard reconciles the pairs it holds both ends of; `convoy merge` the rest.
         let accounting = Accounting.reconcile(ledgers, duplicates: duplicates, sentOffline: offline)
         var snapshot = metrics.snapshot()
-        snapshot.counters["delivered"] = accounting.delivered
-        snapshot.counters["lost"] = accounting.lostTotal
-        for (reason, count) in accounting.lost { snapshot.counters["lost.\(reason)"] = count }
-        snapshot.counters["devices"] = mine.count
+        snapshot.counters[.delivered] = accounting.delivered
+        snapshot.counters[.lost] = accounting.lostTotal
+        for (reason, count) in accounting.lost { snapshot.counters[.lost(reason: reason)] = count }
+        snapshot.counters[.devices] = mine.count
         let feeds = configuration.live.values.flatMap { $0 }
-        if !feeds.isEmpty { snapshot.counters["live_fixes_received"] = feeds.reduce(0) { $0 + $1.received } }
+        if !feeds.isEmpty { snapshot.counters[.liveFixesReceived] = feeds.reduce(0) { $0 + $1.received } }
         // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
-        snapshot.counters["devices_never_subscribed"] = deaf
+        snapshot.counters[.devicesNeverSubscribed] = deaf
         return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),

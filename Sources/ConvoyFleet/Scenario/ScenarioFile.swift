@@ -141,23 +141,7 @@ struct Reader {
     func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// The allowed name nearest to `s` (edit distance ≤ 3), for "did you mean".
-    static func closest(_ s: String, among names: [String]) -> String? {
-        func distance(_ a: [Character], _ b: [Character]) -> Int {
-            var row = Array(0...b.count)
-            for (i, ca) in a.enumerated() {
-                var previous = row[0]
-                row[0] = i + 1
-                for (j, cb) in b.enumerated() {
-                    let current = row[j + 1]
-                    row[j + 1] = min(row[j + 1] + 1, row[j] + 1, previous + (ca == cb ? 0 : 1))
-                    previous = current
-                }
-            }
-            return row[b.count]
-        }
-        let scored = names.map { ($0, distance(Array(s.lowercased()), Array($0.lowercased()))) }.min { $0.1 < $1.1 }
-        return scored.flatMap { $0.1 <= 3 ? $0.0 : nil }
-    }
+    static func closest(_ s: String, among names: [String]) -> String? { Spelling.closest(s, among: names) }
 
     // MARK: The scenario
 
@@ -185,11 +169,14 @@ struct Reader {
             workload: try m["workload"]?.choice(Scenario.Workload.self) ?? .open,
             thresholds: try m["thresholds"]?.sequence().map { (r) throws(ScenarioError) -> Threshold in
                 let text = try r.string()
+                let threshold: Threshold
                 do {
-                    return try Threshold(text)
+                    threshold = try Threshold(text)
                 } catch {
                     throw r.error("\(error)")
                 }
+                if let unknown = threshold.unknownMetric { throw r.error(unknown) }
+                return threshold
             } ?? [],
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())

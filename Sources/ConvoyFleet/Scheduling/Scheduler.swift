@@ -128,7 +128,7 @@ public final class Scheduler: Sendable {
             let id = s.order
             // Created under the lock, so its own removal (which takes the lock) comes after this insertion.
             s.running[id] = Task { [self] in
-                metrics?.record("scheduler_lag", seconds: clock.now() - entry.time)
+                metrics?.record(.schedulerLag, seconds: clock.now() - entry.time)
                 await entry.job(entry.time)
                 _ = state.withLock { $0.running.removeValue(forKey: id) }
             }

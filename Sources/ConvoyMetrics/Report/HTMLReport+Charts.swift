@@ -23,7 +23,7 @@ extension HTMLReport {
 
     static func distribution(_ input: ReportInput) -> String {
         guard let h = input.histograms else { return "<p class=\"note\">histograms.json is missing.</p>" }
-        let names = ["e2e_latency", "commit_to_receipt", "post", "scheduler_lag"].filter { (h.histograms[$0]?.totalCount ?? 0) > 0 }
+        let names = [HistogramName.e2eLatency, .commitToReceipt, .post, .schedulerLag].map(\.name).filter { (h.histograms[$0]?.totalCount ?? 0) > 0 }
         let series = names.enumerated().map { i, name in
             (name: name, color: SVGChart.palette[i], points: spectrum.map { p in (percentile: p, value: Double(h.histograms[name]!.valueAtPercentile(p)) / 1000) })
         }
@@ -42,7 +42,7 @@ extension HTMLReport {
     }
 
     static func errors(_ input: ReportInput) -> String {
-        let names = ["http_errors", "decrypt_failures", "stale_rejected", "duplicates", "reconnects"]
+        let names = [MetricsCSV.httpErrors, MetricsCSV.decryptFailures, MetricsCSV.staleRejected, MetricsCSV.duplicates, MetricsCSV.reconnects]
         let series = names.enumerated().map { i, n in SVGChart.Series(name: n, color: SVGChart.palette[(i + 4) % SVGChart.palette.count], points: column(input, n)) }
         let any = series.contains { $0.points.contains { ($0.y ?? 0) > 0 } }
         return any ? SVGChart.line(series, xLabel: "seconds since the first arrival", yLabel: "per second")

@@ -83,9 +83,9 @@ public enum HTMLReport {
             ("updates sent", "\(a.sent)", false),
             ("delivered", "\(a.delivered)", false),
             ("lost", "\(a.lostTotal) (\(String(format: "%.2f", loss)) %)", a.lostTotal > 0),
-            ("e2e p50 / p99", s.latencyMs["e2e_latency"].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–", false),
-            ("HTTP errors", "\(s.counters["http_errors"] ?? 0)", (s.counters["http_errors"] ?? 0) > 0),
-            ("decrypt failures", "\(s.counters["decrypt_failures"] ?? 0)", (s.counters["decrypt_failures"] ?? 0) > 0),
+            ("e2e p50 / p99", s.latencyMs[HistogramName.e2eLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–", false),
+            ("HTTP errors", "\(s.counters[.httpErrors])", s.counters[.httpErrors] > 0),
+            ("decrypt failures", "\(s.counters[.decryptFailures])", s.counters[.decryptFailures] > 0),
         ]
         if let r = s.retention { cards.append(("retention", r.holds ? (r.checks > 0 ? "held" : "not checked") : "\(r.violations + r.deletedEarly) findings", !r.holds)) }
         if let p = s.probes { cards.append(("probe leaks", "\(p.leaks) of \(p.tried) tries", p.leaks > 0)) }

@@ -45,18 +45,24 @@ public enum MetricsCSV {
     public static let e2eP99 = "e2e_p99_ms"
     public static let postP50 = "post_p50_ms"
     public static let postP99 = "post_p99_ms"
+    public static let schedulerLagP99 = "scheduler_lag_p99_ms"
+    public static let httpErrors = "http_errors"
+    public static let decryptFailures = "decrypt_failures"
+    public static let staleRejected = "stale_rejected"
+    public static let duplicates = "duplicates"
+    public static let reconnects = "reconnects"
 
     /// Every column, in the file's order.
     public static let columns: [Column] = [
         Column(name: time, merge: .first) { String(format: "%.0f", $0.elapsed) },
         Column(name: phase, merge: .first) { $0.phase },
         Column(name: devicesOnline, merge: .sum) { String($0.devicesOnline) },
-        count(updates, "updates"), count(sent, "sent"), count(received, "received"),
-        milliseconds(e2eP50, "e2e_latency", "p50"), milliseconds(e2eP99, "e2e_latency", "p99"),
-        milliseconds(postP50, "post", "p50"), milliseconds(postP99, "post", "p99"),
-        milliseconds("scheduler_lag_p99_ms", "scheduler_lag", "p99"),
-        count("http_errors", "http_errors"), count("decrypt_failures", "decrypt_failures"),
-        count("stale_rejected", "stale_rejected"), count("duplicates", "duplicate"), count("reconnects", "reconnects"),
+        count(updates, .updates), count(sent, .sent), count(received, .received),
+        milliseconds(e2eP50, .e2eLatency, "p50"), milliseconds(e2eP99, .e2eLatency, "p99"),
+        milliseconds(postP50, .post, "p50"), milliseconds(postP99, .post, "p99"),
+        milliseconds(schedulerLagP99, .schedulerLag, "p99"),
+        count(httpErrors, .httpErrors), count(decryptFailures, .decryptFailures),
+        count(staleRejected, .staleRejected), count(duplicates, .duplicate), count(reconnects, .reconnects),
     ]
 
     public static var header: [String] { columns.map(\.name) }
@@ -71,12 +77,12 @@ public enum MetricsCSV {
     }
 
     /// A counter's count in the second.
-    static func count(_ name: String, _ counter: String) -> Column {
-        Column(name: name, merge: .sum) { String($0.interval.counters[counter] ?? 0) }
+    static func count(_ name: String, _ counter: CounterName) -> Column {
+        Column(name: name, merge: .sum) { String($0.interval.counters[counter]) }
     }
 
     /// A histogram's statistic in the second, milliseconds (empty when nothing was recorded).
-    static func milliseconds(_ name: String, _ histogram: String, _ statistic: String) -> Column {
+    static func milliseconds(_ name: String, _ histogram: HistogramName, _ statistic: String) -> Column {
         Column(name: name, merge: .worst) { s in s.interval.statistic(histogram, statistic).map { String(format: "%.3f", $0 / 1000) } ?? "" }
     }
 }

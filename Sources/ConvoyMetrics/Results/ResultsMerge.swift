@@ -70,14 +70,14 @@ public enum ResultsMerge {
         let devices = parts.reduce(0) { $0 + $1.input.summary.devices }
         // What a single process writes after its reconciliation.
         for name in metrics.counters.keys where name.hasPrefix("lost.") { metrics.counters[name] = nil }
-        metrics.counters["delivered"] = accounting.delivered
-        metrics.counters["lost"] = accounting.lostTotal
-        for (reason, count) in accounting.lost { metrics.counters["lost.\(reason)"] = count }
-        metrics.counters["sent"] = accounting.sent
-        metrics.counters["sent_offline"] = accounting.sentOffline
-        metrics.counters["devices"] = devices
+        metrics.counters[.delivered] = accounting.delivered
+        metrics.counters[.lost] = accounting.lostTotal
+        for (reason, count) in accounting.lost { metrics.counters[.lost(reason: reason)] = count }
+        metrics.counters[.sent] = accounting.sent
+        metrics.counters[.sentOffline] = accounting.sentOffline
+        metrics.counters[.devices] = devices
         // How late the latest shard started, not the sum.
-        if let late = parts.compactMap({ $0.input.histograms?.counters["start_late_ms"] }).max() { metrics.counters["start_late_ms"] = late }
+        if let late = parts.compactMap({ $0.input.histograms?.counters[CounterName.startLateMs.name] }).max() { metrics.counters[.startLateMs] = late }
 
         var thresholds: [Threshold] = []
         for t in first.thresholds {

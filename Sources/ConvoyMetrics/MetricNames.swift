@@ -1,0 +1,187 @@
+import Histogram
+
+/// The histograms and counters a run records, named once. Code records and
+/// reads them through these constants (`metrics.record(.e2eLatency, …)`,
+/// `snapshot[.sent]`), thresholds are checked against them before a run
+/// starts, and docs/results.md describes each (a test keeps the two in step).
+/// The names are the results' own: `histograms.json`, `summary.json`,
+/// Prometheus and thresholds use them as written here.
+
+/// A histogram of durations (microseconds inside, milliseconds in reports).
+public struct HistogramName: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
+/// A count.
+public struct CounterName: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
+extension HistogramName {
+    /// Intended send time → decrypted at the recipient.
+    public static let e2eLatency = HistogramName("e2e_latency")
+    /// `commit_timestamp` → the Realtime message read off the socket.
+    public static let commitToReceipt = HistogramName("commit_to_receipt")
+    /// The bulk insert's round trip (successful ones).
+    public static let post = HistogramName("post")
+    /// The round trip of an insert that failed (a timeout's included).
+    public static let postFailed = HistogramName("post_failed")
+    public static let seal = HistogramName("seal")
+    public static let open = HistogramName("open")
+    /// Intended time → the job's start.
+    public static let schedulerLag = HistogramName("scheduler_lag")
+    /// Arrival → the channel's "Subscribed to PostgreSQL".
+    public static let subscribe = HistogramName("subscribe")
+    public static let signup = HistogramName("signup")
+    public static let tokenRefresh = HistogramName("token_refresh")
+    public static let realtimeHeartbeat = HistogramName("realtime_heartbeat")
+    /// One read of friends' public keys before a send (`key_lookup: every_send` or a cache miss).
+    public static let keyLookup = HistogramName("key_lookup")
+    public static let migrationRestore = HistogramName("migration_restore")
+    public static let pairingRequest = HistogramName("pairing_request")
+    public static let pairingAccept = HistogramName("pairing_accept")
+    public static let pairingAcceptLater = HistogramName("pairing_accept_later")
+    public static let pairingFirstUpdate = HistogramName("pairing_first_update")
+    public static let pairingFirstUpdateLater = HistogramName("pairing_first_update_later")
+
+    /// Every histogram a run may record.
+    public static let all: [HistogramName] = [
+        .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
+        .tokenRefresh, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
+        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater,
+    ]
+}
+
+extension CounterName {
+    // Sending and receiving.
+    public static let updates = CounterName("updates")
+    public static let sent = CounterName("sent")
+    public static let sentOffline = CounterName("sent_offline")
+    public static let sentOtherShards = CounterName("sent_other_shards")
+    public static let received = CounterName("received")
+    public static let duplicate = CounterName("duplicate")
+    public static let staleRejected = CounterName("stale_rejected")
+    public static let decryptFailures = CounterName("decrypt_failures")
+    public static let sealFailures = CounterName("seal_failures")
+    public static let receivedFromStrangers = CounterName("received_from_strangers")
+    public static let receivedUnmatched = CounterName("received_unmatched")
+    public static let receivedWithoutSeq = CounterName("received_without_seq")
+    public static let receivedAfterRetention = CounterName("received_after_retention")
+    public static let malformedRows = CounterName("malformed_rows")
+    public static let renderDot = CounterName("render.dot")
+    public static let renderCircle = CounterName("render.circle")
+    public static let keyLookups = CounterName("key_lookups")
+    public static let keyLookupFailures = CounterName("key_lookup_failures")
+    public static let keyChangesSeen = CounterName("key_changes_seen")
+    // The accounting, at the end.
+    public static let delivered = CounterName("delivered")
+    public static let lost = CounterName("lost")
+    public static let devices = CounterName("devices")
+    public static let devicesNeverSubscribed = CounterName("devices_never_subscribed")
+    /// How late this process's first arrivals were after `--start-at`, in milliseconds (a gauge kept as a counter; shards merge to the latest).
+    public static let startLateMs = CounterName("start_late_ms")
+    // HTTP and Realtime.
+    public static let httpRequests = CounterName("http_requests")
+    public static let httpErrors = CounterName("http_errors")
+    public static let reconnects = CounterName("reconnects")
+    public static let disconnects = CounterName("disconnects")
+    public static let realtimeJoinFailures = CounterName("realtime_join_failures")
+    public static let realtimeChannelClosed = CounterName("realtime_channel_closed")
+    public static let realtimeRejoins = CounterName("realtime_rejoins")
+    public static let realtimeOtherChanges = CounterName("realtime_other_changes")
+    public static let backfills = CounterName("backfills")
+    public static let backfilled = CounterName("backfilled")
+    public static let tokenRefreshes = CounterName("token_refreshes")
+    public static let tokenRefreshFailures = CounterName("token_refresh_failures")
+    // Positions and the phone's state.
+    public static let gpsDropouts = CounterName("gps_dropouts")
+    public static let backgroundSkipped = CounterName("background_skipped")
+    public static let backgroundNotPermitted = CounterName("background_not_permitted")
+    public static let liveShared = CounterName("live_shared")
+    public static let liveNoFix = CounterName("live_no_fix")
+    public static let liveFixesReceived = CounterName("live_fixes_received")
+    // Pairing and migration.
+    public static let pairingRequests = CounterName("pairing_requests")
+    public static let pairingAccepted = CounterName("pairing_accepted")
+    public static let pairingAcceptedLater = CounterName("pairing_accepted_later")
+    public static let pairingDecidedLater = CounterName("pairing_decided_later")
+    public static let pairingFriendsMade = CounterName("pairing_friends_made")
+    public static let pairingUnexpectedRequests = CounterName("pairing_unexpected_requests")
+    public static let pairingFailures = CounterName("pairing_failures")
+    public static let migrationReinstalls = CounterName("migration_reinstalls")
+    public static let migrationReaccepted = CounterName("migration_reaccepted")
+    public static let migrationUndecryptable = CounterName("migration_undecryptable")
+    public static let migrationFailures = CounterName("migration_failures")
+    // Probes and retention.
+    public static let probeTries = CounterName("probe_tries")
+    public static let probeLeaks = CounterName("probe_leaks")
+    public static let probeFindings = CounterName("probe_findings")
+    public static let probeRowsReceived = CounterName("probe_rows_received")
+    public static let probeHostileUnmatched = CounterName("probe_hostile_unmatched")
+    public static let retentionChecks = CounterName("retention_checks")
+    public static let retentionScans = CounterName("retention_scans")
+    public static let retentionViolations = CounterName("retention_violations")
+    public static let retentionDeletedEarly = CounterName("retention_deleted_early")
+    public static let retentionCheckErrors = CounterName("retention_check_errors")
+    public static let retentionHTTPRequests = CounterName("retention_http_requests")
+
+    // Families: a counter and its breakdown, `name.<detail>`.
+
+    /// `http_errors.<status>`.
+    public static func httpErrors(status: Int) -> CounterName { CounterName("\(httpErrors.name).\(status)") }
+    /// `decrypt_failures.<reason>`.
+    public static func decryptFailures(reason: String) -> CounterName { CounterName("\(decryptFailures.name).\(reason)") }
+    /// `transport_errors.<kind>`.
+    public static func transportErrors(kind: String) -> CounterName { CounterName("transport_errors.\(kind)") }
+    /// `lost.<reason>` (the accounting's reasons).
+    public static func lost(reason: String) -> CounterName { CounterName("\(lost.name).\(reason)") }
+
+    /// Every counter a run may record, families aside.
+    public static let all: [CounterName] = [
+        .updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .decryptFailures,
+        .sealFailures, .receivedFromStrangers, .receivedUnmatched, .receivedWithoutSeq, .receivedAfterRetention,
+        .malformedRows, .renderDot, .renderCircle, .keyLookups, .keyLookupFailures, .keyChangesSeen,
+        .delivered, .lost, .devices, .devicesNeverSubscribed, .startLateMs,
+        .httpRequests, .httpErrors, .reconnects, .disconnects, .realtimeJoinFailures, .realtimeChannelClosed,
+        .realtimeRejoins, .realtimeOtherChanges, .backfills, .backfilled, .tokenRefreshes, .tokenRefreshFailures,
+        .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
+        .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
+        .pairingUnexpectedRequests, .pairingFailures, .migrationReinstalls, .migrationReaccepted,
+        .migrationUndecryptable, .migrationFailures,
+        .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
+        .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
+        .retentionHTTPRequests,
+    ]
+
+    /// The families' prefixes: `prefix.<anything>` is a counter of that family.
+    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost"]
+
+    /// Whether `name` is a counter a run records (one of `all`, or of a family).
+    public static func isKnown(_ name: String) -> Bool {
+        all.contains { $0.name == name }
+            || families.contains { name.hasPrefix($0 + ".") && name.count > $0.count + 1 }
+    }
+}
+
+extension Metrics {
+    public func record(_ timing: HistogramName, microseconds: UInt64) { record(timing.name, microseconds: microseconds) }
+    public func record(_ timing: HistogramName, seconds: Double) { record(timing.name, seconds: seconds) }
+    public func count(_ counter: CounterName, by n: Int = 1) { count(counter.name, by: n) }
+}
+
+extension MetricsSnapshot {
+    public func statistic(_ timing: HistogramName, _ stat: String) -> Double? { statistic(timing.name, stat) }
+    public func histogram(_ timing: HistogramName) -> Histogram<UInt64>? { histograms[timing.name] }
+}
+
+extension [String: Int] {
+    /// A counter's total in counters keyed by name (0 when never counted).
+    public subscript(_ counter: CounterName) -> Int {
+        get { self[counter.name] ?? 0 }
+        set { self[counter.name] = newValue }
+    }
+}
