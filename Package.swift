@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "ConvoyServer",
             dependencies: [
-                "ConvoySodium",
+                "ConvoySodium", "ConvoyWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyServerTests",
-            dependencies: ["ConvoyServer", "ConvoySodium", .product(name: "WSClient", package: "swift-websocket"),
+            dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyWire", .product(name: "WSClient", package: "swift-websocket"),
                            .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),

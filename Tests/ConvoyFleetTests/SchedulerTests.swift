@@ -1,46 +1,8 @@
 import ConvoyFleet
 import ConvoyMetrics
+import ConvoyWire
 import Synchronization
 import Testing
-
-/// A clock that moves only when the test says; sleepers wake when it passes their deadline.
-final class ManualClock: SchedulerClock {
-    private struct Sleeper { var deadline: Double; var continuation: CheckedContinuation<Void, any Error> }
-    private let state = Mutex<(now: Double, sleepers: [UInt64: Sleeper], next: UInt64)>((0, [:], 0))
-
-    func now() -> Double { state.withLock { $0.now } }
-
-    func advance(to t: Double) {
-        let wake = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
-            s.now = t
-            let due = s.sleepers.filter { $0.value.deadline <= t }
-            for k in due.keys { s.sleepers[k] = nil }
-            return due.values.map(\.continuation)
-        }
-        for c in wake { c.resume() }
-    }
-
-    func sleep(until deadline: Double) async throws {
-        let id = state.withLock { s -> UInt64 in
-            s.next += 1
-            return s.next
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let now = state.withLock { s -> Result<Void, any Error>? in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if s.now >= deadline { return .success(()) }
-                    s.sleepers[id] = Sleeper(deadline: deadline, continuation: c)
-                    return nil
-                }
-                if let now { c.resume(with: now) }
-            }
-        } onCancel: {
-            let c = state.withLock { $0.sleepers.removeValue(forKey: id) }
-            c?.continuation.resume(throwing: CancellationError())
-        }
-    }
-}
 
 /// What the jobs did, in order.
 final class Log: Sendable {

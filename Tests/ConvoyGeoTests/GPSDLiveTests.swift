@@ -138,6 +138,40 @@ struct GPSDLiveTests {
         #expect(Double(matched) >= 0.95 * Double(fixes.count), "\(matched) of \(fixes.count) fixes at a time the capture has")
     }
 
+    /// A process holding thousands of phones' connections gets descriptors
+    /// past select(2)'s 1024 for gpsd (connected late, or again): fixes still
+    /// arrive (libgps's own wait, select, made glibc abort the whole process).
+    @Test func gpsdOnADescriptorPast1024StillDelivers() async throws {
+        #expect(GPSFake.available, "gpsfake is required (CONVOY_REQUIRE_GPSD=1)")
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        try #require(limit.rlim_max >= 1300, "RLIMIT_NOFILE's hard limit \(limit.rlim_max) is too low to hold 1,100 descriptors")
+        if limit.rlim_cur < 1300 {
+            var raised = limit
+            raised.rlim_cur = min(limit.rlim_max, 4096)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised)
+        }
+        defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        // Fill the low descriptors, so gpsd's socket is numbered past 1024.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        while held.count < 1100 {
+            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)  // not inherited: gpsd itself waits with select
+            try #require(fd >= 0, "open: \(String(cString: strerror(errno)))")
+            held.append(fd)
+        }
+        try #require(held.last! >= 1024, "descriptors are not past 1024 (\(held.last!))")
+        let nmea = try Self.shortTrackNMEA()
+        defer { try? FileManager.default.removeItem(atPath: nmea) }
+        let fake = try GPSFake([nmea], cycle: 0.01)
+        try await fake.waitUntilListening()
+        let source = Self.source(fake)
+        let events = await Self.collect(source.events(), timeout: 60) { Self.fixes($0).count >= 5 }
+        source.stop()
+        await fake.stop()
+        #expect(Self.fixes(events).count >= 5, "\(events.prefix(5))")
+    }
+
     @Test func reconnectsWhenGPSDGoesAwayAndComesBack() async throws {
         #expect(GPSFake.available, "gpsfake is required (CONVOY_REQUIRE_GPSD=1)")
         let nmea = try Self.shortTrackNMEA()

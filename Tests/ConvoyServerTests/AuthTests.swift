@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ConvoyServer
+import ConvoyWire
 
 @Suite struct AuthTests {
     @Test(arguments: TestStore.all) func signUpReturnsASupabaseSessionAndClaims(store: TestStore) async throws {

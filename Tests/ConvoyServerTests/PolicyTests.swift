@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ConvoyServer
+import ConvoyWire
 
 /// The RLS matrix: for every policy, an allowed case and each denied case,
 /// against both stores (SQLite: Swift policies; PostgreSQL: its own RLS).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ConvoyServer
+import ConvoyWire
 
 /// PostgREST behaviour and hostile input.
 @Suite struct RESTTests {
@@ -34,7 +35,7 @@ import Testing
         #expect(ordered.rows.map { $0["id"] as! Int } == [8, 7])
         #expect(ordered.rows.first?.keys.sorted() == ["id"])
         #expect(ordered.headers["content-range"] == "1-2/9")
-        let cutoff = Timestamps.format(s.clock.now().addingTimeInterval(-1.5))
+        let cutoff = Timestamps.format(s.clock.date.addingTimeInterval(-1.5))
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-.:")))!
         let since = try await get("created_at=gte.\(cutoff)")
         #expect(since.rows.count == 3, "timestamps compare as times")
@@ -132,18 +133,18 @@ import Testing
     @Test(arguments: TestStore.all) func purgeScheduleInCompressedTime(store: TestStore) async throws {
         let s = try await TestServer(store: store) { $0.retention = 2 }  // its own loop off: this test drives one
         let a = try await s.signUp(), b = try await s.signUp()
-        let t0 = s.clock.now()
+        let t0 = s.clock.date
         for payload in ["at-0s", "at-1s"] {
             #expect(try await s.request("POST", "/rest/v1/encrypted_locations",
                                         body: ["sender_id": a.id, "recipient_id": b.id, "payload": payload], token: a.token).status == 201)
             s.clock.advance(by: 1)
         }
         s.clock.advance(by: -2)  // back to t0: the loop starts here
-        let ticks = ManualServerClock(t0)  // counts sleeps
+        let ticks = ManualClock(t0)  // counts sleeps
         await s.server.runPurges(every: 0.5) { seconds in
             s.clock.advance(by: seconds)
             ticks.advance(by: 1)
-            if ticks.now().timeIntervalSince(t0) > 8 { throw CancellationError() }
+            if ticks.date.timeIntervalSince(t0) > 8 { throw CancellationError() }
         }
         let log = try await s.request("GET", "/rest/v1/purge_log?select=ran_at,deleted&order=id", token: s.keys.serviceRoleKey,
                                       apikey: .some(s.keys.serviceRoleKey)).rows

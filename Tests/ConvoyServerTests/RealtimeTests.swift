@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ConvoyServer
+import ConvoyWire
 
 @Suite struct RealtimeTests {
     static func locations(_ recipient: String) -> [[String: Any]] {

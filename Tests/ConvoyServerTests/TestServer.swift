@@ -7,6 +7,7 @@ import Logging
 import PostgresNIO
 import Testing
 @testable import ConvoyServer
+import ConvoyWire
 
 /// The stores server tests run against: SQLite always, and PostgreSQL when a
 /// test cluster is there — `make test` starts one (scripts/pg-test-cluster run)
@@ -51,7 +52,7 @@ enum PostgresTestCluster {
 /// A `ReferenceServer` on a free loopback port, with a clock tests move by hand.
 final class TestServer: Sendable {
     let server: ReferenceServer
-    let clock: ManualServerClock
+    let clock: ManualClock
     let keys: ServerKeys
     private let task: Task<Void, any Error>
 
@@ -75,7 +76,7 @@ final class TestServer: Sendable {
         }
         configure(&config)
         self.store = store
-        let clock = ManualServerClock(Date())
+        let clock = ManualClock(Date())
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let server = try await ReferenceServer(configuration: config, clock: clock, logger: logger)

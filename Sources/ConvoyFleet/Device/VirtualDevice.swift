@@ -132,11 +132,8 @@ public actor VirtualDevice {
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard life.onlineSince != nil else { return }
-        let options = context.options
-        let clock = context.clock
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
-                                    heartbeatWait: { try await Task.sleep(for: .seconds(options.heartbeat)) },
-                                    now: { clock.wallNow() })
+                                    clock: context.clock, heartbeatInterval: context.options.heartbeat)
         let subscription = app.subscription(for: account.userID)
         client.join(subscription.topic, bindings: subscription.bindings)
         life.joinedRealtime()

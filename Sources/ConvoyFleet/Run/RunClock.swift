@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import Synchronization
 
@@ -6,18 +7,21 @@ import Synchronization
 /// (`ts`, `sent_ns`). The wall time of a monotonic instant is fixed once at
 /// the start, so in one process both ends of an end-to-end latency come from
 /// the same monotonic clock; across processes they rely on synchronised
-/// clocks (docs/results.md).
-public struct RunClock: Sendable {
-    public let monotonic: any SchedulerClock
+/// clocks (docs/results.md). A view of the clock the run is given (the
+/// machine's, or a test's `ManualClock`), itself a `ConvoyClock`: what the
+/// run hands on (the scheduler, each phone's Realtime client) keeps its times.
+public struct RunClock: ConvoyClock {
+    public let monotonic: any ConvoyClock
     /// Unix seconds at monotonic 0.
     public let wallOrigin: Double
 
-    public init(_ monotonic: any SchedulerClock = MonotonicClock(), wallNow: Double = Date().timeIntervalSince1970) {
+    public init(_ monotonic: any ConvoyClock = SystemClock()) {
         self.monotonic = monotonic
-        wallOrigin = wallNow - monotonic.now()
+        wallOrigin = monotonic.wallNow() - monotonic.now()
     }
 
     public func now() -> Double { monotonic.now() }
+    public func sleep(until deadline: Double) async throws { try await monotonic.sleep(until: deadline) }
     /// Unix seconds at monotonic time `t`.
     public func wall(_ t: Double) -> Double { wallOrigin + t }
     public func wallNow() -> Double { wallOrigin + monotonic.now() }

@@ -1,35 +1,7 @@
 import ConvoyMetrics
+import ConvoyWire
 import Foundation
 import Synchronization
-
-/// Time as the scheduler sees it: monotonic seconds, and a way to wait.
-/// Injected, so tests run schedules without sleeping.
-public protocol SchedulerClock: Sendable {
-    func now() -> Double
-    /// Returns at `deadline` or later; throws when the task is cancelled.
-    func sleep(until deadline: Double) async throws
-}
-
-/// The monotonic clock, in seconds since the process's first reading.
-public struct MonotonicClock: SchedulerClock {
-    private static let origin = ContinuousClock.now
-
-    public init() {}
-
-    public func now() -> Double {
-        let d = ContinuousClock.now - Self.origin
-        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-    }
-
-    public func sleep(until deadline: Double) async throws {
-        guard deadline.isFinite else {
-            while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
-        }
-        let wait = deadline - now()
-        // No tolerance: the timer may not be coalesced later than asked (scheduler lag is measured).
-        if wait > 0 { try await Task.sleep(until: .now + .seconds(wait), tolerance: .zero, clock: .continuous) }
-    }
-}
 
 /// Open-model scheduling for a whole fleet on one timer: every job has an
 /// intended time and starts then, in a task of its own, however long earlier
@@ -61,10 +33,10 @@ public final class Scheduler: Sendable {
     }
 
     private let state = Mutex(State())
-    public let clock: any SchedulerClock
+    public let clock: any ConvoyClock
     private let metrics: Metrics?
 
-    public init(clock: any SchedulerClock = MonotonicClock(), metrics: Metrics? = nil) {
+    public init(clock: any ConvoyClock = SystemClock(), metrics: Metrics? = nil) {
         self.clock = clock
         self.metrics = metrics
     }

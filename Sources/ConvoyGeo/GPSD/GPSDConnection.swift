@@ -4,6 +4,12 @@ import Foundation
 /// One libgps session (`gps_open` … `gps_close`), used by one thread at a time.
 /// The only Swift that touches libgps: it owns and frees the C state and turns
 /// return codes into `GPSDError`s.
+///
+/// It waits with poll(2) and reads the socket itself, one JSON line at a time
+/// for libgps to parse (`gps_unpack`), rather than `gps_waiting`/`gps_read`:
+/// libgps waits with select(2), and glibc aborts the whole process when the
+/// socket's descriptor is 1024 or more — as it is when gpsd is (re)connected
+/// in a process that already holds thousands of phones' connections.
 final class GPSDConnection {
     /// What one `read()` brought: a position report, a sky report, or something else.
     enum Message {
@@ -14,6 +20,12 @@ final class GPSDConnection {
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private var isOpen = false
+    /// Bytes read but not yet a whole line, and whole lines not yet parsed.
+    private var partial: [UInt8] = []
+    private var lines: [[UInt8]] = []
+    private var closed = false
+    /// gpsd's lines are short (a SKY with many satellites is a few kB); a longer one is not gpsd's.
+    static let longestLine = 1 << 20
 
     /// Connects (blocking) and asks gpsd to stream JSON from every device.
     init(_ address: GPSDAddress) throws(GPSDError) {
@@ -37,20 +49,47 @@ final class GPSDConnection {
         data.deallocate()
     }
 
-    /// True when a message is waiting; waits at most `timeout` seconds.
+    /// True when a message is waiting (or the connection has ended: `read` says so);
+    /// waits at most `timeout` seconds.
     func waiting(timeout: Double) -> Bool {
-        gps_waiting(data, Int32(max(0, timeout) * 1_000_000))
+        if !lines.isEmpty || closed { return true }
+        var p = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&p, 1, Int32(max(0, min(timeout, 3600)) * 1000))
+        guard ready > 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let n = buffer.withUnsafeMutableBytes { recv(data.pointee.gps_fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) {
+            closed = true
+            return true
+        }
+        guard n > 0 else { return false }
+        partial.append(contentsOf: buffer[0..<n])
+        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(Array(partial[..<newline]))
+            partial.removeSubrange(...newline)
+        }
+        if partial.count > Self.longestLine { closed = true }
+        return !lines.isEmpty || closed
     }
 
-    /// Reads one message (blocking; call after `waiting`).
+    /// Parses one waiting line (call after `waiting` says there is one).
     func read() throws(GPSDError) -> Message {
-        convoy_gps_clear_set(data)
-        errno = 0
-        let status = gps_read(data, nil, 0)
-        guard status >= 0 else {
-            let code = errno
-            throw .connectionLost("gpsd closed the connection" + (code != 0 ? " (\(String(cString: strerror(code))))" : ""))
+        guard !lines.isEmpty else {
+            if closed {
+                throw .connectionLost(partial.count > Self.longestLine ? "gpsd sent a line over \(Self.longestLine) bytes"
+                                                                     : "gpsd closed the connection")
+            }
+            return .other
         }
+        var line = lines.removeFirst()
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        guard !line.isEmpty else { return .other }
+        line.append(0)
+        convoy_gps_clear_set(data)
+        let status = line.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { gps_unpack($0.baseAddress!, data) }
+        }
+        guard status >= 0 else { return .other }
         let device = String(cString: convoy_gps_device_path(data))
         if convoy_gps_read_tpv(data) != 0 {
             let fix = data.pointee.fix

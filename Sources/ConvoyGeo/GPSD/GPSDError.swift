@@ -22,7 +22,7 @@ public struct GPSDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let badAddress = GPSDError(.badAddress, "bad gpsd address")
     /// gps_open failed: nothing listening, name not resolved.
     public static let unreachable = GPSDError(.unreachable, "gpsd unreachable")
-    /// gps_read failed: gpsd went away.
+    /// gpsd closed the connection (or sent what is not gpsd's).
     public static let connectionLost = GPSDError(.connectionLost, "connection to gpsd lost")
     /// gps_stream could not send the WATCH request.
     public static let watchFailed = GPSDError(.watchFailed, "cannot watch gpsd")

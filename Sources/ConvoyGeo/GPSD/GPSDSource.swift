@@ -5,7 +5,7 @@ import Synchronization
 /// device as JSON, and hands each subscriber an `AsyncStream<Event>`.
 ///
 /// libgps blocks, so the connection lives on a thread of its own (never the
-/// Swift concurrency pool); it polls `gps_waiting` every `pollInterval`, so it
+/// Swift concurrency pool); it waits for gpsd with poll(2), at most `pollInterval` at a time, so it
 /// notices within that time when it should stop. It runs while anyone is
 /// subscribed: the first `events()` starts it, and it ends when the last
 /// subscriber's stream ends (its task cancelled, or `stop()`). When gpsd goes
@@ -32,7 +32,7 @@ public final class GPSDSource: Sendable {
         public var address: GPSDAddress
         /// Receivers to report (gpsd's device paths); empty means every device.
         public var devices: Set<String>
-        /// Longest `gps_waiting` wait, seconds: how soon a stop is noticed.
+        /// Longest wait for gpsd's next line, seconds: how soon a stop is noticed.
         public var pollInterval: Double
         /// Backoff between connection attempts: doubles from `initialBackoff` up to `maximumBackoff`.
         public var initialBackoff: Double

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 
 /// An app's backend, as `convoy serve --app NAME` serves it: its tables, their
@@ -77,6 +78,6 @@ struct PostgresChoice: Sendable {
 /// any other write (the app never talks to the hub).
 struct SQLiteAppContext: Sendable {
     let store: Store
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let configuration: ServerConfiguration
 }

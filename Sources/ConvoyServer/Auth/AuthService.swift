@@ -1,4 +1,5 @@
 import ConvoySodium
+import ConvoyWire
 import Foundation
 import HTTPTypes
 import NIOPosix
@@ -9,12 +10,12 @@ import NIOPosix
 struct AuthService: Sendable {
     let store: any AuthStore
     let tokens: TokenService
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let passwordHash: PasswordHash
     /// An Argon2id hash, at the configured cost, of nothing anyone knows.
     let dummyHash: String
 
-    init(store: any AuthStore, tokens: TokenService, clock: any ServerClock, passwordHash: PasswordHash) {
+    init(store: any AuthStore, tokens: TokenService, clock: any ConvoyClock, passwordHash: PasswordHash) {
         self.store = store
         self.tokens = tokens
         self.clock = clock
@@ -29,7 +30,7 @@ struct AuthService: Sendable {
         let userID = UUID().uuidString.lowercased()
         guard let rawEmail, !rawEmail.isEmpty else {
             // No email: an anonymous user, as `supabase.auth.signInAnonymously()` makes.
-            _ = try await store.insertUser(id: userID, email: nil, passwordHash: nil, now: clock.now())
+            _ = try await store.insertUser(id: userID, email: nil, passwordHash: nil, now: clock.date)
             return try await newSession(userID: userID)
         }
         let email = rawEmail.lowercased()
@@ -41,7 +42,7 @@ struct AuthService: Sendable {
                                   "Password should be at least \(Self.minimumPasswordLength) characters.")
         }
         let hash = try await Self.hashing { try passwordHash.hash(password) }
-        guard try await store.insertUser(id: userID, email: email, passwordHash: hash, now: clock.now()) else {
+        guard try await store.insertUser(id: userID, email: email, passwordHash: hash, now: clock.date) else {
             throw APIError.gotrue(.unprocessableContent, "user_already_exists", "User already registered")
         }
         return try await newSession(userID: userID)
@@ -66,7 +67,7 @@ struct AuthService: Sendable {
     /// successor; reused later, it revokes its whole session (reuse detection),
     /// so a stolen token is worth one refresh.
     func refresh(token: String) async throws -> [String: Any] {
-        let now = clock.now()
+        let now = clock.date
         switch try await store.rotate(token: token, fresh: Self.randomToken(), now: now,
                                       graceCutoff: now.addingTimeInterval(-Self.reuseInterval)) {
         case .rotated(let userID, let sessionID, let next):
@@ -110,7 +111,7 @@ struct AuthService: Sendable {
     private func newSession(userID: String) async throws -> [String: Any] {
         let sessionID = UUID().uuidString.lowercased()
         let refresh = Self.randomToken()
-        try await store.insertSession(id: sessionID, userID: userID, refreshToken: refresh, now: clock.now())
+        try await store.insertSession(id: sessionID, userID: userID, refreshToken: refresh, now: clock.date)
         return try await session(userID: userID, sessionID: sessionID, refreshToken: refresh)
     }
 

@@ -1,4 +1,5 @@
 import ConvoySodium
+import ConvoyWire
 import Foundation
 import JWTKit
 
@@ -6,11 +7,11 @@ import JWTKit
 /// forged signature, `alg: none`, another algorithm, an expired token — fails.
 struct TokenService: Sendable {
     let keys: JWTKeyCollection
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let issuer: String
     let ttl: Double
 
-    init(secret: String, clock: any ServerClock, issuer: String, ttl: Double) async {
+    init(secret: String, clock: any ConvoyClock, issuer: String, ttl: Double) async {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         self.keys = keys
@@ -26,13 +27,13 @@ struct TokenService: Sendable {
 
     /// An API key (`anon` or `service_role`) valid for ten years.
     func apiKey(role: Principal.Role) async throws -> String {
-        let now = Int(clock.now().timeIntervalSince1970)
+        let now = Int(clock.wallNow())
         return try await keys.sign(Claims(iss: "convoy", exp: now + 10 * 365 * 86_400, iat: now, role: role.rawValue))
     }
 
     /// An access token for a user's session.
     func accessToken(userID: String, email: String?, sessionID: String, anonymous: Bool) async throws -> (token: String, expiresAt: Int) {
-        let now = Int(clock.now().timeIntervalSince1970)
+        let now = Int(clock.wallNow())
         let exp = now + Int(ttl)
         let claims = Claims(iss: issuer, sub: userID, aud: "authenticated", exp: exp, iat: now, email: email ?? "",
                             role: "authenticated", session_id: sessionID, is_anonymous: anonymous)
@@ -47,7 +48,7 @@ struct TokenService: Sendable {
         } catch {
             throw .invalid("\(error)")
         }
-        if let exp = claims.exp, Double(exp) <= clock.now().timeIntervalSince1970 { throw .expired }
+        if let exp = claims.exp, Double(exp) <= clock.wallNow() { throw .expired }
         return claims
     }
 }

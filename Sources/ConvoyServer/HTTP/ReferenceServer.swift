@@ -1,10 +1,11 @@
 import ConvoySodium
+import ConvoyWire
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import PostgresNIO
 import NIOCore
+import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
 
@@ -17,7 +18,7 @@ public final class ReferenceServer: Sendable {
     public let configuration: ServerConfiguration
     /// The app served (`configuration.app`).
     let app: any ServerApp
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let logger: Logger
     let auth: any AuthStore
     let tables: any TableStore
@@ -35,7 +36,7 @@ public final class ReferenceServer: Sendable {
 
     /// Opens (or creates) the database and makes the API keys. With a
     /// PostgreSQL URL this connects, applies the migrations and reads the schema.
-    public init(configuration: ServerConfiguration, clock: any ServerClock = SystemServerClock(),
+    public init(configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
                 logger: Logger = Logger(label: "convoy.serve")) async throws {
         try configuration.validate()
         guard let app = ServerApps.make(configuration.app) else {

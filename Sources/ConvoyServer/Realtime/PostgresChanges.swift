@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import Logging
 import PostgresNIO
@@ -160,7 +161,7 @@ extension PostgresChanges {
         binds.append("public.\(Schema.quote(table))")
         binds.append(keys)
         binds.append(subscribers.map(\.claimsJSON))
-        binds.append(Timestamps.format(store.clock.now()))
+        binds.append(Timestamps.format(store.clock.date))
         binds.append(guarded)
         var out: [Int: String] = [:]
         let sql = "SELECT pos, row_json FROM auth.readers($1::regclass, $2, $3::jsonb[], $4, $5)"

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import GRDB
 import Synchronization
@@ -45,13 +46,13 @@ final class RealtimeHub: Sendable {
 
     private let state = Mutex(State())
     let schema: Schema
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     /// Supabase's limit per connection.
     static let maxChannels = 100
     /// Frames queued for one connection before it counts as not reading and is closed.
     static let maxQueued = 8192
 
-    init(schema: Schema, clock: any ServerClock) {
+    init(schema: Schema, clock: any ConvoyClock) {
         self.schema = schema
         self.clock = clock
     }
@@ -118,7 +119,7 @@ final class RealtimeHub: Sendable {
         state.withLock { $0.channels[id] ?? [:] }
     }
 
-    func send(_ id: ConnectionID, _ message: PhoenixMessage) {
+    func send(_ id: ConnectionID, _ message: PhoenixFrame) {
         let sink = state.withLock { $0.sinks[id] }
         if let sink { Self.deliver(message.text, to: sink) }
     }
@@ -139,7 +140,7 @@ final class RealtimeHub: Sendable {
     // MARK: - Broadcast and presence
 
     func broadcast(from id: ConnectionID, topic: String, payload: [String: Any], includeSelf: Bool) {
-        let text = PhoenixMessage(topic: topic, event: "broadcast", payload: payload).text
+        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.broadcast, payload: payload).text
         let sinks = state.withLock { s in
             (s.topics[topic] ?? []).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
         }
@@ -164,7 +165,7 @@ final class RealtimeHub: Sendable {
         let joins: [String: Any] = [key: ["metas": [meta]] as [String: Any]]
         let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
         let diff: [String: Any] = ["joins": joins, "leaves": leaves]
-        let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: diff).text
+        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: diff).text
         for sink in sinks { Self.deliver(text, to: sink) }
     }
 
@@ -183,7 +184,7 @@ final class RealtimeHub: Sendable {
         guard !gone.isEmpty else { return }
         var leaves: [String: Any] = [:]
         for (key, metas) in gone { leaves[key] = ["metas": metas.map(\.value)] }
-        let text = PhoenixMessage(topic: topic, event: "presence_diff", payload: ["joins": [String: Any](), "leaves": leaves]).text
+        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: ["joins": [String: Any](), "leaves": leaves]).text
         for sink in sinks { Self.deliver(text, to: sink) }
     }
 
@@ -226,7 +227,7 @@ final class RealtimeHub: Sendable {
     /// closing channels whose token expired instead.
     func deliver(_ change: ChangeEvent, to deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
-        let now = clock.now().timeIntervalSince1970
+        let now = clock.wallNow()
         let table = schema.tables[change.table]
         let columns: [[String: String]] = table?.columns.map { ["name": $0.name, "type": Self.shortType($0.type)] } ?? []
         var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
@@ -238,17 +239,16 @@ final class RealtimeHub: Sendable {
                 expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
                 continue
             }
-            send(d.connection, PhoenixMessage(topic: d.topic, event: "postgres_changes", payload: ["ids": d.ids, "data": data]))
+            send(d.connection, PhoenixFrame(topic: d.topic, event: PhoenixFrame.Event.postgresChanges, payload: ["ids": d.ids, "data": data]))
         }
     }
 
     /// Closes a channel whose access token has expired, as Supabase does.
     func expire(_ id: ConnectionID, topic: String, secondsAgo: Int) {
         let name = member(id, topic: topic)?.channelName ?? topic
-        send(id, PhoenixMessage(topic: topic, event: "system", payload: [
-            "message": "Token has expired \(max(0, secondsAgo)) seconds ago", "status": "error", "extension": "system", "channel": name,
-        ]))
-        send(id, PhoenixMessage(topic: topic, event: "phx_close", payload: [:]))
+        send(id, .system(topic, status: "error", message: "Token has expired \(max(0, secondsAgo)) seconds ago", channel: name,
+                         extension: "system"))
+        send(id, PhoenixFrame(topic: topic, event: PhoenixFrame.Event.close))
         leave(id, topic: topic)
     }
 

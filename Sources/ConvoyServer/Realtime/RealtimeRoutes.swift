@@ -1,3 +1,4 @@
+import ConvoyWire
 import Hummingbird
 import HummingbirdWebSocket
 import NIOWebSocket
@@ -6,7 +7,7 @@ import NIOWebSocket
 struct RealtimeRoutes: Sendable {
     let hub: RealtimeHub
     let tokens: TokenService
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     /// Largest message accepted from a client.
     static let maxMessage = 1 << 20
 

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 
 /// One websocket's conversation in Supabase Realtime's protocol: join and
@@ -6,30 +7,31 @@ struct RealtimeSession: Sendable {
     let id: RealtimeHub.ConnectionID
     let hub: RealtimeHub
     let tokens: TokenService
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     /// The connection's `apikey`, used when a join carries no access token.
     let apikey: String
 
     func handle(_ text: String) async {
-        guard let m = PhoenixMessage(text: text) else { return }
+        guard let m = PhoenixFrame(text: text) else { return }
+        typealias Event = PhoenixFrame.Event
         switch (m.topic, m.event) {
-        case ("phoenix", "heartbeat"):
-            hub.send(id, .reply("phoenix", ref: m.ref))
+        case (PhoenixFrame.heartbeatTopic, Event.heartbeat):
+            hub.send(id, .reply(PhoenixFrame.heartbeatTopic, ref: m.ref))
             expireStaleChannels()
-        case (_, "phx_join"): await join(m)
-        case (_, "phx_leave"):
+        case (_, Event.join): await join(m)
+        case (_, Event.leave):
             hub.leave(id, topic: m.topic)
             hub.send(id, .reply(m.topic, ref: m.ref))
-            hub.send(id, PhoenixMessage(topic: m.topic, event: "phx_close", payload: [:]))
-        case (_, "access_token"): await refresh(m)
-        case (_, "broadcast"): broadcast(m)
-        case (_, "presence"): presence(m)
+            hub.send(id, PhoenixFrame(topic: m.topic, event: Event.close))
+        case (_, Event.accessToken): await refresh(m)
+        case (_, Event.broadcast): broadcast(m)
+        case (_, Event.presence): presence(m)
         default:
             hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "unknown event \(m.event)"]))
         }
     }
 
-    private func join(_ m: PhoenixMessage) async {
+    private func join(_ m: PhoenixFrame) async {
         func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": reason])) }
         guard m.topic.hasPrefix("realtime:") else { return refuse("TopicNameRequired: topics start with realtime:") }
         let config = m.payload["config"] as? [String: Any] ?? [:]
@@ -69,15 +71,13 @@ struct RealtimeSession: Sendable {
         hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": bindings.map(\.echo)]))
         _ = hub.join(id, topic: m.topic, member: member)
         if !bindings.isEmpty {
-            hub.send(id, PhoenixMessage(topic: m.topic, event: "system", payload: [
-                "message": "Subscribed to PostgreSQL", "status": "ok", "extension": "postgres_changes", "channel": name,
-            ]))
+            hub.send(id, .system(m.topic, status: "ok", message: PhoenixFrame.subscribedMessage, channel: name))
         }
-        hub.send(id, PhoenixMessage(topic: m.topic, event: "presence_state", payload: hub.presenceState(topic: m.topic)))
+        hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.presenceState, payload: hub.presenceState(topic: m.topic)))
     }
 
     /// `access_token`: a fresh token for a joined channel; a bad one closes it.
-    private func refresh(_ m: PhoenixMessage) async {
+    private func refresh(_ m: PhoenixFrame) async {
         guard hub.member(id, topic: m.topic) != nil, let token = m.payload["access_token"] as? String else { return }
         do {
             let claims = try await tokens.verify(token)
@@ -88,15 +88,13 @@ struct RealtimeSession: Sendable {
             }
         } catch {
             let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
-            hub.send(id, PhoenixMessage(topic: m.topic, event: "system", payload: [
-                "message": "Invalid JWT Token", "status": "error", "extension": "system", "channel": name,
-            ]))
-            hub.send(id, PhoenixMessage(topic: m.topic, event: "phx_close", payload: [:]))
+            hub.send(id, .system(m.topic, status: "error", message: "Invalid JWT Token", channel: name, extension: "system"))
+            hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.close))
             hub.leave(id, topic: m.topic)
         }
     }
 
-    private func broadcast(_ m: PhoenixMessage) {
+    private func broadcast(_ m: PhoenixFrame) {
         guard let member = hub.member(id, topic: m.topic) else {
             return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "join the channel first"]))
         }
@@ -104,7 +102,7 @@ struct RealtimeSession: Sendable {
         if member.broadcastAck { hub.send(id, .reply(m.topic, ref: m.ref)) }
     }
 
-    private func presence(_ m: PhoenixMessage) {
+    private func presence(_ m: PhoenixFrame) {
         guard let member = hub.member(id, topic: m.topic) else { return }
         switch m.payload["event"] as? String {
         case "track":
@@ -120,7 +118,7 @@ struct RealtimeSession: Sendable {
     }
 
     private func expireStaleChannels() {
-        let now = clock.now().timeIntervalSince1970
+        let now = clock.wallNow()
         for (topic, member) in hub.topics(of: id) {
             if let exp = member.expiresAt, exp <= now { hub.expire(id, topic: topic, secondsAgo: Int(now - exp)) }
         }

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -9,7 +10,7 @@ import ServiceLifecycle
 /// a graceful shutdown or cancellation.
 struct RetentionPurger: Service {
     let tables: any TableStore
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let retention: Double
     /// Seconds between purges; ≤ 0: never.
     let every: Double
@@ -18,7 +19,7 @@ struct RetentionPurger: Service {
     /// One purge, now. Returns how many rows went.
     @discardableResult
     func purgeOnce() async throws -> Int {
-        let now = clock.now()
+        let now = clock.date
         let cutoff = now.addingTimeInterval(-retention)
         let deleted = try await tables.purge(before: cutoff, now: now)
         logger.info("retention purge", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))"])

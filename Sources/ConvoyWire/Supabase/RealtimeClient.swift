@@ -61,7 +61,7 @@ public final class RealtimeClient: Sendable {
     private let logger: Logger
     private let heartbeatWait: @Sendable () async throws -> Void
     private let backoffWait: @Sendable (Double) async throws -> Void
-    private let now: @Sendable () -> Double
+    private let clock: any ConvoyClock
     private let state: Mutex<State>
 
     /// realtime-js's reconnect delays, seconds; the last repeats.
@@ -81,7 +81,7 @@ public final class RealtimeClient: Sendable {
         var channels: [String: Channel] = [:]
         var outgoing: AsyncStream<String>.Continuation?
         var ref = 0
-        var pendingHeartbeat: (ref: String, sent: ContinuousClock.Instant)?
+        var pendingHeartbeat: (ref: String, sent: Double)?
 
         mutating func nextRef() -> String {
             ref += 1
@@ -89,19 +89,20 @@ public final class RealtimeClient: Sendable {
         }
     }
 
-    /// `heartbeatWait` and `backoffWait` wait between heartbeats and before a
-    /// reconnection (injected by tests; by default 25 s and the backoff).
-    /// `now` stamps each change as it is read (Unix seconds by default).
+    /// `clock` stamps each change as it is read (its Unix time), times
+    /// heartbeats' round trips, and waits `heartbeatInterval` between
+    /// heartbeats and the backoff before a reconnection. Tests may replace
+    /// those waits (`heartbeatWait`, `backoffWait`) to step them one by one.
     public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
+                clock: any ConvoyClock = SystemClock(), heartbeatInterval: Double = RealtimeClient.heartbeatInterval,
                 heartbeatWait: (@Sendable () async throws -> Void)? = nil,
-                backoffWait: (@Sendable (Double) async throws -> Void)? = nil,
-                now: (@Sendable () -> Double)? = nil) {
-        self.now = now ?? { Date().timeIntervalSince1970 }
+                backoffWait: (@Sendable (Double) async throws -> Void)? = nil) {
+        self.clock = clock
         (events, sink) = AsyncStream<Event>.makeStream()
         self.url = url
         self.logger = logger
-        self.heartbeatWait = heartbeatWait ?? { try await Task.sleep(for: .seconds(Self.heartbeatInterval)) }
-        self.backoffWait = backoffWait ?? { try await Task.sleep(for: .seconds($0)) }
+        self.heartbeatWait = heartbeatWait ?? { try await clock.sleep(for: heartbeatInterval) }
+        self.backoffWait = backoffWait ?? { try await clock.sleep(for: $0) }
         state = Mutex(State(token: accessToken))
     }
 
@@ -122,7 +123,7 @@ public final class RealtimeClient: Sendable {
     public func leave(_ topic: String) {
         state.withLock { s in
             guard s.channels.removeValue(forKey: topic) != nil else { return }
-            s.outgoing?.yield(Self.frame(topic, "phx_leave", [:], ref: s.nextRef()))
+            s.outgoing?.yield(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.leave, ref: s.nextRef()).text)
         }
     }
 
@@ -131,7 +132,8 @@ public final class RealtimeClient: Sendable {
         state.withLock { s in
             s.token = token
             for (topic, channel) in s.channels where channel.joined {
-                s.outgoing?.yield(Self.frame(topic, "access_token", ["access_token": token], ref: s.nextRef(), joinRef: channel.joinRef))
+                s.outgoing?.yield(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.accessToken, payload: ["access_token": token],
+                                                   ref: s.nextRef(), joinRef: channel.joinRef).text)
             }
         }
     }
@@ -192,8 +194,8 @@ public final class RealtimeClient: Sendable {
                         let frame = self.state.withLock { s -> String? in
                             if s.pendingHeartbeat != nil { return nil }
                             let ref = s.nextRef()
-                            s.pendingHeartbeat = (ref, ContinuousClock.now)
-                            return Self.frame("phoenix", "heartbeat", [:], ref: ref)
+                            s.pendingHeartbeat = (ref, self.clock.now())
+                            return PhoenixFrame.heartbeat(ref: ref).text
                         }
                         guard let frame else { throw HeartbeatTimeout() }
                         continuation.yield(frame)
@@ -215,60 +217,54 @@ public final class RealtimeClient: Sendable {
     }
 
     private func receive(_ text: String) {
-        let receivedAt = now()
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-              let topic = o["topic"] as? String, let event = o["event"] as? String
-        else { return }
-        let payload = o["payload"] as? [String: Any] ?? [:]
-        switch event {
-        case "postgres_changes":
-            guard let data = payload["data"] as? [String: Any] else { return }
-            let record = (data["record"] as? [String: Any] ?? [:]).compactMapValues(Self.text)
-            sink.yield(.change(topic: topic, Change(type: data["type"] as? String ?? "", table: data["table"] as? String ?? "",
-                                                    commitTimestamp: data["commit_timestamp"] as? String ?? "", record: record,
+        let receivedAt = clock.wallNow()
+        guard let frame = PhoenixFrame(text: text) else { return }
+        let topic = frame.topic
+        typealias Event = PhoenixFrame.Event
+        switch frame.event {
+        case Event.postgresChanges:
+            guard let change = frame.change else { return }
+            sink.yield(.change(topic: topic, Change(type: change.type, table: change.table, commitTimestamp: change.commitTimestamp,
+                                                    record: change.record.compactMapValues(Self.text),
                                                     receivedAt: receivedAt, bytes: text.utf8.count + Self.frameOverhead)))
-        case "phx_reply":
-            let ref = o["ref"] as? String
-            if topic == "phoenix" {
-                let sent = state.withLock { s -> ContinuousClock.Instant? in
+        case Event.reply:
+            let ref = frame.ref
+            if topic == PhoenixFrame.heartbeatTopic {
+                let sent = state.withLock { s -> Double? in
                     guard let p = s.pendingHeartbeat, p.ref == ref else { return nil }
                     s.pendingHeartbeat = nil
                     return p.sent
                 }
-                if let sent {
-                    let d = ContinuousClock.now - sent
-                    sink.yield(.heartbeat(roundTrip: Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18))
-                }
+                if let sent { sink.yield(.heartbeat(roundTrip: clock.now() - sent)) }
                 return
             }
             let isJoin = state.withLock { s in s.channels[topic].map { $0.joinRef == ref } ?? false }
             guard isJoin else { return }
-            let status = payload["status"] as? String
-            let response = payload["response"] as? [String: Any] ?? [:]
-            if status == "ok" {
+            let response = frame.response
+            if frame.status == "ok" {
                 let withChanges = !((response["postgres_changes"] as? [Any]) ?? []).isEmpty
                 state.withLock { $0.channels[topic]?.joined = true }
                 if !withChanges { sink.yield(.subscribed(topic: topic)) }
             } else {
                 sink.yield(.joinFailed(topic: topic, reason: response["reason"] as? String ?? "join refused"))
             }
-        case "system":
-            let message = payload["message"] as? String ?? ""
-            if payload["status"] as? String == "ok", message == "Subscribed to PostgreSQL" {
+        case Event.system:
+            let message = frame.message ?? ""
+            if frame.status == "ok", message == PhoenixFrame.subscribedMessage {
                 sink.yield(.subscribed(topic: topic))
-            } else if payload["status"] as? String == "error" {
+            } else if frame.status == "error" {
                 // e.g. "Token has expired …", followed by phx_close: one event for both.
                 state.withLock { $0.channels[topic]?.joined = false }
                 sink.yield(.channelClosed(topic: topic, reason: message))
             }
-        case "phx_close", "phx_error":
+        case Event.close, Event.error:
             // A channel the server closed (or that crashed) while joined: the caller must join again.
             let known = state.withLock { s -> Bool in
                 guard s.channels[topic]?.joined == true else { return false }
                 s.channels[topic]?.joined = false
                 return true
             }
-            if known { sink.yield(.channelClosed(topic: topic, reason: event == "phx_error" ? "phx_error" : "closed by the server")) }
+            if known { sink.yield(.channelClosed(topic: topic, reason: frame.event == Event.error ? Event.error : "closed by the server")) }
         default:
             break
         }
@@ -282,13 +278,7 @@ public final class RealtimeClient: Sendable {
         let bindings = s.channels[topic]?.bindings.map(\.json) ?? []
         let config: [String: Any] = ["broadcast": ["ack": false, "self": false], "presence": ["key": ""],
                                      "postgres_changes": bindings, "private": false]
-        return frame(topic, "phx_join", ["config": config, "access_token": s.token], ref: ref, joinRef: ref)
-    }
-
-    private static func frame(_ topic: String, _ event: String, _ payload: [String: Any], ref: String, joinRef: String? = nil) -> String {
-        var o: [String: Any] = ["topic": topic, "event": event, "payload": payload, "ref": ref]
-        if let joinRef { o["join_ref"] = joinRef }
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: o)) ?? Data(), as: UTF8.self)
+        return PhoenixFrame.join(topic, config: config, accessToken: s.token, ref: ref).text
     }
 
     private static func text(_ value: Any) -> String? {

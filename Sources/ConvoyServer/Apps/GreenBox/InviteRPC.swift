@@ -1,4 +1,5 @@
 import ConvoySodium
+import ConvoyWire
 import Foundation
 import GRDB
 import HTTPTypes
@@ -9,7 +10,7 @@ import HTTPTypes
 /// any other write.
 struct InviteRPC: Sendable {
     let store: Store
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let ttl: Double
 
     static let invites = GreenBoxServer.schema.tables["invites"]!
@@ -40,7 +41,7 @@ struct InviteRPC: Sendable {
     /// `create_invite(preference text)` → `{code, expires_at}`.
     func create(_ args: [String: Any], as uid: String) async throws -> SQLiteTables.JSONRow {
         let preference = try Self.preference(args)
-        let now = clock.now()
+        let now = clock.date
         let expires = Timestamps.format(now.addingTimeInterval(ttl))
         return try await store.write(at: Timestamps.format(now)) { tx in
             guard try Bool.fetchOne(tx.db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", arguments: [uid]) == true else {
@@ -70,7 +71,7 @@ struct InviteRPC: Sendable {
             throw APIError.postgrest(.badRequest, "22023", "code is required")
         }
         let preference = try Self.preference(args)
-        return try await store.write(at: Timestamps.format(clock.now())) { tx in
+        return try await store.write(at: Timestamps.format(clock.date)) { tx in
             let (db, now) = (tx.db, tx.now)
             let invalid = APIError.postgrest(.badRequest, "P0001", "invite code is invalid, expired or already used")
             guard let invite = try Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM invites WHERE code = ?", arguments: [code]),

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import HTTPTypes
 import Logging
@@ -17,7 +18,7 @@ final class PostgresStore: Sendable {
     let schema: Schema
     /// The `public` schema's functions, callable through `/rpc`.
     let functions: [String: Function]
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     let logger: Logger
 
     struct Function: Sendable {
@@ -28,7 +29,7 @@ final class PostgresStore: Sendable {
     }
 
     private init(client: PostgresClient, connection: PostgresConnection.Configuration, schema: Schema,
-                 functions: [String: Function], clock: any ServerClock, logger: Logger) {
+                 functions: [String: Function], clock: any ConvoyClock, logger: Logger) {
         self.client = client
         self.connection = connection
         self.schema = schema
@@ -39,7 +40,7 @@ final class PostgresStore: Sendable {
 
     /// Connects, applies the migrations, reads the schema. The returned store's
     /// `client` must be run (`client.run()`) for requests to be served.
-    static func open(url: String, configuration: ServerConfiguration, app: any ServerApp, clock: any ServerClock,
+    static func open(url: String, configuration: ServerConfiguration, app: any ServerApp, clock: any ConvoyClock,
                      logger: Logger) async throws -> PostgresStore {
         let target = try PostgresURL(url)
         let connection: PostgresConnection
@@ -75,7 +76,7 @@ final class PostgresStore: Sendable {
             return try await client.withConnection { connection in
                 try await connection.query("BEGIN", logger: logger)
                 do {
-                    try await connection.query("SELECT set_config('request.now', \(Timestamps.format(clock.now())), true)", logger: logger)
+                    try await connection.query("SELECT set_config('request.now', \(Timestamps.format(clock.date)), true)", logger: logger)
                     let value = try await body(connection)
                     try await connection.query("COMMIT", logger: logger)
                     return value
@@ -98,7 +99,7 @@ final class PostgresStore: Sendable {
         var binds = PostgresBindings()
         binds.append(who.role.rawValue)
         binds.append(who.claimsJSON)
-        binds.append(Timestamps.format(clock.now()))
+        binds.append(Timestamps.format(clock.date))
         binds.append(statement)
         binds.append(params)
         do {
@@ -136,7 +137,7 @@ final class PostgresStore: Sendable {
     }
 
     /// PostgREST's table of SQLSTATE → HTTP status.
-    static func status(_ code: String, role: Principal.Role) -> HTTPResponse.Status {
+    static func status(_ code: String, role: Principal.Role) -> HTTPTypes.HTTPResponse.Status {
         switch code {
         case "42501": return role == .anon ? .unauthorized : .forbidden
         case "23503", "23505", "40001": return .conflict

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import GRDB
 import HTTPTypes
@@ -12,11 +13,11 @@ struct SQLiteTables: TableStore {
     let app: any ServerApp
     let schema: Schema
     let policies: Policies
-    let clock: any ServerClock
+    let clock: any ConvoyClock
     /// What the app's RPCs and purge work with.
     let context: SQLiteAppContext
 
-    init(store: Store, app: any ServerApp, policies: Policies, clock: any ServerClock, configuration: ServerConfiguration) {
+    init(store: Store, app: any ServerApp, policies: Policies, clock: any ConvoyClock, configuration: ServerConfiguration) {
         self.store = store
         self.app = app
         schema = app.schema
@@ -68,7 +69,7 @@ struct SQLiteTables: TableStore {
         if let conflict, conflict != t.primaryKey, !t.unique.contains(conflict) {
             throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
         }
-        let now = Timestamps.format(clock.now())
+        let now = Timestamps.format(clock.date)
         let rows = try objects.map { try provided($0, t, as: who, inserting: true) }
         return try await write(at: now) { tx in
             let db = tx.db
@@ -116,7 +117,7 @@ struct SQLiteTables: TableStore {
         }
         let selectSQL = "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \(whereSQL)"
         let arguments = StatementArguments(args)
-        return try await write(at: Timestamps.format(clock.now())) { tx in
+        return try await write(at: Timestamps.format(clock.date)) { tx in
             var out: [JSONRow] = []
             for existing in try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments) {
                 let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
@@ -135,7 +136,7 @@ struct SQLiteTables: TableStore {
             args += w.arguments
         }
         let arguments = StatementArguments(args)
-        return try await write(at: Timestamps.format(clock.now())) { [whereSQL] tx in
+        return try await write(at: Timestamps.format(clock.date)) { [whereSQL] tx in
             try tx.delete(from: t, where: whereSQL, arguments: arguments).map { Self.json($0, q.columns) }
         }
     }
