@@ -97,6 +97,17 @@ extension Convoy {
             } catch {
                 throw CommandFailure.badInput(error.description)
             }
+            if let keysFile {
+                // Found out now, not once serving: a CI job waiting for the file would wait for ever.
+                let folder = URL(fileURLWithPath: keysFile).deletingLastPathComponent().path
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                    throw CommandFailure.badInput("--keys-file \(keysFile): the folder \(folder) does not exist")
+                }
+                guard FileManager.default.isWritableFile(atPath: folder) else {
+                    throw CommandFailure.badInput("--keys-file \(keysFile): the folder \(folder) is not writable")
+                }
+            }
             let server: ReferenceServer
             do {
                 server = try await ReferenceServer(configuration: config, logger: logger)
@@ -105,7 +116,14 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime("cannot open the database: \(error)")
             }
-            let keysFile = self.keysFile
+            do {
+                try await serve(server, keysFile: keysFile)
+            } catch let error as CannotListen {
+                throw CommandFailure.runtime(error.description)
+            }
+        }
+
+        private func serve(_ server: ReferenceServer, keysFile: String?) async throws {
             try await server.run(gracefulShutdownSignals: [.sigterm, .sigint]) { keys in
                 // Unbuffered, so a parent process sees the keys at once.
                 var text = "convoy serve: listening on \(keys.url)\n"
@@ -117,7 +135,9 @@ extension Convoy {
                         try keys.write(to: keysFile)
                         text += "  keys written to \(keysFile) (0600)\n"
                     } catch {
+                        // Nobody could use a server whose keys are nowhere: stop, as a failed start.
                         FileHandle.standardError.write(Data("convoy: error: cannot write \(keysFile): \(error)\n".utf8))
+                        Foundation.exit(ExitStatus.runtimeFailure.rawValue)
                     }
                 }
                 FileHandle.standardOutput.write(Data(text.utf8))

@@ -251,6 +251,32 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(printed.contains("listening on \(url)"))
     }
 
+    /// Start-up failures stop `convoy serve` at once, naming what failed: a
+    /// keys file in a folder that is not there (bad input), a port in use.
+    @Test func startUpFailuresExitNamingThePathOrPort() throws {
+        let missing = "/tmp/convoy-no-such-folder-\(UUID().uuidString)/keys.json"
+        let keys = try CLI.run("serve", "--port", "0", "--keys-file", missing)
+        #expect(keys.status == 2 && keys.stderr.contains("convoy-no-such-folder") && keys.stderr.contains("does not exist"), "\(keys.stderr)")
+        #expect(keys.stdout.isEmpty, "nothing is served")
+        // A port someone else holds.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0 && listen(holder, 1) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let taken = try CLI.run("serve", "--port", String(port), "--purge-every", "0")
+        #expect(taken.status == 1 && taken.stderr.contains("cannot listen on 127.0.0.1:\(port): the port is in use"), "\(taken.stderr)")
+    }
+
     @Test func badServeOptionsAreBadInput() throws {
         #expect(try CLI.run("serve", "--port", "70000").status == 2)
         #expect(try CLI.run("serve", "--password-cost", "extreme").status == 2)

@@ -134,3 +134,47 @@ import ConvoyWire
         await s.stop()
     }
 }
+
+/// A restart keeps the project's JWT secret, as Supabase never changes it:
+/// every phone's token still works; an explicit `--jwt-secret` still wins.
+@Suite struct JWTSecretTests {
+    @Test(arguments: TestStore.all) func aRestartWithoutASecretKeepsEveryTokenValid(store: TestStore) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-secret-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let s = try await TestServer(store: store) { c in
+            if store == .sqlite { c.databasePath = dir.appendingPathComponent("convoy.sqlite").path }
+        }
+        #expect(s.server.configuration.jwtSecret == nil)
+        let user = try await s.signUp()
+        await s.stop()
+
+        var config = s.server.configuration
+        config.port = 0
+        let again = try await TestServer(store: store) { $0 = config }
+        #expect(try await again.request("GET", "/auth/v1/user", token: user.token).status == 200, "the old access token")
+        let refreshed = try await again.request("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": user.refresh])
+        #expect(refreshed.status == 200, "\(String(decoding: refreshed.body, as: UTF8.self))")
+        await again.stop()
+
+        // An explicit secret wins over the stored one: the old token is refused.
+        config.jwtSecret = String(repeating: "k", count: 40)
+        let explicit = try await TestServer(store: store) { $0 = config }
+        #expect(try await explicit.request("GET", "/auth/v1/user", token: user.token).status == 401)
+        await explicit.stop()
+        if store == .sqlite {
+            // It holds password hashes, refresh tokens and the secret: private.
+            let mode = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("convoy.sqlite").path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
+    @Test func theTemporaryDatabaseFolderIsPrivate() async throws {
+        let s = try await TestServer()
+        let folder = try #require(s.server.temporaryDirectory)
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int == 0o700)
+        let file = folder.appendingPathComponent("convoy.sqlite").path
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+        await s.stop()
+    }
+}

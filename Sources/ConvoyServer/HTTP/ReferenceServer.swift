@@ -46,8 +46,12 @@ public final class ReferenceServer: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        // What tokens are signed with: an explicit --jwt-secret, else the database's
+        // own (made on its first start and kept in it, as a Supabase project keeps its secret).
+        let secret: String
         if let url = configuration.postgresURL {
             let pg = try await PostgresStore.open(url: url, configuration: configuration, app: app, clock: clock, logger: logger)
+            secret = pg.jwtSecret
             postgres = pg
             auth = pg
             hub = RealtimeHub(schema: pg.schema, clock: clock)
@@ -58,7 +62,7 @@ public final class ReferenceServer: Sendable {
             var path = configuration.databasePath
             if path == nil {
                 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-serve-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 temporaryDirectory = dir
                 path = dir.appendingPathComponent("convoy.sqlite").path
             } else {
@@ -68,11 +72,11 @@ public final class ReferenceServer: Sendable {
             hub = RealtimeHub(schema: app.schema, clock: clock)
             feed = ChangeFeed(hub: hub, policies: policies)
             let store = try Store(path: path!, app: app, feed: feed)
+            if let given = configuration.jwtSecret { secret = given } else { secret = try await store.jwtSecret(orStore: ServerKeys.randomSecret()) }
             postgres = nil
             auth = store
             tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, configuration: configuration)
         }
-        let secret = configuration.jwtSecret ?? ServerKeys.randomSecret()
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
         serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
@@ -146,6 +150,18 @@ public final class ReferenceServer: Sendable {
         // The application ending (a graceful shutdown) ends the rest gracefully too.
         services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            throw CannotListen(address: "\(configuration.host):\(configuration.port)",
+                               reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
+        }
     }
+}
+
+/// `convoy serve` could not bind its address.
+public struct CannotListen: Error, CustomStringConvertible {
+    public let address: String
+    public let reason: String
+    public var description: String { "cannot listen on \(address): \(reason)" }
 }

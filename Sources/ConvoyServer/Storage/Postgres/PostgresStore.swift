@@ -18,6 +18,8 @@ final class PostgresStore: Sendable {
     let schema: Schema
     /// The `public` schema's functions, callable through `/rpc`.
     let functions: [String: Function]
+    /// What tokens are signed with: `--jwt-secret`, or the database's own.
+    let jwtSecret: String
     let clock: any ConvoyClock
     let logger: Logger
 
@@ -29,8 +31,9 @@ final class PostgresStore: Sendable {
     }
 
     private init(client: PostgresClient, connection: PostgresConnection.Configuration, schema: Schema,
-                 functions: [String: Function], clock: any ConvoyClock, logger: Logger) {
+                 functions: [String: Function], jwtSecret: String, clock: any ConvoyClock, logger: Logger) {
         self.client = client
+        self.jwtSecret = jwtSecret
         self.connection = connection
         self.schema = schema
         self.functions = functions
@@ -52,17 +55,34 @@ final class PostgresStore: Sendable {
         do {
             try await Migrations(connection: connection, app: app, logger: logger).apply(configuration)
             let (schema, functions) = try await Introspection(connection: connection, logger: logger).read()
+            var secret = configuration.jwtSecret ?? ""
+            if configuration.jwtSecret == nil {
+                secret = try await Self.jwtSecret(connection, orStore: ServerKeys.randomSecret(), logger: logger)
+            }
             try? await connection.close()
             var options = PostgresClient.Configuration.Options()
             options.maximumConnections = configuration.postgresConnections
             var clientConfiguration = target.client
             clientConfiguration.options = options
             return PostgresStore(client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger),
-                                 connection: target.connection, schema: schema, functions: functions, clock: clock, logger: logger)
+                                 connection: target.connection, schema: schema, functions: functions, jwtSecret: secret,
+                                 clock: clock, logger: logger)
         } catch {
             try? await connection.close()
             throw error
         }
+    }
+
+    /// The JWT secret kept with this database (`auth.convoy_settings`, which
+    /// no API role can read): the one stored, or `fresh` stored now.
+    static func jwtSecret(_ connection: PostgresConnection, orStore fresh: String, logger: Logger) async throws -> String {
+        try await connection.query("INSERT INTO auth.convoy_settings VALUES ('jwt_secret', \(fresh)) ON CONFLICT (key) DO NOTHING",
+                                   logger: logger)
+        for try await (value,) in try await connection.query("SELECT value FROM auth.convoy_settings WHERE key = 'jwt_secret'",
+                                                             logger: logger).decode((String,).self) {
+            return value
+        }
+        return fresh
     }
 
     // MARK: - Transactions

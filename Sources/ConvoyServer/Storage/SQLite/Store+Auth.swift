@@ -85,4 +85,14 @@ extension Store: AuthStore {
             }
         }
     }
+
+    /// The JWT secret kept with this database: the one stored, or `fresh`
+    /// stored now when there is none (every later start signs as this one
+    /// did, as a Supabase project keeps its secret).
+    func jwtSecret(orStore fresh: String) async throws -> String {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO auth_settings (key, value) VALUES ('jwt_secret', ?)", arguments: [fresh])
+            return try String.fetchOne(db, sql: "SELECT value FROM auth_settings WHERE key = 'jwt_secret'") ?? fresh
+        }
+    }
 }

@@ -11,8 +11,16 @@ final class Store: Sendable {
     /// Where committed row changes go (nil: nowhere).
     let feed: ChangeFeed?
 
+    /// Opens (or creates) the database at `path`. A new file is created
+    /// private (0600): it holds password hashes, refresh tokens and the JWT
+    /// secret; SQLite gives its WAL and shared-memory files the same mode.
     init(path: String, app: any ServerApp, feed: ChangeFeed? = nil) throws {
         self.feed = feed
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw StoreOpenError(path: path, reason: String(cString: strerror(errno)))
+            }
+        }
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
@@ -63,6 +71,17 @@ final class Store: Sendable {
         for migration in app.sqliteMigrations {
             m.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
         }
+        // After the app's: files written before it have those already applied.
+        m.registerMigration("v3: server settings (the JWT secret)") { db in
+            try db.execute(sql: "CREATE TABLE auth_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        }
         return m
     }
+}
+
+/// The database file could not be created.
+struct StoreOpenError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "cannot create the database \(path): \(reason)" }
 }
