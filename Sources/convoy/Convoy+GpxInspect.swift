@@ -77,7 +77,12 @@ private struct FileReport: Encodable {
                 out += "    joins      \(t.importPolicy.segmentGaps.map { Format.seconds($0) }.joined(separator: ", ")) between segments\n"
             }
         }
-        if waypoints > 0 { out += "  waypoints  \(waypoints) (kept, not replayed)\n" }
+        if waypoints > 0 {
+            out += tracks.isEmpty ? "  waypoints  \(waypoints), and no track or route points: not replayable as a track\n"
+                : "  waypoints  \(waypoints) (kept, not replayed)\n"
+        } else if tracks.isEmpty, format == .gpx {
+            out += "  empty      no track, route or waypoint\n"
+        }
         for w in warnings { out += "  warning    \(w)\n" }
         if let n = nmea {
             out += "  sentences  \(n.sentences) valid of \(n.lines) lines: \(n.used) RMC/GGA used, \(n.otherTypes) of other types skipped, "

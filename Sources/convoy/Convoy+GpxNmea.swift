@@ -30,6 +30,7 @@ extension Convoy.Gpx {
 
         func run() async throws {
             let file = try TrackFile.load(input)
+            _ = try file.replayable()
             guard (1...file.tracks.count).contains(track) else {
                 throw CommandFailure.badInput("\(input) has \(file.tracks.count) track(s); --track \(track) is out of range")
             }

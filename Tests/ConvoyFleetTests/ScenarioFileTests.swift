@@ -9,6 +9,31 @@ import Testing
 @Suite struct ScenarioFileTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// Scenario tracks are read as `convoy gpx inspect` reads them: NMEA logs as
+    /// well as GPX; a file of waypoints only is refused with that reason.
+    @Test func nmeaLogsAreTracksAndWaypointsAloneAreNot() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-tracks-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let track = try TimedTrack(name: "walk", times: (0..<120).map(Double.init),
+                                   points: (0..<120).map { GeoPoint(lat: 46, lon: 14.5).offset(north: Double($0) * 1.4, east: 0) },
+                                   elevations: Array(repeating: nil, count: 120))
+        try NMEAWriter.text(for: track, interval: nil).write(to: dir.appendingPathComponent("walk.nmea"), atomically: true, encoding: .utf8)
+        try #"<?xml version="1.0"?><gpx version="1.1" creator="t"><wpt lat="46" lon="14"/></gpx>"#
+            .write(to: dir.appendingPathComponent("pins.gpx"), atomically: true, encoding: .utf8)
+        let file = dir.appendingPathComponent("s.yaml").path
+        let nmea = try ScenarioFile.parse("name: n\ngroups: [{ name: g, count: 1, tracks: { files: [walk.nmea] } }]\n", file: file)
+        let library = try TrackLibrary.build(nmea, file: file, length: 60)
+        #expect(library.tracks[0].count == 1 && library.tracks[0][0].count == 120)
+        let pins = try ScenarioFile.parse("name: n\ngroups: [{ name: g, count: 1, tracks: { files: [pins.gpx] } }]\n", file: file)
+        #expect(throws: ScenarioError.self) { try TrackLibrary.build(pins, file: file, length: 60) }
+        do {
+            _ = try TrackLibrary.build(pins, file: file, length: 60)
+        } catch {
+            #expect(error.description.contains("1 waypoint(s) but no track or route points"), "\(error)")
+        }
+    }
+
     @Test func theShippedSmokeScenarioReads() throws {
         let s = try ScenarioFile.load(Self.root.appendingPathComponent("scenarios/smoke.yaml").path)
         #expect(s.name == "smoke" && s.seed == 42 && s.target == .embedded && s.workload == .open)

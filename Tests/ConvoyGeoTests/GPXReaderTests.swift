@@ -124,3 +124,63 @@ import Testing
         #expect(file.tracks[0].report.sourceStart == Date(timeIntervalSince1970: 1_281_018_239))
     }
 }
+
+/// What issue 13 found in the readers: files over libxml2's 10 MB chunk
+/// limit, Foundation error numbers instead of words, waypoint-only files.
+@Suite struct TrackReaderLimitTests {
+    static func temporaryFile(_ name: String, _ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-\(UUID())-\(name)").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Over 10,000,000 bytes (libxml2 refused one chunk that size): read from the file in chunks.
+    @Test func aGPXOverTenMegabytesReads() throws {
+        var text = #"<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>"#
+        text.reserveCapacity(11_000_000)
+        let start = 1_700_000_000
+        let formatter = ISO8601DateFormatter()
+        for i in 0..<100_000 {
+            let t = formatter.string(from: Date(timeIntervalSince1970: Double(start + i)))
+            text += "<trkpt lat=\"\(46 + Double(i) * 1e-6)\" lon=\"14.5\"><ele>300</ele><time>\(t)</time><desc>padding padding</desc></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        #expect(text.utf8.count > 10_000_000)
+        let path = try Self.temporaryFile("big.gpx", text)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try TrackFile.load(path)
+        #expect(file.tracks.count == 1 && file.tracks[0].track.count == 100_000)
+    }
+
+    @Test func xmlErrorsAreWordsNotErrorNumbers() throws {
+        for (text, words) in [
+            (#"<gpx version="1.1"><trk><trkseg><trkpt lat="1" lon="2">"#, "ends in the middle"),
+            (#"<gpx version="1.1"><trk></gpx>"#, "not closed"),
+            (#"<gpx version="1.1" creator="a & b"></gpx>"#, "&amp;"),
+        ] {
+            do {
+                _ = try GPXReader.read(data: Data(text.utf8), file: "bad.gpx")
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.description.contains(words) && !error.description.contains("NSXMLParserErrorDomain"), "\(error)")
+            }
+        }
+    }
+
+    /// `inspect` describes a file of waypoints only; replaying it is refused with that reason.
+    @Test func waypointsOnlyAreDescribedAndRefusedAsATrack() throws {
+        let path = try Self.temporaryFile("wpt.gpx", #"""
+            <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
+            <wpt lat="46.05" lon="14.5"><name>A</name></wpt><wpt lat="46.06" lon="14.51"><name>B</name></wpt></gpx>
+            """#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try TrackFile.load(path)
+        #expect(file.tracks.isEmpty && file.document?.waypoints.count == 2)
+        do {
+            _ = try file.replayable()
+            Issue.record("waypoints replayed as a track")
+        } catch {
+            #expect(error == .noTrack && error.description.contains("2 waypoint(s) but no track or route points"))
+        }
+    }
+}

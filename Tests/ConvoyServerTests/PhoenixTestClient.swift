@@ -14,6 +14,7 @@ final class PhoenixTestClient: Sendable {
             return frames.remove(at: i)
         }
         func all() -> [String] { frames }
+        func contains(_ match: @Sendable ([String: Any]) -> Bool) -> Bool { frames.contains { match(Self.decode($0)) } }
         static func decode(_ s: String) -> [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(s.utf8)) as? [String: Any]) ?? [:]
         }
@@ -96,7 +97,21 @@ final class PhoenixTestClient: Sendable {
             "postgres_changes": changes, "private": false,
         ] as [String: Any]]
         if let token { payload["access_token"] = token }
-        return try await reply(to: send(topic, "phx_join", payload))
+        let reply = try await reply(to: send(topic, "phx_join", payload))
+        // As realtime-js's clients do, changes are expected once the server says
+        // "Subscribed to PostgreSQL" (left in the inbox for tests that read it):
+        // the reply can reach the client before the subscription is indexed.
+        if !changes.isEmpty, (reply["payload"] as? [String: Any])?["status"] as? String == "ok" {
+            let deadline = ContinuousClock.now + .seconds(30)
+            let subscribed: @Sendable ([String: Any]) -> Bool = {
+                $0["topic"] as? String == topic && $0["event"] as? String == "system"
+                    && ($0["payload"] as? [String: Any])?["message"] as? String == "Subscribed to PostgreSQL"
+            }
+            while ContinuousClock.now < deadline, !(await inbox.contains(subscribed)) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        return reply
     }
 
     func count(_ event: String) async -> Int {

@@ -46,7 +46,8 @@ public struct TrackLibrary: Sendable {
                     }
                     for path in paths {
                         do {
-                            tracks += try GPXImport.tracks(from: try GPXReader.read(contentsOf: path), file: path).map(\.track)
+                            // GPX or NMEA, through the reader `convoy gpx inspect` uses.
+                            tracks += try TrackFile.load(path).replayable().map(\.track)
                         } catch {
                             throw ScenarioError(file: file, line: group.tracksLine, column: group.tracksColumn, path: "groups[\(g)].tracks.files", message: "\(error)")
                         }

@@ -4,18 +4,24 @@ import FoundationXML
 #endif
 
 /// Reads GPX 1.0 and 1.1 (tracks, segments, routes, waypoints) with Foundation's
-/// XMLParser (libxml2). Unknown elements and `<extensions>` are skipped; a value
-/// that cannot be read is an error naming file:line:column and the element.
+/// XMLParser (libxml2), fed from a stream in chunks: a file of any size is
+/// read without holding its text (only its points), and libxml2's 10 MB limit
+/// on one chunk of input does not apply. Unknown elements and `<extensions>`
+/// are skipped; a value that cannot be read is an error naming
+/// file:line:column and the element.
 public enum GPXReader {
     public static func read(contentsOf path: String) throws(GeoError) -> GPXDocument {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard FileManager.default.isReadableFile(atPath: path), let stream = InputStream(fileAtPath: path) else {
             throw .unreadable("cannot read the file (missing or not readable)", file: path)
         }
-        return try read(data: data, file: path)
+        return try read(XMLParser(stream: stream), file: path)
     }
 
     public static func read(data: Data, file: String = "<memory>") throws(GeoError) -> GPXDocument {
-        let parser = XMLParser(data: data)
+        try read(XMLParser(stream: InputStream(data: data)), file: file)
+    }
+
+    private static func read(_ parser: XMLParser, file: String) throws(GeoError) -> GPXDocument {
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         let delegate = GPXParserDelegate(file: file, parser: parser)
@@ -23,14 +29,36 @@ public enum GPXReader {
         let ok = parser.parse()
         if let error = delegate.failure { throw error }
         guard ok else {
-            let message = parser.parserError.map { "not well-formed XML: \(($0 as NSError).localizedDescription)" }
-                ?? "not well-formed XML"
-            throw .malformedXML(message, file: file, line: parser.lineNumber, column: parser.columnNumber)
+            throw .malformedXML("not well-formed XML: \(Self.describe(parser.parserError))", file: file,
+                                line: parser.lineNumber, column: parser.columnNumber)
         }
         guard delegate.sawRoot else {
             throw .malformedXML("no <gpx> root element", file: file, line: parser.lineNumber, column: parser.columnNumber)
         }
         return delegate.document
+    }
+
+    /// An XMLParser error in words, never "NSXMLParserErrorDomain error N".
+    /// Its codes are libxml2's `xmlParserErrors` (NSXMLParser's list is the same).
+    static func describe(_ error: (any Error)?) -> String {
+        guard let error else { return "the parser stopped" }
+        let code = (error as NSError).code
+        switch code {
+        case 3, 4: return "the file is empty or does not start with XML"
+        case 5, 77: return "the file ends in the middle of the document (truncated?)"
+        case 6...9: return "a character that XML does not allow"
+        case 10...30: return "an & that does not start a known entity (a literal & is written &amp;)"
+        case 31, 32, 79, 81: return "an encoding this parser does not read (use UTF-8)"
+        case 38: return "a < inside an attribute value (write &lt;)"
+        case 39...44, 65, 75: return "a malformed attribute (name=\"value\", each name once)"
+        case 56, 57, 64: return "a malformed <?xml …?> declaration"
+        case 68: return "a name is missing after < or & (a literal & is written &amp;)"
+        case 72, 73: return "a tag is not closed with >"
+        case 74, 76: return "an element is not closed, or closed by the wrong end tag"
+        case 85: return "elements are not properly nested"
+        case 86: return "content after the end of the root element"
+        default: return "libxml2 error \(code)"
+        }
     }
 }
 
@@ -190,7 +218,7 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
         guard failure == nil else { return }
-        failure = .malformedXML("not well-formed XML: \((parseError as NSError).localizedDescription)",
+        failure = .malformedXML("not well-formed XML: \(GPXReader.describe(parseError))",
                                 file: file, line: parser.lineNumber, column: parser.columnNumber)
     }
 }
