@@ -78,7 +78,8 @@ final class TestServer: Sendable {
         self.store = store
         let clock = ManualClock(Date())
         var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        // CONVOY_TEST_LOG=error (or info, debug) shows what the server logs, when chasing a failure.
+        logger.logLevel = ProcessInfo.processInfo.environment["CONVOY_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         let server = try await ReferenceServer(configuration: config, clock: clock, logger: logger)
         let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
         task = Task { try await server.run { keys in continuation.yield(keys) } }

@@ -126,9 +126,13 @@ struct PostgresChanges: Service, SubscriberReader {
                 """
             var binds = PostgresBindings()
             binds.append(live)
-            for try await (k, json) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
-                .decode((String, String).self) {
-                current[k] = json
+            current = try await store.client.withConnection { c in
+                var rows: [String: String] = [:]
+                for try await (k, json) in try await c.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+                    .decode((String, String).self) {
+                    rows[k] = json
+                }
+                return rows
             }
         }
         var announced: [ChangeFeed.Announced] = []
@@ -163,13 +167,18 @@ extension PostgresChanges {
         binds.append(subscribers.map(\.claimsJSON))
         binds.append(Timestamps.format(store.clock.date))
         binds.append(guarded)
-        var out: [Int: String] = [:]
         let sql = "SELECT pos, row_json FROM auth.readers($1::regclass, $2, $3::jsonb[], $4, $5)"
-        for try await (i, json) in try await store.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
-            .decode((Int32, String).self) {
-            out[Int(i)] = json
+        // A connection leased for the read alone, back in the pool however it ends: a read that
+        // fails (a column the subscriber may not see) kept its connection now and then, and the
+        // guarded read after it then waited for ever on a pool of one.
+        return try await store.client.withConnection { c in
+            var out: [Int: String] = [:]
+            for try await (i, json) in try await c.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: store.logger)
+                .decode((Int32, String).self) {
+                out[Int(i)] = json
+            }
+            return out
         }
-        return out
     }
 
     func roles(_ roles: Set<Principal.Role>, maySelect table: String) async throws -> Set<Principal.Role> {
@@ -178,11 +187,15 @@ extension PostgresChanges {
             var binds = PostgresBindings()
             binds.append(role.rawValue)
             binds.append("public.\(Schema.quote(table))")
-            for try await (ok,) in try await store.client.query(
-                PostgresQuery(unsafeSQL: "SELECT has_table_privilege($1, $2::regclass, 'SELECT')", binds: binds), logger: store.logger
-            ).decode((Bool,).self) where ok {
-                allowed.insert(role)
+            let ok = try await store.client.withConnection { c in
+                for try await (ok,) in try await c.query(
+                    PostgresQuery(unsafeSQL: "SELECT has_table_privilege($1, $2::regclass, 'SELECT')", binds: binds), logger: store.logger
+                ).decode((Bool,).self) {
+                    return ok
+                }
+                return false
             }
+            if ok { allowed.insert(role) }
         }
         return allowed
     }

@@ -123,11 +123,13 @@ final class PostgresStore: Sendable {
         binds.append(statement)
         binds.append(params)
         do {
-            for try await (text,) in try await client.query(PostgresQuery(unsafeSQL: "SELECT auth.request($1, $2, $3, $4, $5)", binds: binds),
-                                                            logger: logger).decode((String?).self) {
-                return text
+            // On a connection leased for the statement: it goes back to the pool however the
+            // statement ends (a query that failed while its rows streamed kept its connection
+            // now and then, and a pool of one then served nobody).
+            return try await client.withConnection { connection in
+                try await Self.text(connection, PostgresQuery(unsafeSQL: "SELECT auth.request($1, $2, $3, $4, $5)", binds: binds),
+                                    logger: logger)
             }
-            return nil
         } catch {
             throw Self.translate(error, role: who.role)
         }
