@@ -59,3 +59,16 @@ struct TimeArgument: ExpressibleByArgument, Hashable {
 
 /// `convoy serve --app-schema built-in|database`.
 extension ServerConfiguration.AppSchema: ExpressibleByArgument {}
+
+/// `--target`: an http(s) URL with a host; anything else is bad input, found
+/// before a run starts (not a transport error once devices connect).
+enum TargetURL {
+    static func problem(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty
+        else {
+            return "--target \"\(text)\" is not an http(s) URL with a host (e.g. https://xyz.supabase.co or http://127.0.0.1:3010)"
+        }
+        return nil
+    }
+}

@@ -65,6 +65,7 @@ extension Convoy {
             if keysFile == nil, target == nil { throw ValidationError("give --keys-file, or --target with --anon-key") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
             if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
+            if let target, let problem = TargetURL.problem(target) { throw ValidationError(problem) }
         }
 
         func run() async throws {

@@ -125,6 +125,7 @@ extension Convoy {
             if let duration, duration.seconds > Quantity.longest { throw ValidationError("--duration is at most 30 days") }
             if drain.seconds > 3600 { throw ValidationError("--drain is at most 1h") }
             if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
+            if let target, let problem = TargetURL.problem(target) { throw ValidationError(problem) }
             if anonKey != nil || serviceKey != nil, target == nil { throw ValidationError("--anon-key and --service-key go with --target") }
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
             if signup == .admin, serviceKey == nil, keysFile == nil {

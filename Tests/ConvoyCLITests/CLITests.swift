@@ -277,6 +277,17 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(taken.status == 1 && taken.stderr.contains("cannot listen on 127.0.0.1:\(port): the port is in use"), "\(taken.stderr)")
     }
 
+    /// A --target that is not an http(s) URL is bad input before anything starts, not a transport failure later.
+    @Test func aMalformedTargetIsBadInput() throws {
+        let scenario = ShippedTracksTests.root.appendingPathComponent("scenarios/smoke.yaml").path
+        for bad in ["not a url", "ftp://x", "http//missing-colon", "https://"] {
+            let run = try CLI.run("run", scenario, "--target", bad, "--anon-key", "k")
+            #expect(run.status == 2 && run.stderr.contains("is not an http(s) URL"), "\(bad): \(run.stderr)")
+        }
+        let probe = try CLI.run("probe", ShippedTracksTests.root.appendingPathComponent("probes/greenbox.yaml").path, "--target", "ftp://x", "--anon-key", "k")
+        #expect(probe.status == 2 && probe.stderr.contains("is not an http(s) URL"), "\(probe.stderr)")
+    }
+
     @Test func badServeOptionsAreBadInput() throws {
         #expect(try CLI.run("serve", "--port", "70000").status == 2)
         #expect(try CLI.run("serve", "--password-cost", "extreme").status == 2)
