@@ -37,6 +37,21 @@ import Testing
         #expect(abs(t.track.duration - 30) < 0.05, "42 m at 1.4 m/s")
     }
 
+    /// A logger's placeholder on every point (often 1970-01-01) is no time at all:
+    /// the track is timed at the fallback speed, not squeezed into one instant.
+    @Test func oneTimeOnEveryPointIsAPlaceholder() throws {
+        let o = GeoPoint(lat: 46, lon: 14)
+        let body = (0..<20).map { i -> String in
+            let p = o.offset(north: Double(i) * 14, east: 0)
+            return "<trkpt lat=\"\(p.lat)\" lon=\"\(p.lon)\"><time>1970-01-01T00:00:00Z</time></trkpt>"
+        }.joined()
+        let t = try importOne("<trk><trkseg>\(body)</trkseg></trk>")
+        #expect(t.report.notes.contains { $0.contains("placeholder: read as untimed") }, "\(t.report.notes)")
+        #expect(t.report.pointsWithoutTime == 20 && t.report.sourceStart == nil)
+        // 19 steps of 14 m at 1.4 m/s: 190 s, every step 10 s.
+        #expect(abs(t.track.times[19] - 190) < 0.5 && abs(t.track.times[1] - 10) < 0.05, "\(t.track.times)")
+    }
+
     @Test func outOfOrderTimesAreSetAsideNotTheTrack() throws {
         let o = GeoPoint(lat: 46, lon: 14)
         let times = ["00:00:00", "00:00:10", "00:00:05", "00:00:20", "00:00:30"]

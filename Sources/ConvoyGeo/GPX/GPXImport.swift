@@ -73,7 +73,13 @@ public enum GPXImport {
         // Work in seconds from the first timed point: absolute Unix times leave
         // only ~0.2 µs of resolution, too coarse for re-timing close points.
         let epoch = points.lazy.compactMap(\.time).first?.timeIntervalSince1970 ?? 0
-        let relative = points.map { $0.time.map { $0.timeIntervalSince1970 - epoch } }
+        var relative = points.map { $0.time.map { $0.timeIntervalSince1970 - epoch } }
+        // One time on every point (a logger's placeholder, often 1970-01-01): no time at all.
+        if relative.count(where: { $0 != nil }) > 1, Set(relative.compactMap { $0 }).count == 1 {
+            report.notes.append("every point has the same time (\(GPXTime().format(Date(timeIntervalSince1970: epoch)))), a placeholder: read as untimed")
+            relative = relative.map { _ in nil }
+            report.pointsWithoutTime = points.count
+        }
         var partial = keepIncreasing(relative, report: &report)
         let times = try fillTimes(&partial, points: points.map(\.position), policy: policy, report: &report)
         report.sourceStart = report.retimedByDistance ? nil : times.first.map { Date(timeIntervalSince1970: epoch + $0) }
