@@ -1,5 +1,3 @@
-import Histogram
-
 /// The histograms and counters a run records, named once. Code records and
 /// reads them through these constants (`metrics.record(.e2eLatency, …)`,
 /// `snapshot[.sent]`), thresholds are checked against them before a run
@@ -175,7 +173,6 @@ extension Metrics {
 
 extension MetricsSnapshot {
     public func statistic(_ timing: HistogramName, _ stat: String) -> Double? { statistic(timing.name, stat) }
-    public func histogram(_ timing: HistogramName) -> Histogram<UInt64>? { histograms[timing.name] }
 }
 
 extension [String: Int] {

@@ -107,7 +107,11 @@ final class PhoenixTestClient: Sendable {
                 $0["topic"] as? String == topic && $0["event"] as? String == "system"
                     && ($0["payload"] as? [String: Any])?["message"] as? String == "Subscribed to PostgreSQL"
             }
-            while ContinuousClock.now < deadline, !(await inbox.contains(subscribed)) {
+            while !(await inbox.contains(subscribed)) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("\(topic): joined, but no \"Subscribed to PostgreSQL\" within 30 s")
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(5))
             }
         }

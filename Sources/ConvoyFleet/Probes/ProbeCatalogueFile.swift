@@ -1,3 +1,4 @@
+import ConvoyMetrics
 import Foundation
 import Yams
 
@@ -160,7 +161,7 @@ extension Reader {
         let s = try string()
         for name in ProbeTemplate.placeholders(in: s) where !ProbeTemplate.isKnown(name) {
             var message = "unknown placeholder {{\(name)}}"
-            if let guess = Self.closest(name, among: ProbeTemplate.names) { message += "; did you mean {{\(guess)}}?" }
+            if let guess = Spelling.closest(name, among: ProbeTemplate.names) { message += "; did you mean {{\(guess)}}?" }
             throw error(message + " (see docs/probes.md)")
         }
         return s

@@ -1,3 +1,4 @@
+import ConvoyMetrics
 import Yams
 
 /// The app a scenario runs (`app:`), and the keys that need one of its modes.
@@ -20,7 +21,7 @@ extension Reader {
             let value = try r.string()
             guard values.contains(value) else {
                 var message = "\(name) has no \(option) \"\(value)\" (\(option): \(values.joined(separator: ", ")))"
-                if let guess = Self.closest(value, among: values) { message += "; did you mean \"\(guess)\"?" }
+                if let guess = Spelling.closest(value, among: values) { message += "; did you mean \"\(guess)\"?" }
                 throw r.error(message)
             }
             options[option] = value
@@ -53,7 +54,7 @@ extension Reader {
         let s = try string()
         guard Apps.names.contains(s) else {
             var message = "no app \"\(s)\" (apps: \(Apps.names.joined(separator: ", ")))"
-            if let guess = Self.closest(s, among: Apps.names) { message += "; did you mean \"\(guess)\"?" }
+            if let guess = Spelling.closest(s, among: Apps.names) { message += "; did you mean \"\(guess)\"?" }
             throw error(message)
         }
         return s

@@ -70,7 +70,7 @@ struct Reader {
             let sub = Reader(file: file, node: k, path: child(key))
             guard allowed.contains(key) else {
                 var message = "unknown key \"\(key)\""
-                if let guess = Self.closest(key, among: allowed) { message += "; did you mean \"\(guess)\"?" }
+                if let guess = Spelling.closest(key, among: allowed) { message += "; did you mean \"\(guess)\"?" }
                 throw sub.error(message + " (keys here: \(allowed.joined(separator: ", ")))")
             }
             guard out[key] == nil else { throw sub.error("\"\(key)\" is given twice") }
@@ -125,7 +125,7 @@ struct Reader {
         if let v = T(rawValue: s) { return v }
         let names = T.allCases.map(\.rawValue)
         var message = "\"\(s)\" is not one of \(names.joined(separator: ", "))"
-        if let guess = Self.closest(s, among: names) { message += "; did you mean \"\(guess)\"?" }
+        if let guess = Spelling.closest(s, among: names) { message += "; did you mean \"\(guess)\"?" }
         throw error(message)
     }
 
@@ -139,9 +139,6 @@ struct Reader {
     }
 
     func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    /// The allowed name nearest to `s` (edit distance ≤ 3), for "did you mean".
-    static func closest(_ s: String, among names: [String]) -> String? { Spelling.closest(s, among: names) }
 
     // MARK: The scenario
 

@@ -20,9 +20,12 @@ final class GPSDConnection {
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private var isOpen = false
-    /// Bytes read but not yet a whole line, and whole lines not yet parsed.
+    /// What `recv` reads into, kept from read to read.
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Bytes read but not yet a whole line; whole lines read, `nextLine` the first not yet parsed.
     private var partial: [UInt8] = []
     private var lines: [[UInt8]] = []
+    private var nextLine = 0
     private var closed = false
     /// gpsd's lines are short (a SKY with many satellites is a few kB); a longer one is not gpsd's.
     static let longestLine = 1 << 20
@@ -52,36 +55,43 @@ final class GPSDConnection {
     /// True when a message is waiting (or the connection has ended: `read` says so);
     /// waits at most `timeout` seconds.
     func waiting(timeout: Double) -> Bool {
-        if !lines.isEmpty || closed { return true }
+        if nextLine < lines.count || closed { return true }
+        lines.removeAll(keepingCapacity: true)
+        nextLine = 0
         var p = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&p, 1, Int32(max(0, min(timeout, 3600)) * 1000))
         guard ready > 0 else { return false }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let n = buffer.withUnsafeMutableBytes { recv(data.pointee.gps_fd, $0.baseAddress, $0.count, 0) }
+        let fd = data.pointee.gps_fd
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) {
             closed = true
             return true
         }
         guard n > 0 else { return false }
-        partial.append(contentsOf: buffer[0..<n])
-        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(Array(partial[..<newline]))
-            partial.removeSubrange(...newline)
+        // Each byte is looked at once: whole lines out, the rest kept for the next read.
+        var start = 0
+        for i in 0..<n where buffer[i] == UInt8(ascii: "\n") {
+            partial.append(contentsOf: buffer[start..<i])
+            lines.append(partial)
+            partial.removeAll(keepingCapacity: true)
+            start = i + 1
         }
+        partial.append(contentsOf: buffer[start..<n])
         if partial.count > Self.longestLine { closed = true }
         return !lines.isEmpty || closed
     }
 
     /// Parses one waiting line (call after `waiting` says there is one).
     func read() throws(GPSDError) -> Message {
-        guard !lines.isEmpty else {
+        guard nextLine < lines.count else {
             if closed {
                 throw .connectionLost(partial.count > Self.longestLine ? "gpsd sent a line over \(Self.longestLine) bytes"
                                                                      : "gpsd closed the connection")
             }
             return .other
         }
-        var line = lines.removeFirst()
+        var line = lines[nextLine]
+        nextLine += 1
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         guard !line.isEmpty else { return .other }
         line.append(0)

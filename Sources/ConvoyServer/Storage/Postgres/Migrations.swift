@@ -109,6 +109,14 @@ struct Migrations {
         return nil
     }
 
+    /// The JWT secret kept in `auth.convoy_settings` (no API role reads it): the
+    /// one stored, or `fresh` stored now.
+    func jwtSecret(orStore fresh: String) async throws -> String {
+        try await connection.query("INSERT INTO auth.convoy_settings VALUES ('jwt_secret', \(fresh)) ON CONFLICT (key) DO NOTHING",
+                                   logger: logger)
+        return try await setting("jwt_secret") ?? fresh
+    }
+
     /// A server setting (`auth.convoy_settings`), nil when unset.
     private func setting(_ key: String) async throws -> String? {
         for try await (value,) in try await connection.query(

@@ -53,11 +53,12 @@ final class PostgresStore: Sendable {
             throw PostgresStoreError("cannot connect to \(target.redacted): \(Self.describe(error))")
         }
         do {
-            try await Migrations(connection: connection, app: app, logger: logger).apply(configuration)
+            let migrations = Migrations(connection: connection, app: app, logger: logger)
+            try await migrations.apply(configuration)
             let (schema, functions) = try await Introspection(connection: connection, logger: logger).read()
             var secret = configuration.jwtSecret ?? ""
             if configuration.jwtSecret == nil {
-                secret = try await Self.jwtSecret(connection, orStore: ServerKeys.randomSecret(), logger: logger)
+                secret = try await migrations.jwtSecret(orStore: ServerKeys.randomSecret())
             }
             try? await connection.close()
             var options = PostgresClient.Configuration.Options()
@@ -71,18 +72,6 @@ final class PostgresStore: Sendable {
             try? await connection.close()
             throw error
         }
-    }
-
-    /// The JWT secret kept with this database (`auth.convoy_settings`, which
-    /// no API role can read): the one stored, or `fresh` stored now.
-    static func jwtSecret(_ connection: PostgresConnection, orStore fresh: String, logger: Logger) async throws -> String {
-        try await connection.query("INSERT INTO auth.convoy_settings VALUES ('jwt_secret', \(fresh)) ON CONFLICT (key) DO NOTHING",
-                                   logger: logger)
-        for try await (value,) in try await connection.query("SELECT value FROM auth.convoy_settings WHERE key = 'jwt_secret'",
-                                                             logger: logger).decode((String,).self) {
-            return value
-        }
-        return fresh
     }
 
     // MARK: - Transactions
