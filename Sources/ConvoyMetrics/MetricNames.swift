@@ -36,6 +36,8 @@ extension HistogramName {
     public static let subscribe = HistogramName("subscribe")
     public static let signup = HistogramName("signup")
     public static let tokenRefresh = HistogramName("token_refresh")
+    /// A sign-in with the phone's password after its refresh token was refused.
+    public static let signInAgain = HistogramName("sign_in_again")
     public static let realtimeHeartbeat = HistogramName("realtime_heartbeat")
     /// One read of friends' public keys before a send (`key_lookup: every_send` or a cache miss).
     public static let keyLookup = HistogramName("key_lookup")
@@ -49,7 +51,7 @@ extension HistogramName {
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
-        .tokenRefresh, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
+        .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater,
     ]
 }
@@ -95,6 +97,11 @@ extension CounterName {
     public static let backfilled = CounterName("backfilled")
     public static let tokenRefreshes = CounterName("token_refreshes")
     public static let tokenRefreshFailures = CounterName("token_refresh_failures")
+    public static let signInsAgain = CounterName("sign_ins_again")
+    // The retry queue (`retry: retry`).
+    public static let retryQueued = CounterName("retry_queued")
+    public static let retryPosted = CounterName("retry_posted")
+    public static let retryGivenUp = CounterName("retry_given_up")
     // Positions and the phone's state.
     public static let gpsDropouts = CounterName("gps_dropouts")
     public static let backgroundSkipped = CounterName("background_skipped")
@@ -146,6 +153,7 @@ extension CounterName {
         .delivered, .lost, .devices, .devicesNeverSubscribed, .startLateMs,
         .httpRequests, .httpErrors, .reconnects, .disconnects, .realtimeJoinFailures, .realtimeChannelClosed,
         .realtimeRejoins, .realtimeOtherChanges, .backfills, .backfilled, .tokenRefreshes, .tokenRefreshFailures,
+        .signInsAgain, .retryQueued, .retryPosted, .retryGivenUp,
         .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
         .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
         .pairingUnexpectedRequests, .pairingFailures, .migrationReinstalls, .migrationReaccepted,

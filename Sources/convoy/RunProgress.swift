@@ -32,9 +32,11 @@ struct RunProgress: Sendable {
             let errors = t.totals[.httpErrors] + t.totals[.decryptFailures]
             return String(format: "%5.0fs ", t.elapsed) + t.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
                 + "  online \(t.devicesOnline)/\(devices)"
+                + (t.health.realtimeDown > 0 ? " (\(t.health.realtimeDown) off Realtime)" : "")
                 + "  out \(i.counters[.sent])/s  in \(i.counters[.received])/s"
                 + "  e2e p50 \(ms("p50")) p99 \(ms("p99")) ms"
                 + "  errors \(errors)"
+                + (t.health.queued > 0 ? "  retry queue \(t.health.queued)" : "")
         }
     }
 

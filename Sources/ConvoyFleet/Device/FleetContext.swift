@@ -19,11 +19,14 @@ public final class FleetContext: Sendable {
     public let sentUpdates: SentUpdates
     /// The part of the fleet this process runs (nil: all of it); friends elsewhere are on other shards.
     public let shard: Shard?
+    /// What the fleet's connections, sessions and retry queues go through, for the live line and run.log.
+    public let health: FleetHealth
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
-                app: any AppProfile = GreenBoxApp()) {
+                app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil) {
         self.app = app
+        self.health = health ?? FleetHealth(devices: 0)
         sentUpdates = SentUpdates(horizon: options.retentionLimit + 60)
         self.shard = shard
         self.engine = engine
@@ -64,6 +67,8 @@ public struct DeviceOptions: Sendable, Equatable {
     /// phone takes to accept a request it sees (the PRD's "Accept & Share Back"), drawn per pair.
     public var pairingAskAfter: ClosedRange<Double> = 1...5
     public var pairingAcceptAfter: ClosedRange<Double> = 2...8
+    /// What a phone does with an insert that failed (the scenario's `retry:`).
+    public var retry = RetryPolicy.none
 
     public init() {}
 }

@@ -12,10 +12,16 @@ extension VirtualDevice {
     func handle(_ event: RealtimeClient.Event) async {
         switch event {
         case .connected(let attempt):
-            if attempt > 0 { metrics.count(.reconnects) }
+            if attempt > 0 {
+                metrics.count(.reconnects)
+                // A websocket upgrade: request and response headers, with TCP and TLS set-up, through the radio.
+                spendHTTP(body: 0, response: 0)
+            }
+            context.health.connected(index)
         case .disconnected:
             metrics.count(.disconnects)
             life.lost(at: context.clock.wallNow())
+            context.health.disconnected(index, at: context.clock.wallNow())
         case .subscribed:
             switch life.subscription() {
             case .first(let arrivedAt?):
@@ -28,16 +34,22 @@ extension VirtualDevice {
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
                 // Friends made meanwhile first, so that their rows in the backfill are not strangers'.
+                // Live changes meanwhile wait for it (`heldLive`): the catch-up's older rows are shown first, as the app
+                // would draw them, rather than turned away as older than what a live change had just drawn.
                 let pairs = pairing != nil
+                catchingUp = true
                 Task { [weak self] in
                     if pairs { await self?.catchUpPairing() }
                     await self?.backfill(since: since)
+                    await self?.releaseHeldLive()
                 }
             case .first(nil), .unchanged: break
             }
         case .joinFailed(let topic, let reason):
             metrics.count(.realtimeJoinFailures)
             context.logger.debug("device \(index): join refused: \(reason)")
+            // A token the backend no longer takes (it was restarted with another secret, say): renew it first.
+            if Self.refusesToken(reason) { await renewAfterRefusal() }
             await rejoin(topic)
         case .channelClosed(let topic, let reason):
             metrics.count(.realtimeChannelClosed)
@@ -51,7 +63,7 @@ extension VirtualDevice {
                 if let committed = CommitTimestamp.parse(change.commitTimestamp) {
                     metrics.record(.commitToReceipt, seconds: change.receivedAt - committed)
                 }
-                receive(update)
+                if catchingUp { heldLive.append(update) } else { receive(update) }
             case .pairing(let event): pairingEvent(event)
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
@@ -192,6 +204,15 @@ extension VirtualDevice {
             // A short page is the last; a page whose ids did not move the cursor would repeat.
             if fetched.updates.count < page || after == before { return }
         }
+    }
+
+    /// The catch-up after a comeback is done: the live changes that came meanwhile, in their order
+    /// (those the catch-up already brought are duplicates and dropped by `seq`).
+    func releaseHeldLive() {
+        catchingUp = false
+        let held = heldLive
+        heldLive = []
+        for update in held { receive(update) }
     }
 
     /// Keeps the last few rows received (id, server creation time) for the retention checker's "deleted early" check.

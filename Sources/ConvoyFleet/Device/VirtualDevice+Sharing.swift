@@ -93,26 +93,48 @@ extension VirtualDevice {
         }
         guard !outgoing.isEmpty else { return }
         lastShare = (intended, measured.position)
+        metrics.count(.updates)
+        metrics.count(.sent, by: expected.count)
+        metrics.count(.sentOffline, by: offline)
+        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
+        sentOffline += offline
+        ledger.sent.append(.init(seq: tick, recipients: expected, failure: nil, wall: wall, remote: remote))
+        let entry = ledger.sent.count - 1
+        let retrying = options.retry.mode == .retry
+        if retrying, posting || !outbox.isEmpty {
+            // An earlier update is in flight or waits to be posted again: this one goes behind it, so that
+            // friends get them in order (an older one after a newer is not shown: PRD §4.4 d).
+            enqueue(tick: entry, updates: outgoing, wall: wall, failed: nil)
+            return
+        }
         let started = clock.now()
-        var failure: String?
         var bytes = 0
+        posting = retrying
+        defer {
+            posting = false
+            if retrying, !flushPending, !outbox.isEmpty {
+                // Updates that queued behind this one while it was in flight.
+                flushPending = true
+                Task { [weak self] in await self?.flush() }
+            }
+        }
         do {
             bytes = try await app.send(outgoing, from: account.session, via: http)
             metrics.record(.post, seconds: clock.now() - started)
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
             metrics.record(.postFailed, seconds: clock.now() - started)
-            failure = countFailure(error)
+            let reason = countFailure(error)
             bytes = Self.estimatedBody(outgoing)
+            if retrying, RetryPolicy.isRetryable(status: error.status) {
+                enqueue(tick: entry, updates: outgoing, wall: wall, failed: reason)
+            } else {
+                ledger.sent[entry].failure = reason
+                context.health.insertFailed(reason, queued: false)
+            }
         }
         spendHTTP(body: bytes)
         metrics.count(.httpRequests)
-        metrics.count(.updates)
-        metrics.count(.sent, by: expected.count)
-        metrics.count(.sentOffline, by: offline)
-        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
-        sentOffline += offline
-        ledger.sent.append(.init(seq: tick, recipients: expected, failure: failure, wall: wall, remote: remote))
     }
 
     /// Whether this tick reads its friends' keys first (`key_lookup`).
@@ -153,9 +175,11 @@ extension VirtualDevice {
         updates.reduce(2) { $0 + $1.recipient.utf8.count + $1.ciphertext.utf8.count + 90 }
     }
 
-    /// Counts a failed request; returns the reason its updates were lost.
-    func countFailure(_ error: SupabaseError) -> String {
+    /// Counts a failed request; returns the reason its updates were lost. A 401 (the token refused)
+    /// renews the session in the background, unless `renew` is false (the renewal's own requests).
+    func countFailure(_ error: SupabaseError, renew: Bool = true) -> String {
         metrics.count(.httpErrors)
+        if renew, error.status == 401 { Task { [weak self] in await self?.renewAfterRefusal() } }
         if let status = error.status {
             metrics.count(.httpErrors(status: status))
             return "http_\(status)"

@@ -50,12 +50,19 @@ extension VirtualDevice {
             metrics.count(.tokenRefreshes)
             account.session = session
             realtime?.setAccessToken(session.accessToken)
+            signedInAgainLast = false
             scheduleRefresh()
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.tokenRefreshFailures)
-            _ = countFailure(error)
-            scheduleRefresh(at: context.clock.now() + 5)
+            _ = countFailure(error, renew: false)
+            if let status = error.status, (400..<500).contains(status), status != 408, status != 429 {
+                // The refresh token itself is refused (revoked, or unknown to a backend that lost it): sign in again.
+                await signInAgain()
+            } else {
+                // No answer, or "later": the same refresh token in a while.
+                scheduleRefresh(at: context.clock.now() + 5)
+            }
         }
     }
 }

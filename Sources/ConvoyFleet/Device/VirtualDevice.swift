@@ -73,6 +73,9 @@ public actor VirtualDevice {
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
     var backfilling = false
+    /// After a comeback, until its catch-up is done: live updates held back, to be shown after the older ones the catch-up brings.
+    var catchingUp = false
+    var heldLive: [IncomingUpdate] = []
     /// The refresh in flight, which every caller waits for; and the generation of the scheduled one.
     var refreshing: Task<Void, Never>?
     var refreshGeneration = 0
@@ -103,6 +106,15 @@ public actor VirtualDevice {
     var energy: EnergyLedger?
     var gpsSince: Double?
     var energyEnd: Double?
+    /// Recovery (`VirtualDevice+Recovery`): ticks waiting to be posted again, whether a flush is scheduled or
+    /// under way, the draws for its backoff; when its session was last renewed after a refusal, and whether by signing in.
+    var outbox: [Queued] = []
+    var flushPending = false
+    /// An insert is in flight (with `retry: retry`, later ticks queue behind it).
+    var posting = false
+    var retryRNG: SeededGenerator
+    var renewedAt: Double?
+    var signedInAgainLast = false
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
                 pairing: DevicePairing? = nil) throws {
@@ -117,6 +129,7 @@ public actor VirtualDevice {
         replayer = profile.replayer
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
+        retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
     }
 
     var metrics: Metrics { context.metrics }
@@ -164,6 +177,8 @@ public actor VirtualDevice {
         leave()
         if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
         life.disconnect()
+        abandonQueue()
+        context.health.closed(index)
         for t in tasks { t.cancel() }
         tasks = []
         realtime = nil

@@ -13,6 +13,8 @@ struct DeviceLedger: Sendable {
         var wall: Double = 0
         /// Friends on other shards: whether they were online is for `convoy merge` to tell, from their ledgers.
         var remote: [Int32] = []
+        /// Its insert failed at first and a later attempt of the retry queue succeeded.
+        var retried = false
     }
 
     var sent: [Tick] = []
@@ -56,6 +58,7 @@ extension Accounting {
                     } else if recipient.received[sender]?.contains(tick.seq) == true {
                         reason = nil
                         if recipient.backfilled[sender]?.contains(tick.seq) == true { a.deliveredByBackfill += 1 }
+                        if tick.retried { a.deliveredAfterRetry += 1 }
                     } else if let failure = tick.failure {
                         reason = failure
                     } else if let n = decryptBudget[Int(r)][sender], n > 0 {

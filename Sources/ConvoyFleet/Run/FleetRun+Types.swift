@@ -55,6 +55,7 @@ extension FleetRun {
             self.connectionPerDevice = connectionPerDevice
             self.device.workload = scenario.workload
             self.device.retentionLimit = scenario.retention.limit
+            self.device.retry = scenario.retry
             // The scenario reader refuses a name `Apps` does not know.
             app = Apps.make(scenario.app.name, options: scenario.app.options) ?? GreenBoxApp()
         }
@@ -81,6 +82,8 @@ extension FleetRun {
         public var interval: MetricsSnapshot
         /// Counters since the start.
         public var totals: [String: Int]
+        /// Phones off Realtime and updates waiting for a retry, now.
+        public var health = FleetHealth.Now()
     }
 
     /// What a run produced.

@@ -89,10 +89,11 @@ public final class FleetRun: Sendable {
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let presence = Presence(devices: n)
         let app = configuration.app
+        let health = FleetHealth(devices: mine.count)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
                                    scheduler: scheduler, presence: presence, logger: logger, options: configuration.device, shard: shard,
-                                   app: app)
-        let monitor = Task { [self] in await self.monitor(presence: presence, progress: progress) }
+                                   app: app, health: health)
+        let monitor = Task { [self] in await self.monitor(presence: presence, health: health, progress: progress) }
         defer { monitor.cancel() }
 
         // Set-up: sign-ups, keys, invitations. Not part of the measured timeline.
@@ -367,8 +368,9 @@ public final class FleetRun: Sendable {
 
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
 
-    /// Reports each second's measurements until cancelled.
-    private func monitor(presence: Presence, progress: @Sendable (Tick) -> Void) async {
+    /// Reports each second's measurements until cancelled,
+    /// and says in run.log what the fleet's connections and sessions went through in it (`FleetHealth`).
+    private func monitor(presence: Presence, health: FleetHealth, progress: @Sendable (Tick) -> Void) async {
         var next = clock.now() + 1
         while !Task.isCancelled {
             do { try await clock.monotonic.sleep(until: next) } catch { return }
@@ -376,8 +378,12 @@ public final class FleetRun: Sendable {
             let interval = metrics.takeInterval()
             let totals = metrics.counters()
             let s = status.withLock { $0 }
-            progress(Tick(elapsed: s.start.isNaN ? 0 : clock.now() - s.start, phase: s.phase, devicesOnline: presence.onlineCount,
-                          onboarded: s.onboarded, interval: interval, totals: totals))
+            let elapsed = s.start.isNaN ? 0 : clock.now() - s.start
+            for line in health.report(wall: clock.wallNow()) {
+                logger.notice("\(String(format: "%.0f", elapsed)) s: \(line)")
+            }
+            progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
+                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now))
         }
     }
 }

@@ -201,7 +201,7 @@ public struct ShardLedger: Codable, Sendable {
 }
 
 extension DeviceLedger.Tick: Codable {
-    /// `[seq, wall, [recipients], [remote], failure or null]`.
+    /// `[seq, wall, [recipients], [remote], failure or null]`, and `true` after those when a retry posted it.
     init(from decoder: any Decoder) throws {
         var c = try decoder.unkeyedContainer()
         seq = try c.decode(UInt64.self)
@@ -209,6 +209,7 @@ extension DeviceLedger.Tick: Codable {
         recipients = try c.decode([Int32].self)
         remote = try c.decode([Int32].self)
         failure = try c.decodeIfPresent(String.self)
+        if !c.isAtEnd { retried = try c.decode(Bool.self) }
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -218,5 +219,6 @@ extension DeviceLedger.Tick: Codable {
         try c.encode(recipients)
         try c.encode(remote)
         if let failure { try c.encode(failure) } else { try c.encodeNil() }
+        if retried { try c.encode(true) }
     }
 }

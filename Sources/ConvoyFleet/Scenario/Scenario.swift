@@ -25,6 +25,8 @@ public struct Scenario: Sendable, Equatable {
     public var battery = BatterySettings()
     /// Hostile devices that run a probe catalogue during the load; nil: none.
     public var hostile: Hostile?
+    /// What a phone does with an insert that failed (`retry:`); none by default.
+    public var retry = RetryPolicy.none
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.
@@ -44,8 +46,9 @@ public struct Scenario: Sendable, Equatable {
 
     public var deviceCount: Int { groups.reduce(0) { $0 + $1.count } }
 
-    func with(battery: BatterySettings, hostile: Hostile?, app: AppChoice) -> Scenario {
+    func with(battery: BatterySettings, hostile: Hostile?, app: AppChoice, retry: RetryPolicy = .none) -> Scenario {
         var s = self
+        s.retry = retry
         s.app = app
         s.battery = battery
         s.hostile = hostile

@@ -143,7 +143,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "app", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile"])
+        let m = try mapping(["name", "app", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile", "retry"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -178,7 +178,7 @@ struct Reader {
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
-              app: try checkedApp(m))
+              app: try checkedApp(m), retry: try m["retry"]?.retryPolicy() ?? .none)
     }
 
     /// A profile name: letters, digits, `_` and `-`.

@@ -23,6 +23,7 @@ extension RunSummary {
         out += "| sent | delivered | lost | duplicates | to friends offline |\n|---:|---:|---:|---:|---:|\n"
         out += "| \(a.sent) | \(a.delivered) | \(a.lostTotal) | \(a.duplicates) | \(a.sentOffline) |\n\n"
         if a.deliveredByBackfill > 0 { out += "Of the delivered, \(a.deliveredByBackfill) came late through a backfill after a reconnect.\n\n" }
+        if a.deliveredAfterRetry > 0 { out += "Of the delivered, \(a.deliveredAfterRetry) were posted by a retry after their first insert failed.\n\n" }
         if !a.lost.isEmpty {
             out += "Lost by reason: " + a.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".\n\n"
         }
