@@ -293,6 +293,7 @@ extension Convoy {
             summary.retention = outcome.retention
             summary.battery = outcome.battery
             summary.probes = outcome.probes
+            summary.network = outcome.network
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters[.sentOtherShards])

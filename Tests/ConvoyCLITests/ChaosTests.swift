@@ -55,7 +55,7 @@ struct ChaosTests {
         }
     }
 
-    static func scenario(keys: String, seconds: Int) -> String {
+    static func scenario(keys: String, seconds: Int, groups: String = "") -> String {
         """
         name: chaos
         seed: 7
@@ -65,6 +65,7 @@ struct ChaosTests {
             count: 24
             tracks: { synthetic: walk }
             cadence: 2s..3s
+        \(groups)
         social:
           friends: 2..3
         timeline:
@@ -100,9 +101,9 @@ struct ChaosTests {
     }
 
     /// Starts `convoy run` on the scenario, calls `chaos` once the run is `at` seconds in, and waits for the end.
-    static func run(dir: URL, server: Server, seconds: Int, at: Double, chaos: () async throws -> Void) async throws -> Finished {
+    static func run(dir: URL, server: Server, seconds: Int, at: Double, groups: String = "", chaos: () async throws -> Void) async throws -> Finished {
         let file = dir.appendingPathComponent("chaos.yaml")
-        try Self.scenario(keys: server.keysPath, seconds: seconds).write(to: file, atomically: true, encoding: .utf8)
+        try Self.scenario(keys: server.keysPath, seconds: seconds, groups: groups).write(to: file, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("out")
         let run = Process()
         run.executableURL = CLI.binary
@@ -181,6 +182,34 @@ struct ChaosTests {
         let counters = f.summary["counters"] as? [String: Int] ?? [:]
         #expect((counters["sign_ins_again"] ?? 0) >= 24, "every phone signed in again: \(counters)")
         #expect(f.log.contains("signed in again (the refresh was refused)"), "\(f.log)")
+    }
+
+    /// A group in a subway: no network for 6 s every 20 s, each phone at its own phase, a reset now and
+    /// then. Its phones lose Realtime and their inserts fail in the tunnels; after each, what they queued
+    /// is posted and what they missed is caught up; the battery model sees the reconnects.
+    @Test func aSubwayGroupsTunnelsLoseNothingWithRetries() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try Server(dir: dir)
+        try await server.start()
+        defer { server.stop() }
+        let subway = """
+              - name: riders
+                count: 12
+                tracks: { synthetic: walk }
+                cadence: 2s..3s
+                conditions: { preset: subway, offline: { every: 20s, for: 6s }, resets: 30s }
+            """
+        let f = try await Self.run(dir: dir, server: server, seconds: 45, at: 0, groups: subway) {}
+        Self.expectNothingLost(f)
+        let counters = f.summary["counters"] as? [String: Int] ?? [:]
+        #expect((counters["reconnects"] ?? 0) >= 12 && (counters["retry_posted"] ?? 0) > 0, "\(counters)")
+        let network = f.summary["network"] as? [[String: Any]] ?? []
+        #expect(network.count == 1 && network.first?["group"] as? String == "riders" && (network.first?["cuts"] as? Int ?? 0) >= 12,
+                "the results say what the group ran under and what it went through: \(network)")
+        // The battery model: the riders' radios paid for their reconnects (more transfers than the walkers' per device).
+        let battery = (f.summary["battery"] as? [String: Any])?["groups"] as? [[String: Any]] ?? []
+        #expect(battery.count == 2, "\(battery)")
     }
 
     @Test func aServerStalledWithSIGSTOPLosesNothing() async throws {

@@ -1,4 +1,5 @@
 @testable import ConvoyFleet
+import ConvoyWire
 import ConvoyMetrics
 import Foundation
 import Testing
@@ -91,5 +92,46 @@ import Testing
         h.closed(29)
         h.disconnected(29, at: 110)
         #expect(h.now.realtimeDown == 0, "a phone whose run ended is not an outage")
+    }
+}
+
+/// A group's `conditions:` as the scenario gives it.
+@Suite struct NetworkConditionsScenarioTests {
+    static func group(_ conditions: String, network: String = "") throws -> DeviceGroup {
+        try ScenarioFile.parse("name: n\ngroups:\n  - name: g\n    count: 1\n    conditions: \(conditions)\n\(network)", file: "n.yaml").groups[0]
+    }
+
+    static func refused(_ conditions: String) -> String {
+        do {
+            _ = try group(conditions)
+            return ""
+        } catch { return "\(error)" }
+    }
+
+    @Test func presetsMappingsAndTheRadioTheyImply() throws {
+        let edge = try Self.group("edge")
+        #expect(edge.conditions == NetworkConditions.presets["edge"] && edge.network == "3g", "edge's radio is 3G's")
+        #expect(try Self.group("wifi").network == "wifi")
+        #expect(try Self.group("subway", network: "    network: wifi\n").network == "wifi", "network: still names the radio")
+        #expect(try ScenarioFile.parse("name: n\ngroups: [{ name: g, count: 1 }]", file: "n.yaml").groups[0].conditions == nil)
+        let custom = try #require(try Self.group("{ preset: 3g, rtt: 400ms, jitter: 80ms, loss: 2%, up: 384kbit, down: 1.5 Mbit/s, resets: 2m, offline: { every: 10m, for: 45s } }").conditions)
+        #expect(custom == NetworkConditions(name: "3g", rtt: 0.4, jitter: 0.08, loss: 0.02, up: 384_000, down: 1_500_000, resetEvery: 120,
+                                            offline: .periodic(every: 600, for: 45)))
+        let random = try #require(try Self.group("{ offline: { mean_interval: 5m, mean_duration: 1m } }").conditions)
+        #expect(random.name == "lte" && random.offline == .random(meanInterval: 300, meanDuration: 60), "a mapping starts from lte")
+        #expect(try Self.group("{ preset: subway, offline: none, resets: none }").conditions?.offline == nil)
+        #expect(try Self.group("{ up: 750kbps, down: 0 }").conditions.map { ($0.up, $0.down) }! == (750_000, 0))
+    }
+
+    @Test func badConditionsNameTheirLineAndWhatIsWrong() {
+        #expect(Self.refused("4g").contains("n.yaml:5:17: groups[0].conditions: \"4g\" is not a network preset (3g, edge, lte, subway, wifi)"))
+        #expect(Self.refused("subwya").contains("did you mean \"subway\"?"))
+        #expect(Self.refused("{ rtt: fast }").contains("expected a duration"))
+        #expect(Self.refused("{ up: 10 furlongs }").contains("expected a bandwidth such as 2mbit"))
+        #expect(Self.refused("{ up: 500bit }").contains("at least 1 kbit/s"))
+        #expect(Self.refused("{ loss: 60% }").contains("at most 49%"))
+        #expect(Self.refused("{ offline: { every: 1m, for: 2m } }").contains("shorter than the time between them"))
+        #expect(Self.refused("{ offline: { every: 1m } }").contains("offline is {every: 5m, for: 60s}"))
+        #expect(Self.refused("{ jiter: 5ms }").contains("did you mean \"jitter\"?"))
     }
 }

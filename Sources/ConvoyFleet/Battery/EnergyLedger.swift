@@ -25,8 +25,9 @@ public struct EnergyLedger: Sendable {
 
     /// Bytes through the radio at `time`: an HTTP request and its response, a
     /// Realtime message received (bytesUp 0), a heartbeat and its reply.
-    public mutating func transfer(at time: Double, bytesUp: Int, bytesDown: Int) {
-        radio.transfer(at: time, bytesUp: bytesUp, bytesDown: bytesDown)
+    /// `lasting`: how long the exchange took from `time` (its round trip).
+    public mutating func transfer(at time: Double, bytesUp: Int, bytesDown: Int, lasting: Double = 0) {
+        radio.transfer(at: time, bytesUp: bytesUp, bytesDown: bytesDown, lasting: lasting)
         self.bytesUp &+= max(0, bytesUp)
         self.bytesDown &+= max(0, bytesDown)
         transfers &+= 1

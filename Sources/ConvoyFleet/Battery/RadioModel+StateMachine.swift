@@ -13,8 +13,11 @@ extension RadioModel {
 
         init(idleSince start: Double) { state = .idle(since: start) }
 
-        mutating func transfer(at time: Double, up: Int, down: Int, profile: RadioProfile, energy: inout RadioEnergy) {
-            let seconds = profile.transferSeconds(up: up, down: down)
+        mutating func transfer(at time: Double, up: Int, down: Int, lasting: Double = 0, profile: RadioProfile, energy: inout RadioEnergy) {
+            let onAir = profile.transferSeconds(up: up, down: down)
+            // Waiting for the other end with the radio connected (a round trip longer than the bytes take).
+            let waiting = max(0, lasting - onAir)
+            let seconds = onAir + waiting
             var start = time
             switch state {
             case .idle(let since):
@@ -45,7 +48,7 @@ extension RadioModel {
                     start = time + promotion.seconds
                 }
             }
-            energy.transfer += profile.transferJoules(up: up, down: down)
+            energy.transfer += profile.transferJoules(up: up, down: down) + waiting * (profile.tail.first?.power ?? 0)
             state = .connected(busyUntil: start + seconds, stage: 0)
         }
 

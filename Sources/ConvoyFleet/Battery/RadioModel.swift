@@ -33,8 +33,10 @@ public struct RadioModel: Sendable {
 
     /// A transfer of `bytesUp` and `bytesDown` asked for at `time`: an HTTP
     /// request and its response, a Realtime message, a heartbeat and its reply.
-    public mutating func transfer(at time: Double, bytesUp: Int, bytesDown: Int) {
-        machine.transfer(at: time, up: max(0, bytesUp), down: max(0, bytesDown), profile: profile, energy: &closed)
+    /// `lasting`: the exchange took this long from `time` (a round trip on a slow network); the radio stays
+    /// connected, at its first tail stage's power, for what of it the bytes themselves do not take.
+    public mutating func transfer(at time: Double, bytesUp: Int, bytesDown: Int, lasting: Double = 0) {
+        machine.transfer(at: time, up: max(0, bytesUp), down: max(0, bytesDown), lasting: lasting, profile: profile, energy: &closed)
     }
 
     /// Everything spent up to `time`: the closed states, plus the open tail or idle up to `time`.

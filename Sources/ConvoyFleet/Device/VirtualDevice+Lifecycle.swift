@@ -92,6 +92,9 @@ struct Lifecycle: Sendable {
         return false
     }
 
+    /// It lost its connection or channel and has not subscribed again yet.
+    var awaitingComeback: Bool { lostAt != nil }
+
     /// Arrived and never got its Realtime subscription.
     var neverSubscribed: Bool { joined && !subscribed }
 }

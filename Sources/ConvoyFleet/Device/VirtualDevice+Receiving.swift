@@ -174,12 +174,27 @@ extension VirtualDevice {
     /// Catches up after a reconnect: what the app has for this device since
     /// `since` (Unix seconds, minus a lookback for clock skew and commit order),
     /// page by page. Updates it already has are duplicates and are dropped by `seq`.
+    ///
+    /// What is owed is kept until a pass completes: a comeback while a pass runs asks for another
+    /// pass, and a pass that fails (the phone lost its network again) leaves it for the next comeback.
     func backfill(since: Double) async {
-        guard !backfilling else { return }
+        owedSince = min(owedSince ?? since, since)
+        guard !backfilling else {
+            backfillAgain = true
+            return
+        }
         backfilling = true
         defer { backfilling = false }
+        repeat {
+            backfillAgain = false
+            guard let owed = owedSince, await backfillPass(from: owed - context.options.backfillLookback) else { return }
+            if !backfillAgain { owedSince = nil }
+        } while backfillAgain && !isGone
+    }
+
+    /// One catch-up from `from` to now, page by page; false when a page could not be read.
+    private func backfillPass(from: Double) async -> Bool {
         metrics.count(.backfills)
-        let from = since - context.options.backfillLookback
         var after: Int64 = 0
         let page = context.options.backfillPage
         while !isGone {
@@ -192,7 +207,7 @@ extension VirtualDevice {
                 metrics.count(.httpRequests)
                 spendHTTP(body: 0)
                 _ = countFailure(error)
-                return
+                return false
             }
             spendHTTP(body: 0, response: fetched.bytes)
             let before = after
@@ -202,8 +217,9 @@ extension VirtualDevice {
                 receive(update, backfilled: true)
             }
             // A short page is the last; a page whose ids did not move the cursor would repeat.
-            if fetched.updates.count < page || after == before { return }
+            if fetched.updates.count < page || after == before { return true }
         }
+        return false
     }
 
     /// The catch-up after a comeback is done: the live changes that came meanwhile, in their order

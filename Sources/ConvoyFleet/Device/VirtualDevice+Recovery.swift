@@ -73,7 +73,7 @@ extension VirtualDevice {
             do {
                 let bytes = try await app.send(head.updates, from: account.session, via: http)
                 metrics.record(.post, seconds: clock.now() - started)
-                spendHTTP(body: bytes)
+                spendHTTP(body: bytes, since: started)
                 metrics.count(.httpRequests)
                 // The queue only shrinks here and in giveUpOldest, both on this actor with no await between check and removal.
                 guard let i = outbox.firstIndex(where: { $0.tick == head.tick }) else { continue }
@@ -84,7 +84,7 @@ extension VirtualDevice {
                 context.health.dequeued(posted: true)
             } catch {
                 metrics.record(.postFailed, seconds: clock.now() - started)
-                spendHTTP(body: Self.estimatedBody(head.updates))
+                spendHTTP(body: Self.estimatedBody(head.updates), since: started)
                 metrics.count(.httpRequests)
                 let reason = countFailure(error)
                 context.health.insertFailed(reason, queued: false)
@@ -129,7 +129,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         do {
             let session = try await SupabaseAuth(http).signIn(email: account.email, password: account.password)
-            spendHTTP(body: 120, response: 1_400)
+            spendHTTP(body: 120, response: 1_400, since: started)
             metrics.count(.httpRequests)
             metrics.record(.signInAgain, seconds: context.clock.now() - started)
             metrics.count(.signInsAgain)

@@ -133,7 +133,7 @@ extension VirtualDevice {
                 context.health.insertFailed(reason, queued: false)
             }
         }
-        spendHTTP(body: bytes)
+        spendHTTP(body: bytes, since: started)
         metrics.count(.httpRequests)
     }
 
@@ -155,7 +155,7 @@ extension VirtualDevice {
             let keys = try await app.publicKeys(of: ids, token: account.session.accessToken, via: http)
             metrics.record(.keyLookup, seconds: context.clock.now() - started)
             metrics.count(.keyLookups)
-            spendHTTP(body: 0, response: 120 * keys.count)
+            spendHTTP(body: 0, response: 120 * keys.count, since: started)
             for i in friends.indices {
                 guard let key = keys[friends[i].userID], key != friends[i].publicKey else { continue }
                 let f = friends[i]

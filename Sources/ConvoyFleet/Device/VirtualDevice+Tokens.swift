@@ -44,7 +44,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         do {
             let session = try await SupabaseAuth(http).refresh(account.session.refreshToken)
-            spendHTTP(body: 80, response: 1_400)  // a refresh token up; a session (two tokens and the user) down
+            spendHTTP(body: 80, response: 1_400, since: started)  // a refresh token up; a session (two tokens and the user) down
             metrics.count(.httpRequests)
             metrics.record(.tokenRefresh, seconds: context.clock.now() - started)
             metrics.count(.tokenRefreshes)

@@ -37,6 +37,9 @@ public actor VirtualDevice {
         public var keyCacheTTL: Double = 300
         /// What its "General location" friends get.
         public var general: PrivacyFuzz = .general
+        /// Its network's conditions, and the tunnel its connections take through them; nil: loopback as it is.
+        public var link: NetworkLink?
+        public var tunnel: TunnelProxy?
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
                     battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
@@ -73,6 +76,9 @@ public actor VirtualDevice {
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
     var backfilling = false
+    /// The catch-up still owed since then (wall clock), and whether a comeback asked for another pass meanwhile.
+    var owedSince: Double?
+    var backfillAgain = false
     /// After a comeback, until its catch-up is done: live updates held back, to be shown after the older ones the catch-up brings.
     var catchingUp = false
     var heldLive: [IncomingUpdate] = []
@@ -141,12 +147,13 @@ public actor VirtualDevice {
     /// own rows, and starts sharing at a random phase of its cadence.
     public func arrive(at intended: Double) async {
         guard life.arrive(at: intended) else { return }
+        profile.link?.begin(at: ShapingProxy.now())
         startEnergy(at: intended)
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard life.onlineSince != nil else { return }
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
-                                    clock: context.clock, heartbeatInterval: context.options.heartbeat)
+                                    clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
         let subscription = app.subscription(for: account.userID)
         client.join(subscription.topic, bindings: subscription.bindings)
         life.joinedRealtime()
@@ -185,6 +192,16 @@ public actor VirtualDevice {
     }
 
     var isGone: Bool { life.isGone }
+
+    /// Disconnects once nothing is queued, Realtime is back and caught up, or at `deadline` (the run's clock).
+    public func settleAndDisconnect(until deadline: Double) {
+        let now = context.clock.now()
+        if now < deadline, !outbox.isEmpty || life.awaitingComeback || catchingUp {
+            context.scheduler.at(now + 0.5) { [weak self] _ in await self?.settleAndDisconnect(until: deadline) }
+            return
+        }
+        disconnect()
+    }
 
     /// The account as it is now (its session rotates), for the roster.
     var currentAccount: DeviceAccount { account }

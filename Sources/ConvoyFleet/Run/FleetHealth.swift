@@ -133,7 +133,9 @@ public final class FleetHealth: Sendable {
             if s.signInFailed > 0 { lines.append("auth: \(s.signInFailed) sign-in\(s.signInFailed == 1 ? "" : "s") again failed; trying later") }
             if !s.failed.isEmpty {
                 let total = s.failed.values.reduce(0, +)
-                lines.append("inserts: \(total) failed (\(Self.list(s.failed)))" + (s.now.queued > 0 ? "; \(s.now.queued) updates queued for retry" : ""))
+                let queued = s.now.queued
+                lines.append("inserts: \(total) failed (\(Self.list(s.failed)))"
+                    + (queued > 0 ? "; \(queued) update\(queued == 1 ? "" : "s") queued for retry" : ""))
             }
             if s.retried > 0 { lines.append("retry: \(s.retried) queued update\(s.retried == 1 ? "" : "s") posted (\(s.now.queued) still queued)") }
             if !s.givenUp.isEmpty { lines.append("retry: gave up \(s.givenUp.values.reduce(0, +)) (\(Self.list(s.givenUp)))") }

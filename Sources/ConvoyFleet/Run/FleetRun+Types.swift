@@ -109,5 +109,7 @@ extension FleetRun {
         public var probes: ProbeSummary?
         /// What this shard's devices sent and received, for `convoy merge` (`ledger.json`); nil when not sharded.
         public var ledger: ShardLedger?
+        /// The network conditions each group ran under; nil when no group had any.
+        public var network: [RunSummary.NetworkGroup]?
     }
 }

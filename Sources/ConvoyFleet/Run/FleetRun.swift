@@ -96,9 +96,21 @@ public final class FleetRun: Sendable {
         let monitor = Task { [self] in await self.monitor(presence: presence, health: health, progress: progress) }
         defer { monitor.cancel() }
 
+        // Network conditions: a link per phone of each group that has them, every connection through one shaping proxy.
+        let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
+        var links: [Int: NetworkLink] = [:]
+        for i in mine { if let c = scenario.groups[groupOf[i]].conditions { links[i] = NetworkLink(conditions: c, phone: i, seed: scenario.seed) } }
+        if !links.isEmpty, !configuration.connectionPerDevice {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "groups",
+                                message: "network conditions shape each phone's own connection: they cannot be used with one shared pool of connections")
+        }
+        let proxy = links.isEmpty ? nil : try await ShapingProxy.start(links: links, logger: logger)
+        if let proxy { logger.info("network conditions: \(links.count) phones through the shaping proxy on 127.0.0.1:\(proxy.port)") }
+
         // Set-up: sign-ups, keys, invitations. Not part of the measured timeline.
         let connections: [HTTPConnection?] = try (0..<n).map { i in
-            configuration.connectionPerDevice && (shard?.owns(i) ?? true) ? try HTTPConnection(engine: engine) : nil
+            configuration.connectionPerDevice && (shard?.owns(i) ?? true)
+                ? try HTTPConnection(engine: engine, proxy: links[i] == nil ? nil : proxy?.tunnel(for: i)) : nil
         }
         var onboarding = Onboarding(engine: engine, target: configuration.target, runID: configuration.runID, app: app)
         if configuration.adminSignUp {
@@ -108,7 +120,6 @@ public final class FleetRun: Sendable {
             }
             onboarding.adminKey = key
         }
-        let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
         let graph = SocialGraph(devices: n, social: scenario.social, seed: scenario.seed)
         let accounts: [Int: DeviceAccount]
         let friends: [[Friend]]
@@ -150,6 +161,7 @@ public final class FleetRun: Sendable {
             try Task.checkCancellation()
         } catch {
             // Interrupted during set-up: nothing was shared; say so in an incomplete outcome.
+            await proxy?.stop()
             guard Task.isCancelled else { throw error }
             setPhase(.done)
             let end = ProcessResources.current()
@@ -186,6 +198,7 @@ public final class FleetRun: Sendable {
             profile.whenInUseOnly = background && permissions.chance(group.whenInUseShare)
             (profile.backgroundMode, profile.keyLookup, profile.keyCacheTTL, profile.general)
                 = (group.backgroundMode, group.keyLookup, group.keyCacheTTL, group.general)
+            if let link = links[i] { (profile.link, profile.tunnel) = (link, proxy?.tunnel(for: i)) }
             slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context,
                                          pairing: pairings?[i])
         }
@@ -209,13 +222,19 @@ public final class FleetRun: Sendable {
         var order = Array(0..<n)
         SocialGraph.shuffle(&order, &rng)
         let drain = configuration.drain
+        // Phones still out of Realtime or with updates queued when they go are given this long more to come back,
+        // post and catch up, as the phone in the user's pocket would: up to the retry policy's max_age, or 30 s when
+        // a group has tunnels or resets.
+        let retry = configuration.device.retry
+        let tunnels = scenario.groups.contains { $0.conditions.map { $0.offline != nil || $0.resetEvery > 0 } ?? false }
+        let settle = max(retry.mode == .retry ? retry.maxAge : 0, tunnels ? 30 : 0)
         for (k, i) in order.enumerated() {
             guard let device = slots[i] else { continue }
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
             if timeline.rampDown > 0 {
                 let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
                 scheduler.at(leave) { _ in await device.leave() }
-                scheduler.at(leave + drain) { _ in await device.disconnect() }
+                scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain + settle) }
             }
         }
         if pairings != nil {
@@ -275,13 +294,29 @@ public final class FleetRun: Sendable {
         // Stop sharing everywhere, let what is in flight arrive, then close.
         setPhase(.draining)
         for d in devices { await d.leave() }
-        let drained = Task { try? await clock.monotonic.sleep(until: clock.now() + drain) }
+        let drained = Task {
+            try? await clock.monotonic.sleep(until: clock.now() + drain)
+            let bound = clock.now() + settle
+            var waited = false
+            while health.now.realtimeDown > 0 || health.now.queued > 0, clock.now() < bound {
+                waited = true
+                try? await clock.monotonic.sleep(until: clock.now() + 0.25)
+            }
+            if waited {
+                logger.notice("drain: waited for phones to come back and post their queues; \(health.now.realtimeDown) still off Realtime, \(health.now.queued) updates still queued")
+                try? await clock.monotonic.sleep(until: clock.now() + min(drain, 2))  // their catch-ups
+            }
+        }
         await drained.value
         retentionTask?.cancel()
         await retentionTask?.value
         for d in devices { await d.disconnect() }
         schedulerTask.cancel()
         await schedulerTask.value
+        let shaping = proxy.map { p in
+            scenario.groups.indices.map { g in p.figures(phones: mine.filter { groupOf[$0] == g }) }
+        }
+        await proxy?.stop()
         setPhase(.done)
 
         var ledgers = [DeviceLedger](repeating: DeviceLedger(), count: n)
@@ -335,7 +370,26 @@ public final class FleetRun: Sendable {
                        probes: probeSummary ?? scenario.hostile.flatMap { h in
                            catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
                        },
-                       ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) })
+                       ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
+                       network: Self.network(scenario, figures: shaping))
+    }
+
+    /// The conditions each group with any ran under, for the results, with what its phones' tunnels went through (by group index).
+    static func network(_ scenario: Scenario, figures: [(tunnels: Int, cuts: Int)]?) -> [RunSummary.NetworkGroup]? {
+        let groups = scenario.groups.enumerated().compactMap { i, g in g.conditions.map { (i, g.name, $0) } }
+        guard !groups.isEmpty else { return nil }
+        return groups.map { index, name, c in
+            var offline: String?
+            switch c.offline {
+            case .periodic(let every, let length)?: offline = "\(Quantity.format(seconds: length)) every \(Quantity.format(seconds: every))"
+            case .random(let interval, let length)?:
+                offline = "random: about \(Quantity.format(seconds: length)) about every \(Quantity.format(seconds: interval))"
+            case nil: break
+            }
+            return RunSummary.NetworkGroup(group: name, preset: c.name, rttMs: c.rtt * 1000, jitterMs: c.jitter * 1000, loss: c.loss,
+                                           upBps: c.up, downBps: c.down, resetEverySeconds: c.resetEvery > 0 ? c.resetEvery : nil,
+                                           offline: offline, summary: c.summary, tunnels: figures?[index].tunnels ?? 0, cuts: figures?[index].cuts ?? 0)
+        }
     }
 
     /// The battery model's summary in the results' terms.

@@ -1,5 +1,6 @@
 import ConvoyGeo
 import ConvoyMetrics
+import ConvoyWire
 
 /// What `convoy run` runs: a backend, groups of virtual devices, who is
 /// friends with whom, a timeline, and the thresholds that decide the exit
@@ -165,6 +166,8 @@ public struct DeviceGroup: Sendable, Equatable {
     public var preciseShare: Double
     /// The radio, by battery profile name: `lte`, `3g`, `wifi`, or one from `battery.profiles`.
     public var network: String
+    /// The mobile network it is on (`conditions:`): nil, loopback as it is.
+    public var conditions: NetworkConditions?
     /// How foreground devices run the GPS (background ones use significant change), for the battery model.
     public var locationMode: LocationMode = .highAccuracy
     /// Of the background devices, the share whose users granted only "When In Use" (greenbox-prd.md §4.2):

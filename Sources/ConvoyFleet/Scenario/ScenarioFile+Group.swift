@@ -1,11 +1,12 @@
 import ConvoyGeo
+import ConvoyWire
 import Yams
 
 /// A group of devices (docs/scenarios.md, "A group").
 extension Reader {
     static let groupKeys = ["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
                             "precise_share", "network", "location_mode", "when_in_use_share", "background_mode", "key_lookup",
-                            "key_cache_ttl", "general", "laplace_mean", "gps_denied"]
+                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions"]
 
     func group() throws(ScenarioError) -> DeviceGroup {
         let m = try mapping(Self.groupKeys)
@@ -26,6 +27,12 @@ extension Reader {
             group.keyCacheTTL = try ttl.duration(minimum: 1)
         }
         group.general = try generalRule(m)
+        if let c = m["conditions"] {
+            let conditions = try c.conditions()
+            group.conditions = conditions
+            // The battery model's radio follows the preset unless `network:` names one.
+            if m["network"] == nil, let radio = NetworkConditions.radio(forPreset: conditions.name) { group.network = radio }
+        }
         if let denied = m["gps_denied"] { group.gpsDenied = try denied.gpsDenied() }
         let mark = (m["tracks"] ?? self).node.mark
         (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)

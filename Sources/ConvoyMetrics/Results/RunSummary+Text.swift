@@ -30,6 +30,13 @@ extension RunSummary {
         out += a.closes ? "Every update is accounted for: sent = delivered + lost.\n\n"
             : "**The accounting does not close**: sent \(a.sent) ≠ delivered \(a.delivered) + lost \(a.lostTotal).\n\n"
 
+        if let network, !network.isEmpty {
+            out += "## Network conditions\n\n| group | conditions | tunnels | cut |\n|---|---|---:|---:|\n"
+            for g in network { out += "| \(g.group) | \(g.summary) | \(g.tunnels) | \(g.cuts) |\n" }
+            out += "\nEvery byte of these groups' phones went through their links (docs/network.md); \"cut\": times a phone's open "
+            out += "connections were closed by an offline window or a reset.\n\n"
+        }
+
         out += "## Latency (ms)\n\n| histogram | count | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
         let names = Self.leading.filter { latencyMs[$0] != nil } + latencyMs.keys.filter { !Self.leading.contains($0) }.sorted()
         for name in names {

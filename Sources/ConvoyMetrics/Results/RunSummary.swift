@@ -64,6 +64,47 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var battery: BatteryReport?
     /// The hostile devices' probes (nil: none ran). Any leak fails the run.
     public var probes: ProbeSummary?
+    /// The network conditions each group ran under (nil: none had any; docs/network.md).
+    public var network: [NetworkGroup]?
+
+    /// One group's network conditions, as they were applied.
+    public struct NetworkGroup: Codable, Sendable, Equatable {
+        public var group: String
+        /// The preset the conditions start from (`lte`, `3g`, `edge`, `wifi`, `subway`).
+        public var preset: String
+        public var rttMs: Double
+        public var jitterMs: Double
+        /// A fraction of segments.
+        public var loss: Double
+        /// Bits per second; 0: not limited.
+        public var upBps: Double
+        public var downBps: Double
+        /// Mean seconds between connection resets; nil: none.
+        public var resetEverySeconds: Double?
+        /// The offline windows in words; nil: none.
+        public var offline: String?
+        /// All of it in one line.
+        public var summary: String
+        /// Connections the phones opened through their links, and times a phone's connections were cut
+        /// (an offline window began, or a reset), over the whole run.
+        public var tunnels: Int
+        public var cuts: Int
+
+        public init(group: String, preset: String, rttMs: Double, jitterMs: Double, loss: Double, upBps: Double, downBps: Double,
+                    resetEverySeconds: Double?, offline: String?, summary: String, tunnels: Int, cuts: Int) {
+            (self.group, self.preset, self.rttMs, self.jitterMs, self.loss, self.upBps, self.downBps) = (group, preset, rttMs, jitterMs, loss, upBps, downBps)
+            (self.resetEverySeconds, self.offline, self.summary, self.tunnels, self.cuts) = (resetEverySeconds, offline, summary, tunnels, cuts)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case group, preset, loss, offline, summary, tunnels, cuts
+            case rttMs = "rtt_ms"
+            case jitterMs = "jitter_ms"
+            case upBps = "up_bps"
+            case downBps = "down_bps"
+            case resetEverySeconds = "reset_every_s"
+        }
+    }
 
     /// The exit code `convoy run` returned: 0 passed, 99 thresholds failed, 1 interrupted.
     public var exitCode: Int32
@@ -132,7 +173,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard
+        case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard, network
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"

@@ -221,10 +221,13 @@ public final class HTTPEngine: Sendable {
 public final class HTTPConnection: Sendable {
     let share: HTTPEngine.Handle
     private let engine: HTTPEngine
+    /// The tunnel its requests go through (network conditions: `ShapingProxy`); nil: straight to the server.
+    public let proxy: TunnelProxy?
 
     /// Made on the caller's thread (nothing else uses the share yet); used and
     /// freed on the engine's.
-    public init(engine: HTTPEngine) throws(WireError) {
+    public init(engine: HTTPEngine, proxy: TunnelProxy? = nil) throws(WireError) {
+        self.proxy = proxy
         guard let s = curl_share_init() else { throw .libraryUnavailable("curl_share_init failed") }
         _ = convoy_share_setopt_long(s, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_CONNECT.rawValue))
         guard engine.register(HTTPEngine.Handle(pointer: s)) else {
@@ -248,6 +251,7 @@ final class Transfer: @unchecked Sendable {
     let cancelRequested = Atomic(false)
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
     var status = 0
     var headers: [String: String] = [:]
     var body: [UInt8] = []
@@ -286,6 +290,15 @@ final class Transfer: @unchecked Sendable {
         // (TLS): over plain HTTP/1.1 that wait would queue every transfer behind one handshake.
         if request.url.hasPrefix("https://") { _ = convoy_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1) }
         if let connection { _ = convoy_easy_setopt_ptr(h, CURLOPT_SHARE, connection.share.pointer) }
+        if let proxy = connection?.proxy {
+            // A CONNECT tunnel even for plain HTTP, whatever NO_PROXY says; the phone's header goes to the proxy only.
+            ok = ok && convoy_easy_setopt_ptr(h, CURLOPT_PROXY, proxy.url) == CURLE_OK
+            _ = convoy_easy_setopt_ptr(h, CURLOPT_NOPROXY, "")
+            _ = convoy_easy_setopt_long(h, CURLOPT_HTTPPROXYTUNNEL, 1)
+            _ = convoy_easy_setopt_long(h, CURLOPT_HEADEROPT, 1)  // CURLHEADER_SEPARATE
+            proxyHeaderList = curl_slist_append(nil, "\(TunnelProxy.header): \(proxy.phone)")
+            _ = convoy_easy_setopt_ptr(h, CURLOPT_PROXYHEADER, proxyHeaderList)
+        }
         switch request.method {
         case "GET": _ = convoy_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
         case "HEAD": _ = convoy_easy_setopt_long(h, CURLOPT_NOBODY, 1)
@@ -323,6 +336,8 @@ final class Transfer: @unchecked Sendable {
         easy = nil
         curl_slist_free_all(headerList)
         headerList = nil
+        curl_slist_free_all(proxyHeaderList)
+        proxyHeaderList = nil
         continuation?.resume(with: result.mapError { $0 as any Error })
         continuation = nil
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import HTTPTypes
 import WSClient
 
 /// Supabase Realtime over a websocket (Phoenix v1 JSON, vsn 1.0.0), as
@@ -63,6 +64,8 @@ public final class RealtimeClient: Sendable {
     private let backoffWait: @Sendable (Double) async throws -> Void
     private let clock: any ConvoyClock
     private let state: Mutex<State>
+    /// The tunnel its connections go through (network conditions); nil: straight to the server.
+    private let proxy: TunnelProxy?
 
     /// realtime-js's reconnect delays, seconds; the last repeats.
     public static let backoff: [Double] = [1, 2, 5, 10]
@@ -94,10 +97,11 @@ public final class RealtimeClient: Sendable {
     /// heartbeats and the backoff before a reconnection. Tests may replace
     /// those waits (`heartbeatWait`, `backoffWait`) to step them one by one.
     public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
-                clock: any ConvoyClock = SystemClock(), heartbeatInterval: Double = RealtimeClient.heartbeatInterval,
+                clock: any ConvoyClock = SystemClock(), heartbeatInterval: Double = RealtimeClient.heartbeatInterval, proxy: TunnelProxy? = nil,
                 heartbeatWait: (@Sendable () async throws -> Void)? = nil,
                 backoffWait: (@Sendable (Double) async throws -> Void)? = nil) {
         self.clock = clock
+        self.proxy = proxy
         (events, sink) = AsyncStream<Event>.makeStream()
         self.url = url
         self.logger = logger
@@ -175,7 +179,7 @@ public final class RealtimeClient: Sendable {
 
     private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
         let (outgoing, continuation) = AsyncStream<String>.makeStream()
-        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+        let handler: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, _ in
             opened()
             self.sink.yield(.connected(attempt: attempt))
             self.state.withLock { s in
@@ -209,6 +213,15 @@ public final class RealtimeClient: Sendable {
                 defer { group.cancelAll() }
                 try await group.next()
             }
+        }
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
+        if let proxy {
+            try await WebSocketClient.connect(url: url, configuration: configuration,
+                                              proxySettings: .init(host: proxy.host, port: proxy.port,
+                                                                   type: .http(connectHeaders: [HTTPField.Name(TunnelProxy.header)!: String(proxy.phone)])),
+                                              logger: logger, handler: handler)
+        } else {
+            try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger, handler: handler)
         }
     }
 
