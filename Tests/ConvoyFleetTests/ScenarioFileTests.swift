@@ -162,7 +162,13 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd"]
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway"]
+
+    @Test func theSubwayScenarioPutsItsGroupsOnTheirNetworksWithRetries() throws {
+        let subway = try ScenarioFile.load(Self.folder.appendingPathComponent("subway.yaml").path)
+        #expect(subway.groups.map { $0.conditions?.name } == ["subway", "wifi", "3g"] && subway.groups.map(\.network) == ["lte", "wifi", "3g"])
+        #expect(subway.retry == RetryPolicy(mode: .retry, backoff: 1...15, maxAge: 110, queue: 500))
+    }
 
     @Test func everyScenarioInTheFolderIsOneOfThese() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".yaml") }

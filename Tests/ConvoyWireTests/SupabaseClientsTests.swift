@@ -117,6 +117,22 @@ import Testing
         serving.cancel()
     }
 
+    /// A server that takes the connection and never answers the upgrade (a stalled handshake, a
+    /// proxy tunnel cut mid-way): the attempt is given up after `openTimeout`, and the client tries again.
+    @Test func aConnectionThatNeverOpensIsGivenUpAndTriedAgain() async throws {
+        let (fd, port) = try HTTPEngineTests.silentPort()
+        defer { close(fd) }
+        let realtime = RealtimeClient(url: "ws://127.0.0.1:\(port)/realtime/v1/websocket?apikey=k&vsn=1.0.0", accessToken: "t",
+                                      openTimeout: 0.3, backoffWait: { _ in })
+        let running = Task { await realtime.run() }
+        var events = realtime.events.makeAsyncIterator()
+        let reason = try await Self.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
+        #expect(reason.contains("did not open in time"), "\(reason)")
+        let again = try await Self.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
+        #expect(again.contains("did not open in time"), "tried again: \(again)")
+        running.cancel()
+    }
+
     /// Heartbeats on an injected tick; after the server goes away, reconnects
     /// with realtime-js's backoff and rejoins when it is back.
     @Test func heartbeatsReconnectsAndRejoins() async throws {

@@ -18,11 +18,16 @@ extension VirtualDevice {
                 spendHTTP(body: 0, response: 0)
             }
             context.health.connected(index)
-        case .disconnected:
+            context.logger.debug("device \(index): Realtime connected (attempt \(attempt))")
+        case .disconnected(let reason):
             metrics.count(.disconnects)
-            life.lost(at: context.clock.wallNow())
-            context.health.disconnected(index, at: context.clock.wallNow())
+            context.logger.debug("device \(index): Realtime connection ended: \(reason)")
+            // What was lost may have been on its way since the last message heard (a busy phone hears of the loss late).
+            let now = context.clock.wallNow()
+            life.lost(at: min(now, lastHeard ?? now))
+            context.health.disconnected(index, at: now)
         case .subscribed:
+            context.logger.debug("device \(index): subscribed")
             switch life.subscription() {
             case .first(let arrivedAt?):
                 metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
@@ -57,6 +62,7 @@ extension VirtualDevice {
             life.lost(at: context.clock.wallNow())
             await rejoin(topic)
         case .change(_, let change):
+            lastHeard = change.receivedAt
             spendReceived(bytes: change.bytes)
             switch app.incoming(change) {
             case .update(let update):
@@ -69,6 +75,7 @@ extension VirtualDevice {
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
         case .heartbeat(let roundTrip):
+            lastHeard = context.clock.wallNow()
             spendHeartbeat()
             metrics.record(.realtimeHeartbeat, seconds: roundTrip)
         }
@@ -187,7 +194,15 @@ extension VirtualDevice {
         defer { backfilling = false }
         repeat {
             backfillAgain = false
-            guard let owed = owedSince, await backfillPass(from: owed - context.options.backfillLookback) else { return }
+            guard let owed = owedSince else { return }
+            guard await backfillPass(from: owed - context.options.backfillLookback) else {
+                // No answer (its network went again, or the backend is down): try again in a while, as long as it receives.
+                context.scheduler.at(context.clock.now() + 2) { [weak self] _ in
+                    guard let self, await self.life.isReceiving, let owed = await self.owedSince else { return }
+                    await self.backfill(since: owed)
+                }
+                return
+            }
             if !backfillAgain { owedSince = nil }
         } while backfillAgain && !isGone
     }

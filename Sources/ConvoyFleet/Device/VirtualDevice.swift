@@ -79,6 +79,8 @@ public actor VirtualDevice {
     /// The catch-up still owed since then (wall clock), and whether a comeback asked for another pass meanwhile.
     var owedSince: Double?
     var backfillAgain = false
+    /// When it last heard from Realtime (a change read off the socket, a heartbeat's reply), wall clock.
+    var lastHeard: Double?
     /// After a comeback, until its catch-up is done: live updates held back, to be shown after the older ones the catch-up brings.
     var catchingUp = false
     var heldLive: [IncomingUpdate] = []
@@ -193,10 +195,13 @@ public actor VirtualDevice {
 
     var isGone: Bool { life.isGone }
 
-    /// Disconnects once nothing is queued, Realtime is back and caught up, or at `deadline` (the run's clock).
+    /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
+    var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling }
+
+    /// Disconnects once settled, or at `deadline` (the run's clock).
     public func settleAndDisconnect(until deadline: Double) {
         let now = context.clock.now()
-        if now < deadline, !outbox.isEmpty || life.awaitingComeback || catchingUp {
+        if now < deadline, !isSettled {
             context.scheduler.at(now + 0.5) { [weak self] _ in await self?.settleAndDisconnect(until: deadline) }
             return
         }

@@ -297,14 +297,16 @@ public final class FleetRun: Sendable {
         let drained = Task {
             try? await clock.monotonic.sleep(until: clock.now() + drain)
             let bound = clock.now() + settle
-            var waited = false
-            while health.now.realtimeDown > 0 || health.now.queued > 0, clock.now() < bound {
-                waited = true
+            let started = clock.now()
+            var unsettled = 0
+            repeat {
+                unsettled = 0
+                for d in devices where await !d.isSettled { unsettled += 1 }
+                if unsettled == 0 || settle == 0 { break }
                 try? await clock.monotonic.sleep(until: clock.now() + 0.25)
-            }
-            if waited {
-                logger.notice("drain: waited for phones to come back and post their queues; \(health.now.realtimeDown) still off Realtime, \(health.now.queued) updates still queued")
-                try? await clock.monotonic.sleep(until: clock.now() + min(drain, 2))  // their catch-ups
+            } while clock.now() < bound
+            if clock.now() - started > 0.2 {
+                logger.notice("drain: waited \(String(format: "%.1f", clock.now() - started)) s for phones to come back, post their queues and catch up; \(unsettled) not done")
             }
         }
         await drained.value

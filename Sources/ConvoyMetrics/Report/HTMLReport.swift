@@ -15,6 +15,11 @@ public enum HTMLReport {
         body += section("Throughput", throughput(input), note: "Updates sealed and sent to friends, and decrypted by them, per second; devices online (dashed).")
         body += section("Errors", errors(input))
         body += section("Delivery", delivery(s))
+        if let n = s.network, !n.isEmpty {
+            body += section("Network conditions", table(["group", "conditions", "tunnels", "cut"], n.map { [e($0.group), e($0.summary), String($0.tunnels), String($0.cuts)] },
+                                                        numeric: [2, 3]),
+                            note: "Every byte of these groups' phones went through their links; cut: times a phone's connections were closed by an offline window or a reset.")
+        }
         if let b = s.battery { body += section("Battery", battery(b)) }
         if let r = s.retention { body += section("Retention", retention(r)) }
         if let p = s.probes { body += section("Hostile-device probes", probes(p)) }
@@ -107,8 +112,9 @@ public enum HTMLReport {
 
     static func delivery(_ s: RunSummary) -> String {
         let a = s.accounting
-        var out = table(["sent", "delivered", "of which by backfill", "lost", "duplicates", "to friends offline"],
-                        [[a.sent, a.delivered, a.deliveredByBackfill, a.lostTotal, a.duplicates, a.sentOffline].map(String.init)], numeric: Array(0..<6))
+        var out = table(["sent", "delivered", "of which by backfill", "of which after a retry", "lost", "duplicates", "to friends offline"],
+                        [[a.sent, a.delivered, a.deliveredByBackfill, a.deliveredAfterRetry, a.lostTotal, a.duplicates, a.sentOffline].map(String.init)],
+                        numeric: Array(0..<7))
         if !a.lost.isEmpty {
             out += "<p class=\"note\">Lost by reason:</p>" + table(["reason", "updates"], a.lost.sorted { $0.value > $1.value }.map { [e($0.key), String($0.value)] }, numeric: [1])
         }

@@ -50,6 +50,8 @@ public final class ShapingProxy: Sendable {
         }
 
         func opened(_ phone: Int, _ client: any Channel, _ server: any Channel) {
+            // Cuts that came while the phone had no tunnel open are past: they must not close this new one.
+            _ = links[phone]?.cut(at: ShapingProxy.now())
             counts.withLock { $0[phone, default: (0, 0)].tunnels += 1 }
             open.withLock { $0[phone, default: [:]][ObjectIdentifier(client)] = [client, server] }
         }

@@ -66,6 +66,8 @@ public final class RealtimeClient: Sendable {
     private let state: Mutex<State>
     /// The tunnel its connections go through (network conditions); nil: straight to the server.
     private let proxy: TunnelProxy?
+    /// How long a connection may take to open before it is given up, seconds.
+    private let openTimeout: Double
 
     /// realtime-js's reconnect delays, seconds; the last repeats.
     public static let backoff: [Double] = [1, 2, 5, 10]
@@ -98,10 +100,12 @@ public final class RealtimeClient: Sendable {
     /// those waits (`heartbeatWait`, `backoffWait`) to step them one by one.
     public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
                 clock: any ConvoyClock = SystemClock(), heartbeatInterval: Double = RealtimeClient.heartbeatInterval, proxy: TunnelProxy? = nil,
+                openTimeout: Double = RealtimeClient.openTimeout,
                 heartbeatWait: (@Sendable () async throws -> Void)? = nil,
                 backoffWait: (@Sendable (Double) async throws -> Void)? = nil) {
         self.clock = clock
         self.proxy = proxy
+        self.openTimeout = openTimeout
         (events, sink) = AsyncStream<Event>.makeStream()
         self.url = url
         self.logger = logger
@@ -215,14 +219,100 @@ public final class RealtimeClient: Sendable {
             }
         }
         let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
-        if let proxy {
-            try await WebSocketClient.connect(url: url, configuration: configuration,
-                                              proxySettings: .init(host: proxy.host, port: proxy.port,
-                                                                   type: .http(connectHeaders: [HTTPField.Name(TunnelProxy.header)!: String(proxy.phone)])),
-                                              logger: logger, handler: handler)
-        } else {
-            try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger, handler: handler)
+        let proxy = self.proxy
+        let logger = self.logger
+        let url = self.url
+        let outcome = Outcome()
+        let opening: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, context in
+            // An attempt given up before it opened stays given up: it must not become a second connection.
+            guard outcome.markOpen() else { return }
+            try await handler(inbound, outbound, context)
         }
+        let connect: @Sendable () async throws -> Void = {
+            if let proxy {
+                try await WebSocketClient.connect(url: url, configuration: configuration,
+                                                  proxySettings: .init(host: proxy.host, port: proxy.port,
+                                                                       type: .http(connectHeaders: [HTTPField.Name(TunnelProxy.header)!: String(proxy.phone)])),
+                                                  logger: logger, handler: opening)
+            } else {
+                try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger, handler: opening)
+            }
+        }
+        // A connection that is not open (upgraded) within `openTimeout` is given up, as a browser gives up a
+        // websocket whose handshake stalls. NIO's client upgrade handler never fails its promise when the
+        // connection closes mid-upgrade, nor when the server never answers, and awaiting it ignores
+        // cancellation: so the attempt runs in a task of its own that is cancelled and left behind (a few
+        // objects, its socket already closed or closed by the server in time) rather than awaited for ever.
+        let work = Task {
+            do {
+                try await connect()
+                outcome.resume(.success(()))
+            } catch {
+                outcome.resume(.failure(error))
+            }
+        }
+        let timer = Task { [clock, openTimeout] in
+            try? await clock.sleep(for: openTimeout)
+            if !Task.isCancelled, outcome.resume(.failure(OpenTimeout()), unlessOpen: true) { work.cancel() }
+        }
+        defer { timer.cancel() }
+        try await withTaskCancellationHandler {
+            try await outcome.wait()
+        } onCancel: {
+            work.cancel()
+            outcome.resume(.failure(CancellationError()))
+        }
+    }
+
+    /// The first result of an attempt, whichever comes first: the connection's end, the open timeout, cancellation.
+    private final class Outcome: Sendable {
+        private struct State {
+            var result: Result<Void, any Error>?
+            var waiter: CheckedContinuation<Void, any Error>?
+            var open = false
+        }
+
+        private let state = Mutex(State())
+
+        /// The connection opened; false when the attempt was already given up.
+        func markOpen() -> Bool {
+            state.withLock { s in
+                guard s.result == nil else { return false }
+                s.open = true
+                return true
+            }
+        }
+
+        /// The attempt's result, if it is the first; with `unlessOpen`, only if it has not opened. True when taken.
+        @discardableResult
+        func resume(_ result: Result<Void, any Error>, unlessOpen: Bool = false) -> Bool {
+            let (taken, waiter) = state.withLock { s -> (Bool, CheckedContinuation<Void, any Error>?) in
+                guard s.result == nil, !(unlessOpen && s.open) else { return (false, nil) }
+                s.result = result
+                defer { s.waiter = nil }
+                return (true, s.waiter)
+            }
+            waiter?.resume(with: result)
+            return taken
+        }
+
+        func wait() async throws {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { s -> Result<Void, any Error>? in
+                    if let r = s.result { return r }
+                    s.waiter = c
+                    return nil
+                }
+                if let ready { c.resume(with: ready) }
+            }
+        }
+    }
+
+    /// How long a connection may take to open (TCP, TLS and the websocket upgrade) by default, seconds.
+    public static let openTimeout = 20.0
+
+    struct OpenTimeout: Error, CustomStringConvertible {
+        var description: String { "the websocket did not open in time" }
     }
 
     struct HeartbeatTimeout: Error, CustomStringConvertible {
