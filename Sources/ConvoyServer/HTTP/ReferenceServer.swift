@@ -2,6 +2,7 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -125,8 +126,7 @@ public final class ReferenceServer: Sendable {
         let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter,
-                                           configuration: .init(ws: .init(maxFrameSize: RealtimeRoutes.maxMessage))),
+            server: Self.httpServer(webSocketRouter: wsRouter, limits: configuration.limits),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
                 if waitsForListen {
@@ -155,6 +155,27 @@ public final class ReferenceServer: Sendable {
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
             throw CannotListen(address: "\(configuration.host):\(configuration.port)",
                                reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
+        }
+    }
+}
+
+extension ReferenceServer {
+    /// HTTP/1 with the Realtime upgrade, every connection held to `limits`: the
+    /// decoder's header limits (431), the guard's clocks (408, idle close), and
+    /// text frames checked for UTF-8 (1007).
+    static func httpServer(webSocketRouter: Router<BasicWebSocketRequestContext>, limits: ConnectionLimits) -> HTTPServerBuilder {
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: limits.maxHeaderFieldBytes, maxHeaderListSize: limits.maxHeaderBytes,
+            maxHeaderFieldCount: limits.maxHeaderCount)
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(httpDecoderConfiguration: decoder),
+            ws: .init(maxFrameSize: RealtimeRoutes.maxMessage, validateUTF8: true))
+        let webSocketResponder = webSocketRouter.buildResponder()
+        return HTTPServerBuilder { responder in
+            GuardedHTTPChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                   configuration: configuration),
+                limits: limits)
         }
     }
 }
