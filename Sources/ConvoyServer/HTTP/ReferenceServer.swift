@@ -123,12 +123,13 @@ public final class ReferenceServer: Sendable {
         // server says it is ready, so no change committed after that is missed.
         let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let waitsForListen = postgres != nil
-        let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
+        let (host, anon, service, logger) = (configuration.host, anonKey, serviceRoleKey, logger)
         let app = Application(
             router: router,
             server: Self.httpServer(webSocketRouter: wsRouter, limits: configuration.limits),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
+                await AcceptPause.install(on: channel, logger: logger)
                 if waitsForListen {
                     var ready = listening.makeAsyncIterator()
                     _ = await ready.next()
