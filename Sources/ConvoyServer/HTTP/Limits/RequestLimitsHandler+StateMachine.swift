@@ -129,6 +129,18 @@ extension RequestLimitsHandler {
             return .answer(headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest)
         }
 
+        /// The server is shutting down: a connection with nothing owed closes now,
+        /// one with a request under way after its response.
+        mutating func quiesce() -> Action {
+            guard !closed else { return .none }
+            guard owed == 0 else {
+                closeAfterResponse = true
+                return .none
+            }
+            closed = true
+            return .close
+        }
+
         /// The connection closed, or the guard handed it over (WebSocket).
         mutating func finish() {
             closed = true

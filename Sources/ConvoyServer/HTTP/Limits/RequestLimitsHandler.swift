@@ -92,6 +92,9 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .upgradeComplete = event as? HTTPServerUpgradeEvents {
             handOver(context: context)
+        } else if event is ChannelShouldQuiesceEvent {
+            // Hummingbird's own handler, there after a first request only, does the same.
+            act(state.quiesce(), context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
