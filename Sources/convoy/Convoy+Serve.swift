@@ -22,6 +22,12 @@ extension Convoy {
 
                 The anon and service_role keys are JWTs signed with the JWT secret. Both are printed at \
                 start; with --keys-file they are written there (0600) and only the anon key is printed.
+
+                Each connection is held to limits against hostile clients (docs/server.md): the header, body \
+                and idle timeouts below; a head over 64 KiB, a header field or request line over 16 KiB or more \
+                than 100 header fields is answered 431, a request that cannot be parsed 400, a body over 64 KiB \
+                413, each with the connection closed. Realtime closes on unmasked frames (1002) and text that \
+                is not UTF-8 (1007).
                 """)
 
         @Option(help: ArgumentHelp("The app whose backend to serve: its tables, row-level security, RPCs and purge (\(ServerApps.names.joined(separator: ", "))).",
@@ -65,6 +71,15 @@ extension Convoy {
         @Option(name: .customLong("token-ttl"), help: "Lifetime of access tokens.")
         var tokenTTL: DurationArgument = DurationArgument(argument: "1h")!
 
+        @Option(name: .customLong("header-timeout"), help: "A request's head must be complete this long after its first byte (later: 408 and closed).")
+        var headerTimeout: DurationArgument = DurationArgument(argument: "10s")!
+
+        @Option(name: .customLong("body-timeout"), help: "A request's body must be complete this long after its head (later: 408 and closed).")
+        var bodyTimeout: DurationArgument = DurationArgument(argument: "30s")!
+
+        @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request under way after this long.")
+        var idleTimeout: DurationArgument = DurationArgument(argument: "60s")!
+
         @Flag(name: .customLong("strict-policies"), help: "The app's stricter policies (Green Box: only let users post locations to active friends; the PRD lets them post to anyone).")
         var strictPolicies = false
 
@@ -92,6 +107,9 @@ extension Convoy {
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
                 migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
             config.appSchema = appSchema
+            config.limits.headerTimeout = headerTimeout.seconds
+            config.limits.bodyTimeout = bodyTimeout.seconds
+            config.limits.idleTimeout = idleTimeout.seconds
             do {
                 try config.validate()
             } catch {

@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var bodyLimit: Int
     /// Lifetime of invite codes, seconds.
     public var inviteTTL: Double
+    /// Header, body and idle timeouts and header limits for each connection.
+    public var limits = ConnectionLimits()
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
@@ -113,5 +115,6 @@ public struct ServerConfiguration: Sendable {
             throw Invalid(description: "--app-schema database needs a PostgreSQL database (--database postgres://…): the SQLite store has only the app's built-in tables")
         }
         guard (1...1000).contains(postgresConnections) else { throw Invalid(description: "the PostgreSQL pool size must be 1…1000") }
+        try limits.validate()
     }
 }

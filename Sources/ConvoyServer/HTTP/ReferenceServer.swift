@@ -2,6 +2,7 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -122,13 +123,13 @@ public final class ReferenceServer: Sendable {
         // server says it is ready, so no change committed after that is missed.
         let (listening, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let waitsForListen = postgres != nil
-        let (host, anon, service) = (configuration.host, anonKey, serviceRoleKey)
+        let (host, anon, service, logger) = (configuration.host, anonKey, serviceRoleKey, logger)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter,
-                                           configuration: .init(ws: .init(maxFrameSize: RealtimeRoutes.maxMessage))),
+            server: Self.httpServer(webSocketRouter: wsRouter, limits: configuration.limits),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "convoy"),
             onServerRunning: { channel in
+                await AcceptPause.install(on: channel, logger: logger)
                 if waitsForListen {
                     var ready = listening.makeAsyncIterator()
                     _ = await ready.next()
@@ -155,6 +156,27 @@ public final class ReferenceServer: Sendable {
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
             throw CannotListen(address: "\(configuration.host):\(configuration.port)",
                                reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
+        }
+    }
+}
+
+extension ReferenceServer {
+    /// HTTP/1 with the Realtime upgrade, every connection held to `limits`: the
+    /// decoder's header limits (431), the guard's clocks (408, idle close), and
+    /// text frames checked for UTF-8 (1007).
+    static func httpServer(webSocketRouter: Router<BasicWebSocketRequestContext>, limits: ConnectionLimits) -> HTTPServerBuilder {
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: limits.maxHeaderFieldBytes, maxHeaderListSize: limits.maxHeaderBytes,
+            maxHeaderFieldCount: limits.maxHeaderCount)
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(httpDecoderConfiguration: decoder),
+            ws: .init(maxFrameSize: RealtimeRoutes.maxMessage, validateUTF8: true))
+        let webSocketResponder = webSocketRouter.buildResponder()
+        return HTTPServerBuilder { responder in
+            GuardedHTTPChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                   configuration: configuration),
+                limits: limits)
         }
     }
 }

@@ -26,14 +26,20 @@ struct RealtimeRoutes: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await text in stream { try await outbound.write(.text(text)) }
-                    // The hub finished the stream: the client stopped reading.
+                    // The hub finished the stream: the client stopped reading (unless the
+                    // session is over anyway, and its own close code is the one to send).
+                    guard !Task.isCancelled else { return }
                     try? await outbound.close(.policyViolation, reason: "too many unread messages")
+                }
+                // However the inbound ends (a close, or a frame that breaks the rules: the
+                // WebSocket closes with its code once this returns), the writer stops too.
+                defer {
+                    group.cancelAll()
+                    sink.finish()
                 }
                 for try await message in inbound.messages(maxSize: Self.maxMessage) {
                     if case .text(let text) = message { await session.handle(text) }
                 }
-                sink.finish()
-                group.cancelAll()
             }
         }
     }
