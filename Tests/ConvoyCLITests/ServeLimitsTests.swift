@@ -51,7 +51,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let keysPath = dir.appendingPathComponent("keys.json").path
         let logPath = dir.appendingPathComponent("serve.log")
-        FileManager.default.createFile(atPath: logPath.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath.path, contents: nil)
         let log = try FileHandle(forWritingTo: logPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
