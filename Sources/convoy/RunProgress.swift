@@ -18,7 +18,8 @@ struct RunProgress: Sendable {
     }
 
     func row(_ t: FleetRun.Tick) -> [String] {
-        MetricsCSV.row(.init(elapsed: t.elapsed, phase: t.phase.rawValue, devicesOnline: t.devicesOnline, interval: t.interval))
+        MetricsCSV.row(.init(elapsed: t.elapsed, phase: t.phase.rawValue, devicesOnline: t.devicesOnline, interval: t.interval,
+                             realtimeDown: t.health.realtimeDown, retryQueued: t.health.queued))
     }
 
     func line(_ t: FleetRun.Tick) -> String {

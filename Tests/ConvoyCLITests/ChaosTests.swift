@@ -98,6 +98,14 @@ struct ChaosTests {
         var status: Int32
         var summary: [String: Any]
         var log: String
+        var csv: String
+
+        /// The largest value of a metrics.csv column over the run.
+        func most(_ column: String) -> Int {
+            let rows = csv.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            guard let i = rows.first?.firstIndex(where: { $0 == column }) else { return -1 }
+            return rows.dropFirst().compactMap { $0.count > i ? Int($0[i]) : nil }.max() ?? -1
+        }
     }
 
     /// Starts `convoy run` on the scenario, calls `chaos` once the run is `at` seconds in, and waits for the end.
@@ -119,7 +127,8 @@ struct ChaosTests {
         }
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
         let log = (try? String(contentsOf: out.appendingPathComponent("run.log"), encoding: .utf8)) ?? ""
-        return Finished(status: run.terminationStatus, summary: summary, log: log)
+        let csv = (try? String(contentsOf: out.appendingPathComponent("metrics.csv"), encoding: .utf8)) ?? ""
+        return Finished(status: run.terminationStatus, summary: summary, log: log, csv: csv)
     }
 
     /// The accounting closes, nothing is lost, and retries carried what the outage held back.
@@ -155,6 +164,7 @@ struct ChaosTests {
         let a = f.summary["accounting"] as? [String: Any] ?? [:]
         #expect((a["delivered_after_retry"] as? Int ?? 0) > 0, "the outage held inserts back, and retries posted them")
         #expect(f.log.contains("phones lost the connection"), "\(f.log)")
+        #expect(f.most("realtime_down") >= 20 && f.most("retry_queued") > 0, "metrics.csv shows the outage second by second")
         // Every phone back on Realtime within 15 s of the restart (realtime-js's backoff: 1, 2, 5, then 10 s).
         let back = Self.time(ofLineContaining: "every phone is back", in: f.log)
         #expect(back != nil, "run.log says when every phone was back\n\(f.log)")

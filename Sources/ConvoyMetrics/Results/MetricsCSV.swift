@@ -28,9 +28,13 @@ public enum MetricsCSV {
         public var phase: String
         public var devicesOnline: Int
         public var interval: MetricsSnapshot
+        /// Phones that lost Realtime and are not back, and updates waiting in retry queues, at that second.
+        public var realtimeDown: Int
+        public var retryQueued: Int
 
-        public init(elapsed: Double, phase: String, devicesOnline: Int, interval: MetricsSnapshot) {
+        public init(elapsed: Double, phase: String, devicesOnline: Int, interval: MetricsSnapshot, realtimeDown: Int = 0, retryQueued: Int = 0) {
             (self.elapsed, self.phase, self.devicesOnline, self.interval) = (elapsed, phase, devicesOnline, interval)
+            (self.realtimeDown, self.retryQueued) = (realtimeDown, retryQueued)
         }
     }
 
@@ -51,6 +55,8 @@ public enum MetricsCSV {
     public static let staleRejected = "stale_rejected"
     public static let duplicates = "duplicates"
     public static let reconnects = "reconnects"
+    public static let realtimeDown = "realtime_down"
+    public static let retryQueued = "retry_queued"
 
     /// Every column, in the file's order.
     public static let columns: [Column] = [
@@ -63,6 +69,8 @@ public enum MetricsCSV {
         milliseconds(schedulerLagP99, .schedulerLag, "p99"),
         count(httpErrors, .httpErrors), count(decryptFailures, .decryptFailures),
         count(staleRejected, .staleRejected), count(duplicates, .duplicate), count(reconnects, .reconnects),
+        Column(name: realtimeDown, merge: .sum) { String($0.realtimeDown) },
+        Column(name: retryQueued, merge: .sum) { String($0.retryQueued) },
     ]
 
     public static var header: [String] { columns.map(\.name) }
