@@ -198,10 +198,11 @@ public actor VirtualDevice {
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
     var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling }
 
-    /// Disconnects once settled, or at `deadline` (the run's clock).
+    /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
+    /// for it), or at `deadline` (the run's clock).
     public func settleAndDisconnect(until deadline: Double) {
         let now = context.clock.now()
-        if now < deadline, !isSettled {
+        if now < deadline, !isSettled || context.health.now.queued > 0 {
             context.scheduler.at(now + 0.5) { [weak self] _ in await self?.settleAndDisconnect(until: deadline) }
             return
         }
