@@ -14,6 +14,7 @@ extension VirtualDevice {
         case .connected(let attempt):
             if attempt > 0 {
                 metrics.count(.reconnects)
+                reconnectCount += 1
                 // A websocket upgrade: request and response headers, with TCP and TLS set-up, through the radio.
                 spendHTTP(body: 0, response: 0)
             }

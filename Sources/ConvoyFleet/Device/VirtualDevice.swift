@@ -81,6 +81,8 @@ public actor VirtualDevice {
     var backfillAgain = false
     /// When it last heard from Realtime (a change read off the socket, a heartbeat's reply), wall clock.
     var lastHeard: Double?
+    /// Realtime reconnections (for the battery report's groups).
+    var reconnectCount = 0
     /// After a comeback, until its catch-up is done: live updates held back, to be shown after the older ones the catch-up brings.
     var catchingUp = false
     var heldLive: [IncomingUpdate] = []

@@ -327,6 +327,7 @@ public final class FleetRun: Sendable {
         var finalAccounts: [DeviceAccount] = []
         var energy = BatterySummary.Builder()
         var perDevice: [String: [Double]] = [:]
+        var reconnects: [String: Int] = [:]
         let finished = clock.now()
         for d in devices {
             let i = d.index
@@ -341,6 +342,7 @@ public final class FleetRun: Sendable {
                 percentPerHour = p
             }
             if await d.neverSubscribed { deaf += 1 }
+            reconnects[group, default: 0] += await d.reconnectCount
             ledgers[i] = await d.ledger
             let (dup, off) = (await d.duplicates, await d.sentOffline)
             duplicates += dup
@@ -368,7 +370,7 @@ public final class FleetRun: Sendable {
                                                        delivered: accounting.delivered, devices: mine.count),
                        retention: retention?.report,
                        battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: batteryProfiles.battery.voltage,
-                                            perDevice: perDevice),
+                                            perDevice: perDevice, reconnects: reconnects),
                        probes: probeSummary ?? scenario.hostile.flatMap { h in
                            catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
                        },
@@ -395,12 +397,13 @@ public final class FleetRun: Sendable {
     }
 
     /// The battery model's summary in the results' terms.
-    static func report(_ s: BatterySummary, volts: Double, perDevice: [String: [Double]]) -> BatteryReport {
+    static func report(_ s: BatterySummary, volts: Double, perDevice: [String: [Double]], reconnects: [String: Int] = [:]) -> BatteryReport {
         BatteryReport(capacityMah: s.capacityMAh, volts: volts, groups: s.groups.map { g in
             var group = BatteryReport.Group(name: g.name, network: g.network, devices: g.devices, deviceHours: g.hoursObserved,
                                             radioJoules: g.joules.radio, gpsJoules: g.joules.gps, cpuJoules: g.joules.cpu,
                                             radioTailJoules: g.joules.radioTail, capacityMah: s.capacityMAh, volts: volts)
             group.percentPerHourByDevice = BatteryReport.Group.Spread(perDevice[g.name] ?? [])
+            group.reconnects = reconnects[g.name] ?? 0
             return group
         })
     }

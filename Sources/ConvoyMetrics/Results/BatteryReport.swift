@@ -25,6 +25,8 @@ public struct BatteryReport: Codable, Sendable, Equatable {
         public var percentPerHour: Double
         /// How devices of the group differ: each device's own % of battery per hour (nil: not measured).
         public var percentPerHourByDevice: Spread?
+        /// Realtime reconnections by the group's devices, each paid for as a websocket upgrade (nil: older results).
+        public var reconnects: Int?
 
         /// The spread of a per-device figure over a group's devices.
         public struct Spread: Codable, Sendable, Equatable {
@@ -70,6 +72,7 @@ public struct BatteryReport: Codable, Sendable, Equatable {
             case mAhPerHour = "mah_per_hour"
             case percentPerHour = "percent_per_hour"
             case percentPerHourByDevice = "percent_per_hour_by_device"
+            case reconnects
         }
     }
 

@@ -117,6 +117,7 @@ public enum ResultsMerge {
                 name: g.name, network: g.network, devices: sum.devices + g.devices, deviceHours: sum.deviceHours + g.deviceHours,
                 radioJoules: sum.radioJoules + g.radioJoules, gpsJoules: sum.gpsJoules + g.gpsJoules, cpuJoules: sum.cpuJoules + g.cpuJoules,
                 radioTailJoules: sum.radioTailJoules + g.radioTailJoules, capacityMah: first.capacityMah, volts: first.volts)
+            groups[g.name]?.reconnects = (sum.reconnects == nil && g.reconnects == nil) ? nil : (sum.reconnects ?? 0) + (g.reconnects ?? 0)
         }
         return BatteryReport(capacityMah: first.capacityMah, volts: first.volts, groups: order.map { name in
             var g = groups[name]!

@@ -52,12 +52,13 @@ extension RunSummary {
         }
 
         if let b = battery, !b.groups.isEmpty {
-            out += "\n## Battery (modelled)\n\n| group | network | devices | radio mW | of it tail | GPS mW | CPU mW | mAh/h | %/h of \(String(format: "%.0f", b.capacityMah)) mAh | %/h per device p50 / p90 / max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            out += "\n## Battery (modelled)\n\n| group | network | devices | radio mW | of it tail | GPS mW | CPU mW | mAh/h | %/h of \(String(format: "%.0f", b.capacityMah)) mAh | %/h per device p50 / p90 / max | reconnects |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             for g in b.groups {
                 let mw = g.milliwatts
                 let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"
                 out += "| \(g.name) | \(g.network) | \(g.devices) | " + String(format: "%.0f | %@ | %.0f | %.2f | %.1f | %.2f", mw.radio, tail, mw.gps, mw.cpu, g.mAhPerHour, g.percentPerHour)
-                + " | " + (g.percentPerHourByDevice.map { String(format: "%.2f / %.2f / %.2f", $0.p50, $0.p90, $0.max) } ?? "–") + " |\n"
+                + " | " + (g.percentPerHourByDevice.map { String(format: "%.2f / %.2f / %.2f", $0.p50, $0.p90, $0.max) } ?? "–")
+                + " | " + (g.reconnects.map(String.init) ?? "–") + " |\n"
             }
             out += "\nAverage power per device while online, from its own transfers, heartbeats, GPS time and crypto (docs/battery.md).\n"
         }
