@@ -83,7 +83,9 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
             limit = us
             return
         }
-        guard !left.contains("."), left.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), let v = Self.number(right) else {
+        // A counter: a plain name, or a dotted one (`render.dot`, a family's `lost.retry_expired`, `http_errors.503`).
+        let parts = left.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }), let v = Self.number(right) else {
             let known = Self.ratios.keys.sorted().joined(separator: ", ")
             throw ParseError(description: "threshold \"\(text)\": \(left) is neither a histogram statistic (name.p99), a ratio (\(known)) nor a counter with a number")
         }
