@@ -133,11 +133,8 @@ extension VirtualDevice {
             metrics.count(.httpRequests)
             metrics.record(.signInAgain, seconds: context.clock.now() - started)
             metrics.count(.signInsAgain)
-            account.session = session
-            realtime?.setAccessToken(session.accessToken)
-            signedInAgainLast = true
+            adopt(session, signedIn: true)
             context.health.renewed(signedInAgain: true)
-            scheduleRefresh()
         } catch {
             metrics.count(.httpRequests)
             _ = countFailure(error, renew: false)

@@ -48,10 +48,7 @@ extension VirtualDevice {
             metrics.count(.httpRequests)
             metrics.record(.tokenRefresh, seconds: context.clock.now() - started)
             metrics.count(.tokenRefreshes)
-            account.session = session
-            realtime?.setAccessToken(session.accessToken)
-            signedInAgainLast = false
-            scheduleRefresh()
+            adopt(session, signedIn: false)
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.tokenRefreshFailures)
@@ -64,5 +61,13 @@ extension VirtualDevice {
                 scheduleRefresh(at: context.clock.now() + 5)
             }
         }
+    }
+
+    /// A new session (refreshed, or signed in again): kept, pushed to the Realtime channel, its refresh scheduled.
+    func adopt(_ session: Session, signedIn: Bool) {
+        account.session = session
+        realtime?.setAccessToken(session.accessToken)
+        signedInAgainLast = signedIn
+        scheduleRefresh()
     }
 }

@@ -1,0 +1,45 @@
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Logging
+import Synchronization
+
+/// What runs beside the timeline: the migration's reinstalls, and the once-a-second monitor.
+extension FleetRun {
+    /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.
+    func scheduleMigration(_ migration: Migration, devices: [VirtualDevice], at time: Double, scheduler: Scheduler, seed: UInt64) {
+        var rng = SeededGenerator(seed: seed, stream: 0x319)
+        let chosen = devices.indices.filter { _ in rng.chance(migration.share) }
+        logger.info("migration: \(chosen.count) devices reinstall at \(String(format: "%.1f", time)) s")
+        for i in chosen {
+            scheduler.at(time) { [clock] t in
+                let codes = await devices[i].reinstall(at: t)
+                var delays = SeededGenerator(seed: seed ^ UInt64(i), stream: 0x31A)
+                for (friend, code) in codes {
+                    let at = clock.now() + delays.uniform(migration.reaccept.lowerBound, migration.reaccept.upperBound)
+                    scheduler.at(at) { _ in await devices[friend].reaccept(code: code, from: i) }
+                }
+            }
+        }
+    }
+
+    /// Reports each second's measurements until cancelled,
+    /// and says in run.log what the fleet's connections and sessions went through in it (`FleetHealth`).
+    func monitor(presence: Presence, health: FleetHealth, progress: @Sendable (Tick) -> Void) async {
+        var next = clock.now() + 1
+        while !Task.isCancelled {
+            do { try await clock.monotonic.sleep(until: next) } catch { return }
+            next += 1
+            let interval = metrics.takeInterval()
+            let totals = metrics.counters()
+            let s = status.withLock { $0 }
+            let elapsed = s.start.isNaN ? 0 : clock.now() - s.start
+            for line in health.report(wall: clock.wallNow()) {
+                logger.notice("\(String(format: "%.0f", elapsed)) s: \(line)")
+            }
+            progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
+                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now))
+        }
+    }
+}
