@@ -20,8 +20,8 @@ struct Migrations {
 
     /// The advisory lock key ("convoy" in ASCII).
     static let lockKey = 0x636f6e766f79
-    /// The platform's SQL: its bundle folder and file.
-    static let platform = (folder: "PostgreSQL", file: "000_platform.sql")
+    /// The platform's SQL: its bundle folder and files, applied in order.
+    static let platform = (folder: "PostgreSQL", files: ["000_platform.sql"])
 
     func apply(_ configuration: ServerConfiguration) async throws {
         try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
@@ -41,7 +41,7 @@ struct Migrations {
             """, logger: logger)
         try await connection.query("ALTER TABLE auth.convoy_migrations ADD COLUMN IF NOT EXISTS checksum text", logger: logger)
 
-        try await builtIn(Self.platform.file, folder: Self.platform.folder)
+        for name in Self.platform.files { try await builtIn(name, folder: Self.platform.folder) }
         // `--app-schema database`: the app's tables are the database's own (e.g. from `convoy schema`); its SQL is not applied.
         let choices = configuration.appSchema == .builtIn ? app.postgresChoices(configuration) : []
         for name in configuration.appSchema == .builtIn ? app.postgresFiles : [] {
