@@ -130,9 +130,9 @@ import Testing
         let rows = try await again.request("GET", "/rest/v1/encrypted_locations?select=payload", token: b.token).rows
         #expect(rows.map { $0["payload"] as? String } == ["kept"])
         let recorded = try await Self.rows(again, "SELECT name || ' ' || checksum FROM auth.convoy_migrations ORDER BY name")
-        #expect(recorded == ["000_platform.sql \(Migrations.checksum(try Migrations.resource("000_platform.sql", folder: "PostgreSQL")))",
-                             "001_greenbox.sql \(Migrations.checksum(try Migrations.resource("001_greenbox.sql", folder: "GreenBoxSQL")))",
-                             "003_invite_codes.sql \(Migrations.checksum(try Migrations.resource("003_invite_codes.sql", folder: "GreenBoxSQL")))"])
+        let files = try Migrations.platform.files.map { ($0, Migrations.platform.folder) }
+            + ["001_greenbox.sql", "003_invite_codes.sql"].map { ($0, "GreenBoxSQL") }
+        #expect(recorded == (try files.map { "\($0.0) \(Migrations.checksum(try Migrations.resource($0.0, folder: $0.1)))" }.sorted()))
         await again.stop()
     }
 

@@ -91,10 +91,10 @@ final class PhoenixTestClient: Sendable {
     }
 
     func join(_ topic: String, token: String?, changes: [[String: Any]] = [], broadcastSelf: Bool = false,
-              ack: Bool = false, presenceKey: String = "") async throws -> [String: Any] {
+              ack: Bool = false, presenceKey: String = "", isPrivate: Bool = false) async throws -> [String: Any] {
         var payload: [String: Any] = ["config": [
             "broadcast": ["ack": ack, "self": broadcastSelf], "presence": ["key": presenceKey],
-            "postgres_changes": changes, "private": false,
+            "postgres_changes": changes, "private": isPrivate,
         ] as [String: Any]]
         if let token { payload["access_token"] = token }
         let reply = try await reply(to: send(topic, "phx_join", payload))

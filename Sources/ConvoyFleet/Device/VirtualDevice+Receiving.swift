@@ -79,6 +79,9 @@ extension VirtualDevice {
             lastHeard = context.clock.wallNow()
             spendHeartbeat()
             metrics.record(.realtimeHeartbeat, seconds: roundTrip)
+        case .broadcast, .presence, .pushReply:
+            // No app routes broadcast or presence to the phone yet (Survale will, through the app seam).
+            break
         }
     }
 

@@ -1,5 +1,6 @@
 import ConvoyWire
 import Foundation
+import GRDB
 
 /// An app's backend, as `convoy serve --app NAME` serves it: its tables, their
 /// row-level security, its RPCs and its retention purge, for both stores. The
@@ -30,6 +31,13 @@ protocol ServerApp: Sendable {
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int
+    /// Realtime Authorization on SQLite: whether `who` may `action` (read: join
+    /// and receive; write: send or track) `ext` messages on the private channel
+    /// `topic`, mirroring the app's policies on `realtime.messages` (where
+    /// `realtime.topic()` is `topic`); the service role never asks. Default:
+    /// nothing is allowed (`ServerApp+Realtime.swift`).
+    func realtimeAllows(_ action: ChannelAction, _ ext: RealtimeExtension, topic: String, as who: Principal,
+                        in db: Database) throws -> Bool
 
     // MARK: PostgreSQL
 

@@ -26,6 +26,8 @@ public final class ReferenceServer: Sendable {
     let hub: RealtimeHub
     /// The one way committed row changes reach the hub, from either store.
     let feed: ChangeFeed
+    /// Who may do what on private Realtime channels: the store's policies on `realtime.messages`.
+    let channels: any ChannelAuthorizer
     /// The PostgreSQL store, when `--database` is a postgres:// URL.
     let postgres: PostgresStore?
     let tokens: TokenService
@@ -58,6 +60,7 @@ public final class ReferenceServer: Sendable {
             hub = RealtimeHub(schema: pg.schema, clock: clock)
             feed = ChangeFeed(hub: hub, policies: nil)
             tables = PostgresTables(store: pg, app: app)
+            channels = PostgresChannelAuthorizer(store: pg)
             temporaryDirectory = nil
         } else {
             var path = configuration.databasePath
@@ -77,6 +80,7 @@ public final class ReferenceServer: Sendable {
             postgres = nil
             auth = store
             tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, configuration: configuration)
+            channels = SQLiteChannelAuthorizer(store: store, app: app)
         }
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
@@ -117,7 +121,7 @@ public final class ReferenceServer: Sendable {
                    support: support).add(to: router)
         RESTRoutes(rest: tables, support: support).add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
-        RealtimeRoutes(hub: hub, tokens: tokens, clock: clock).add(to: wsRouter)
+        RealtimeRoutes(hub: hub, tokens: tokens, authorizer: channels, clock: clock).add(to: wsRouter)
 
         // Realtime fed by the database's notifications is listening before the
         // server says it is ready, so no change committed after that is missed.

@@ -20,7 +20,20 @@ final class RealtimeHub: Sendable {
         var broadcastAck: Bool
         var presenceKey: String
         var channelName: String
+        /// A private channel's permissions (Realtime Authorization); nil: a public channel.
+        var policies: ChannelPolicies? = nil
+
+        /// Where its frames fan out: private and public channels of one name are apart, as on Supabase.
+        func room(_ topic: String) -> String { RealtimeHub.room(topic, isPrivate: policies != nil) }
+
+        /// Whether it receives broadcasts (a private channel's broadcast read permission).
+        var readsBroadcast: Bool { policies?.broadcastRead ?? true }
+        /// Whether it receives presence (a private channel's presence read permission).
+        var readsPresence: Bool { policies?.presenceRead ?? true }
     }
+
+    /// The key of the room a channel's frames fan out in.
+    static func room(_ topic: String, isPrivate: Bool) -> String { isPrivate ? "private|" + topic : topic }
 
     /// A presence meta object: JSON built once, then only read.
     struct Meta: @unchecked Sendable { let value: [String: Any] }
@@ -38,9 +51,10 @@ final class RealtimeHub: Sendable {
         var nextID: ConnectionID = 1
         var sinks: [ConnectionID: AsyncStream<String>.Continuation] = [:]
         var channels: [ConnectionID: [String: Member]] = [:]
+        /// room → its connections.
         var topics: [String: Set<ConnectionID>] = [:]
         var tables: [String: TableIndex] = [:]
-        /// topic → presence key → connection → metas.
+        /// room → presence key → connection → metas.
         var presence: [String: [String: [ConnectionID: [Meta]]]] = [:]
     }
 
@@ -83,9 +97,12 @@ final class RealtimeHub: Sendable {
         state.withLock { s in
             let joined = s.channels[id] ?? [:]
             if joined[topic] == nil, joined.count >= Self.maxChannels { return false }
-            if let old = joined[topic] { Self.unindex(&s, SubKey(connection: id, topic: topic), old.bindings) }
+            if let old = joined[topic] {
+                Self.unindex(&s, SubKey(connection: id, topic: topic), old.bindings)
+                Self.remove(&s, id, room: old.room(topic))
+            }
             s.channels[id, default: [:]][topic] = member
-            s.topics[topic, default: []].insert(id)
+            s.topics[member.room(topic), default: []].insert(id)
             Self.index(&s, SubKey(connection: id, topic: topic), member.bindings)
             return true
         }
@@ -104,15 +121,19 @@ final class RealtimeHub: Sendable {
     }
 
     func leave(_ id: ConnectionID, topic: String) {
-        let left: Bool = state.withLock { s in
-            guard let m = s.channels[id]?[topic] else { return false }
+        let room: String? = state.withLock { s in
+            guard let m = s.channels[id]?[topic] else { return nil }
             Self.unindex(&s, SubKey(connection: id, topic: topic), m.bindings)
             s.channels[id]![topic] = nil
-            s.topics[topic]?.remove(id)
-            if s.topics[topic]?.isEmpty == true { s.topics[topic] = nil }
-            return true
+            Self.remove(&s, id, room: m.room(topic))
+            return m.room(topic)
         }
-        if left { untrack(id, topic: topic) }
+        if let room { untrack(id, topic: topic, room: room) }
+    }
+
+    private static func remove(_ s: inout State, _ id: ConnectionID, room: String) {
+        s.topics[room]?.remove(id)
+        if s.topics[room]?.isEmpty == true { s.topics[room] = nil }
     }
 
     func topics(of id: ConnectionID) -> [String: Member] {
@@ -139,17 +160,28 @@ final class RealtimeHub: Sendable {
 
     // MARK: - Broadcast and presence
 
+    /// Sends a broadcast to the room of `id`'s channel `topic`: to each member
+    /// that may read broadcasts there (every member of a public channel), and
+    /// to `id` itself only with `includeSelf`.
     func broadcast(from id: ConnectionID, topic: String, payload: [String: Any], includeSelf: Bool) {
         let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.broadcast, payload: payload).text
-        let sinks = state.withLock { s in
-            (s.topics[topic] ?? []).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
+        let sinks = state.withLock { s -> [AsyncStream<String>.Continuation] in
+            guard let room = s.channels[id]?[topic]?.room(topic) else { return [] }
+            return Self.members(s, room: room, topic: topic, reading: \.readsBroadcast).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
         }
         for sink in sinks { Self.deliver(text, to: sink) }
     }
 
-    func presenceState(topic: String) -> [String: Any] {
+    /// The room's connections whose channel `topic` may read what `reading` says.
+    private static func members(_ s: State, room: String, topic: String, reading: KeyPath<Member, Bool>) -> [ConnectionID] {
+        (s.topics[room] ?? []).filter { s.channels[$0]?[topic]?[keyPath: reading] == true }
+    }
+
+    /// The presence state of `id`'s channel `topic`: key → `{metas}`.
+    func presenceState(_ id: ConnectionID, topic: String) -> [String: Any] {
         state.withLock { s in
-            Meta(value: (s.presence[topic] ?? [:]).mapValues { byConnection in
+            let room = s.channels[id]?[topic]?.room(topic) ?? topic
+            return Meta(value: (s.presence[room] ?? [:]).mapValues { byConnection in
                 ["metas": byConnection.values.flatMap { $0 }.map(\.value)] as [String: Any]
             })
         }.value
@@ -158,9 +190,10 @@ final class RealtimeHub: Sendable {
     func track(_ id: ConnectionID, topic: String, key: String, meta: [String: Any]) {
         let boxed = Meta(value: meta)
         let (old, sinks): ([Meta], [AsyncStream<String>.Continuation]) = state.withLock { s in
-            let old = s.presence[topic]?[key]?[id] ?? []
-            s.presence[topic, default: [:]][key, default: [:]][id] = [boxed]
-            return (old, (s.topics[topic] ?? []).compactMap { s.sinks[$0] })
+            guard let room = s.channels[id]?[topic]?.room(topic) else { return ([], []) }
+            let old = s.presence[room]?[key]?[id] ?? []
+            s.presence[room, default: [:]][key, default: [:]][id] = [boxed]
+            return (old, Self.members(s, room: room, topic: topic, reading: \.readsPresence).compactMap { s.sinks[$0] })
         }
         let joins: [String: Any] = [key: ["metas": [meta]] as [String: Any]]
         let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
@@ -170,16 +203,22 @@ final class RealtimeHub: Sendable {
     }
 
     func untrack(_ id: ConnectionID, topic: String) {
+        guard let room = member(id, topic: topic)?.room(topic) else { return }
+        untrack(id, topic: topic, room: room)
+    }
+
+    /// Ends `id`'s presence in `room` (also once its channel is gone: leaving untracks).
+    private func untrack(_ id: ConnectionID, topic: String, room: String) {
         let (gone, sinks): ([(String, [Meta])], [AsyncStream<String>.Continuation]) = state.withLock { s in
             var gone: [(String, [Meta])] = []
-            for (key, var byConnection) in s.presence[topic] ?? [:] {
+            for (key, var byConnection) in s.presence[room] ?? [:] {
                 if let metas = byConnection.removeValue(forKey: id) {
                     gone.append((key, metas))
-                    s.presence[topic]![key] = byConnection.isEmpty ? nil : byConnection
+                    s.presence[room]![key] = byConnection.isEmpty ? nil : byConnection
                 }
             }
-            if s.presence[topic]?.isEmpty == true { s.presence[topic] = nil }
-            return (gone, (s.topics[topic] ?? []).compactMap { s.sinks[$0] })
+            if s.presence[room]?.isEmpty == true { s.presence[room] = nil }
+            return (gone, Self.members(s, room: room, topic: topic, reading: \.readsPresence).compactMap { s.sinks[$0] })
         }
         guard !gone.isEmpty else { return }
         var leaves: [String: Any] = [:]

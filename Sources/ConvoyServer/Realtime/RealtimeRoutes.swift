@@ -7,6 +7,7 @@ import NIOWebSocket
 struct RealtimeRoutes: Sendable {
     let hub: RealtimeHub
     let tokens: TokenService
+    let authorizer: any ChannelAuthorizer
     let clock: any ConvoyClock
     /// Largest message accepted from a client.
     static let maxMessage = 1 << 20
@@ -21,7 +22,8 @@ struct RealtimeRoutes: Sendable {
             let apikey = context.request.uri.queryParameters["apikey"].map(String.init) ?? ""
             let (stream, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(RealtimeHub.maxQueued))
             let id = hub.connect(sink)
-            let session = RealtimeSession(id: id, hub: hub, tokens: tokens, clock: clock, apikey: apikey)
+            let session = RealtimeSession(id: id, hub: hub, tokens: tokens, authorizer: authorizer, clock: clock,
+                                          apikey: apikey)
             defer { hub.disconnect(id) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

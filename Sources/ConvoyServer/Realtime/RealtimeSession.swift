@@ -1,12 +1,17 @@
 import ConvoyWire
 import Foundation
+import HTTPTypes
 
 /// One websocket's conversation in Supabase Realtime's protocol: join and
-/// leave channels, heartbeats, token refresh, broadcast and presence.
+/// leave channels, heartbeats, token refresh, broadcast and presence, on
+/// public channels and on private ones (Realtime Authorization: the store's
+/// policies on `realtime.messages`, asked at a join, at a token refresh and
+/// at the first send or track after either).
 struct RealtimeSession: Sendable {
     let id: RealtimeHub.ConnectionID
     let hub: RealtimeHub
     let tokens: TokenService
+    let authorizer: any ChannelAuthorizer
     let clock: any ConvoyClock
     /// The connection's `apikey`, used when a join carries no access token.
     let apikey: String
@@ -24,8 +29,8 @@ struct RealtimeSession: Sendable {
             hub.send(id, .reply(m.topic, ref: m.ref))
             hub.send(id, PhoenixFrame(topic: m.topic, event: Event.close))
         case (_, Event.accessToken): await refresh(m)
-        case (_, Event.broadcast): broadcast(m)
-        case (_, Event.presence): presence(m)
+        case (_, Event.broadcast): await broadcast(m)
+        case (_, Event.presence): await presence(m)
         default:
             hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "unknown event \(m.event)"]))
         }
@@ -35,9 +40,7 @@ struct RealtimeSession: Sendable {
         func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": reason])) }
         guard m.topic.hasPrefix("realtime:") else { return refuse("TopicNameRequired: topics start with realtime:") }
         let config = m.payload["config"] as? [String: Any] ?? [:]
-        if config["private"] as? Bool == true {
-            return refuse("PrivateChannelsNotSupported: convoy serve serves public channels")
-        }
+        let isPrivate = config["private"] as? Bool == true
         let token = (m.payload["access_token"] as? String) ?? apikey
         let claims: Claims
         do {
@@ -59,13 +62,21 @@ struct RealtimeSession: Sendable {
         let broadcast = config["broadcast"] as? [String: Any] ?? [:]
         let presenceKey = ((config["presence"] as? [String: Any])?["key"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         let name = String(m.topic.dropFirst("realtime:".count))
-        let member = RealtimeHub.Member(
-            principal: principal, expiresAt: claims.exp.map(Double.init), bindings: bindings,
-            broadcastSelf: broadcast["self"] as? Bool ?? false, broadcastAck: broadcast["ack"] as? Bool ?? false,
-            presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name)
         guard hub.canJoin(id, topic: m.topic) else {
             return refuse("ChannelRateLimitReached: Too many channels (\(RealtimeHub.maxChannels) per connection)")
         }
+        var policies: ChannelPolicies?
+        if isPrivate {
+            switch await readPolicies(name, principal) {
+            case .success(let p) where p.mayJoin: policies = p
+            case .success: return refuse("Unauthorized: You do not have permissions to read from this Channel topic: \(name)")
+            case .failure(let reason): return refuse(reason)
+            }
+        }
+        let member = RealtimeHub.Member(
+            principal: principal, expiresAt: claims.exp.map(Double.init), bindings: bindings,
+            broadcastSelf: broadcast["self"] as? Bool ?? false, broadcastAck: broadcast["ack"] as? Bool ?? false,
+            presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name, policies: policies)
         // Reply first, then index: a change can never reach the client before the
         // reply that tells it the binding ids (realtime-js would drop it).
         hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": bindings.map(\.echo)]))
@@ -73,39 +84,101 @@ struct RealtimeSession: Sendable {
         if !bindings.isEmpty {
             hub.send(id, .system(m.topic, status: "ok", message: PhoenixFrame.subscribedMessage, channel: name))
         }
-        hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.presenceState, payload: hub.presenceState(topic: m.topic)))
+        if member.readsPresence {
+            hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.presenceState, payload: hub.presenceState(id, topic: m.topic)))
+        }
+    }
+
+    private enum Permissions {
+        case success(ChannelPolicies)
+        case failure(String)
+    }
+
+    /// A private channel's read permissions, or the reason to refuse it (a policy
+    /// that fails counts as no permission; a database that cannot answer is said so).
+    private func readPolicies(_ name: String, _ principal: Principal) async -> Permissions {
+        do {
+            return .success(try await authorizer.readPolicies(topic: name, as: principal))
+        } catch {
+            return .failure(Self.unavailable(error)
+                ? "UnableToSetPolicies: Realtime was unable to connect to the project database"
+                : "Unauthorized: You do not have permissions to read from this Channel topic: \(name)")
+        }
+    }
+
+    private static func unavailable(_ error: any Error) -> Bool {
+        guard let api = error as? APIError else { return true }
+        return api.status.code >= 500
+    }
+
+    /// `member`'s write permissions on `topic`, computed now if they were not yet since the join or the last
+    /// token; nil when the database could not say (nothing is allowed then, and nothing is remembered).
+    private func writePolicies(_ member: RealtimeHub.Member, topic: String) async -> ChannelPolicies? {
+        guard let policies = member.policies else { return .everything }
+        guard policies.broadcastWrite == nil || policies.presenceWrite == nil else { return policies }
+        guard let computed = try? await authorizer.withWritePolicies(policies, topic: member.channelName, as: member.principal) else {
+            return nil
+        }
+        hub.update(id, topic: topic) { $0.policies = computed }
+        return computed
     }
 
     /// `access_token`: a fresh token for a joined channel; a bad one closes it.
     private func refresh(_ m: PhoenixFrame) async {
         guard hub.member(id, topic: m.topic) != nil, let token = m.payload["access_token"] as? String else { return }
-        do {
-            let claims = try await tokens.verify(token)
-            guard let principal = Principal(claims: claims) else { throw TokenService.Failure.invalid("role") }
-            hub.update(id, topic: m.topic) {
-                $0.principal = principal
-                $0.expiresAt = claims.exp.map(Double.init)
-            }
-        } catch {
-            let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
-            hub.send(id, .system(m.topic, status: "error", message: "Invalid JWT Token", channel: name, extension: "system"))
+        let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
+        func shut(_ message: String) {
+            hub.send(id, .system(m.topic, status: "error", message: message, channel: name, extension: "system"))
             hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.close))
             hub.leave(id, topic: m.topic)
         }
+        let claims: Claims, principal: Principal
+        do {
+            claims = try await tokens.verify(token)
+            guard let p = Principal(claims: claims) else { throw TokenService.Failure.invalid("role") }
+            principal = p
+        } catch {
+            return shut("Invalid JWT Token")
+        }
+        // A private channel's permissions are computed again for the new token, as Supabase does; a read
+        // permission it had and has no longer closes the channel.
+        var policies: ChannelPolicies?
+        if let before = hub.member(id, topic: m.topic)?.policies {
+            switch await readPolicies(name, principal) {
+            case .failure(let reason): return shut(reason)
+            case .success(let now) where !now.mayJoin:
+                return shut("You do not have permissions to read from this Channel topic: \(name)")
+            case .success(let now) where (before.broadcastRead && !now.broadcastRead) || (before.presenceRead && !now.presenceRead):
+                return shut("You no longer have permission to read from this Channel topic: \(name)")
+            case .success(let now): policies = now
+            }
+        }
+        hub.update(id, topic: m.topic) {
+            $0.principal = principal
+            $0.expiresAt = claims.exp.map(Double.init)
+            if let policies { $0.policies = policies }
+        }
     }
 
-    private func broadcast(_ m: PhoenixFrame) {
+    /// A broadcast a private channel's policies do not let it send is dropped
+    /// without a reply, ack or not, as Supabase drops it.
+    private func broadcast(_ m: PhoenixFrame) async {
         guard let member = hub.member(id, topic: m.topic) else {
             return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "join the channel first"]))
         }
+        guard await writePolicies(member, topic: m.topic)?.broadcastWrite == true else { return }
         hub.broadcast(from: id, topic: m.topic, payload: m.payload, includeSelf: member.broadcastSelf)
         if member.broadcastAck { hub.send(id, .reply(m.topic, ref: m.ref)) }
     }
 
-    private func presence(_ m: PhoenixFrame) {
+    /// A track a private channel's policies do not allow gets an error reply, as on Supabase.
+    private func presence(_ m: PhoenixFrame) async {
         guard let member = hub.member(id, topic: m.topic) else { return }
         switch m.payload["event"] as? String {
         case "track":
+            guard await writePolicies(member, topic: m.topic)?.presenceWrite == true else {
+                return hub.send(id, .reply(m.topic, ref: m.ref, status: "error"))
+            }
             var meta = m.payload["payload"] as? [String: Any] ?? [:]
             meta["phx_ref"] = m.ref ?? UUID().uuidString
             hub.track(id, topic: m.topic, key: member.presenceKey, meta: meta)

@@ -54,16 +54,23 @@ public final class RealtimeClient: Sendable {
         case change(topic: String, Change)
         /// A heartbeat's reply, with its round trip in seconds.
         case heartbeat(roundTrip: Double)
+        /// A broadcast on a joined channel.
+        case broadcast(topic: String, Broadcast)
+        /// The channel's presence: its whole state after a join, then each change.
+        case presence(topic: String, PresenceEvent)
+        /// The server's reply to a broadcast (with `ack`) or a presence push: `ref` as `broadcast`, `track`
+        /// or `untrack` returned it, `status` ok or error.
+        case pushReply(topic: String, ref: String, status: String, reason: String?)
     }
 
     public let events: AsyncStream<Event>
-    private let sink: AsyncStream<Event>.Continuation
+    let sink: AsyncStream<Event>.Continuation
     private let url: String
     private let logger: Logger
     private let heartbeatWait: @Sendable () async throws -> Void
     private let backoffWait: @Sendable (Double) async throws -> Void
-    private let clock: any ConvoyClock
-    private let state: Mutex<State>
+    let clock: any ConvoyClock
+    let state: Mutex<State>
     /// The tunnel its connections go through (network conditions); nil: straight to the server.
     private let proxy: TunnelProxy?
     /// How long a connection may take to open before it is given up, seconds.
@@ -75,13 +82,14 @@ public final class RealtimeClient: Sendable {
     /// A server-to-client websocket frame's header, plus TCP/IP headers, bytes.
     public static let frameOverhead = 4 + 52
 
-    private struct Channel {
+    struct Channel {
         var bindings: [Binding]
+        var options = ChannelOptions()
         var joined = false
         var joinRef = ""
     }
 
-    private struct State {
+    struct State {
         var token: String
         var channels: [String: Channel] = [:]
         var outgoing: AsyncStream<String>.Continuation?
@@ -118,12 +126,13 @@ public final class RealtimeClient: Sendable {
 
     // MARK: - Channels
 
-    /// Joins `topic` (`realtime:<name>`) with these bindings, now or on connecting.
-    /// Frames are built and queued under one lock, so a frame made for one
-    /// connection never goes out on the next.
-    public func join(_ topic: String, bindings: [Binding]) {
+    /// Joins `topic` (`realtime:<name>`) with these bindings and options, now
+    /// or on connecting (and again after each reconnection). Frames are built
+    /// and queued under one lock, so a frame made for one connection never
+    /// goes out on the next.
+    public func join(_ topic: String, bindings: [Binding] = [], options: ChannelOptions = ChannelOptions()) {
         state.withLock { s in
-            s.channels[topic] = Channel(bindings: bindings)
+            s.channels[topic] = Channel(bindings: bindings, options: options)
             if let out = s.outgoing { out.yield(Self.joinFrame(topic, &s)) }
         }
     }
@@ -261,137 +270,6 @@ public final class RealtimeClient: Sendable {
         } onCancel: {
             work.cancel()
             outcome.resume(.failure(CancellationError()))
-        }
-    }
-
-    /// The first result of an attempt, whichever comes first: the connection's end, the open timeout, cancellation.
-    private final class Outcome: Sendable {
-        private struct State {
-            var result: Result<Void, any Error>?
-            var waiter: CheckedContinuation<Void, any Error>?
-            var open = false
-        }
-
-        private let state = Mutex(State())
-
-        /// The connection opened; false when the attempt was already given up.
-        func markOpen() -> Bool {
-            state.withLock { s in
-                guard s.result == nil else { return false }
-                s.open = true
-                return true
-            }
-        }
-
-        /// The attempt's result, if it is the first; with `unlessOpen`, only if it has not opened. True when taken.
-        @discardableResult
-        func resume(_ result: Result<Void, any Error>, unlessOpen: Bool = false) -> Bool {
-            let (taken, waiter) = state.withLock { s -> (Bool, CheckedContinuation<Void, any Error>?) in
-                guard s.result == nil, !(unlessOpen && s.open) else { return (false, nil) }
-                s.result = result
-                defer { s.waiter = nil }
-                return (true, s.waiter)
-            }
-            waiter?.resume(with: result)
-            return taken
-        }
-
-        func wait() async throws {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let ready = state.withLock { s -> Result<Void, any Error>? in
-                    if let r = s.result { return r }
-                    s.waiter = c
-                    return nil
-                }
-                if let ready { c.resume(with: ready) }
-            }
-        }
-    }
-
-    /// How long a connection may take to open (TCP, TLS and the websocket upgrade) by default, seconds.
-    public static let openTimeout = 20.0
-
-    struct OpenTimeout: Error, CustomStringConvertible {
-        var description: String { "the websocket did not open in time" }
-    }
-
-    struct HeartbeatTimeout: Error, CustomStringConvertible {
-        var description: String { "heartbeat timeout" }
-    }
-
-    private func receive(_ text: String) {
-        let receivedAt = clock.wallNow()
-        guard let frame = PhoenixFrame(text: text) else { return }
-        let topic = frame.topic
-        typealias Event = PhoenixFrame.Event
-        switch frame.event {
-        case Event.postgresChanges:
-            guard let change = frame.change else { return }
-            sink.yield(.change(topic: topic, Change(type: change.type, table: change.table, commitTimestamp: change.commitTimestamp,
-                                                    record: change.record.compactMapValues(Self.text),
-                                                    receivedAt: receivedAt, bytes: text.utf8.count + Self.frameOverhead)))
-        case Event.reply:
-            let ref = frame.ref
-            if topic == PhoenixFrame.heartbeatTopic {
-                let sent = state.withLock { s -> Double? in
-                    guard let p = s.pendingHeartbeat, p.ref == ref else { return nil }
-                    s.pendingHeartbeat = nil
-                    return p.sent
-                }
-                if let sent { sink.yield(.heartbeat(roundTrip: clock.now() - sent)) }
-                return
-            }
-            let isJoin = state.withLock { s in s.channels[topic].map { $0.joinRef == ref } ?? false }
-            guard isJoin else { return }
-            let response = frame.response
-            if frame.status == "ok" {
-                let withChanges = !((response["postgres_changes"] as? [Any]) ?? []).isEmpty
-                state.withLock { $0.channels[topic]?.joined = true }
-                if !withChanges { sink.yield(.subscribed(topic: topic)) }
-            } else {
-                sink.yield(.joinFailed(topic: topic, reason: response["reason"] as? String ?? "join refused"))
-            }
-        case Event.system:
-            let message = frame.message ?? ""
-            if frame.status == "ok", message == PhoenixFrame.subscribedMessage {
-                sink.yield(.subscribed(topic: topic))
-            } else if frame.status == "error" {
-                // e.g. "Token has expired …", followed by phx_close: one event for both.
-                state.withLock { $0.channels[topic]?.joined = false }
-                sink.yield(.channelClosed(topic: topic, reason: message))
-            }
-        case Event.close, Event.error:
-            // A channel the server closed (or that crashed) while joined: the caller must join again.
-            let known = state.withLock { s -> Bool in
-                guard s.channels[topic]?.joined == true else { return false }
-                s.channels[topic]?.joined = false
-                return true
-            }
-            if known { sink.yield(.channelClosed(topic: topic, reason: frame.event == Event.error ? Event.error : "closed by the server")) }
-        default:
-            break
-        }
-    }
-
-    // MARK: - Frames
-
-    private static func joinFrame(_ topic: String, _ s: inout State) -> String {
-        let ref = s.nextRef()
-        s.channels[topic]?.joinRef = ref
-        let bindings = s.channels[topic]?.bindings.map(\.json) ?? []
-        let config: [String: Any] = ["broadcast": ["ack": false, "self": false], "presence": ["key": ""],
-                                     "postgres_changes": bindings, "private": false]
-        return PhoenixFrame.join(topic, config: config, accessToken: s.token, ref: ref).text
-    }
-
-    private static func text(_ value: Any) -> String? {
-        switch value {
-        case let s as String: return s
-        case is NSNull: return nil
-        case let n as NSNumber:
-            return String(cString: n.objCType) == "c" ? (n.boolValue ? "true" : "false") : n.stringValue
-        default:
-            return (try? JSONSerialization.data(withJSONObject: value)).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 }

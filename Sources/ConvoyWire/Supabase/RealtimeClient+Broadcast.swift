@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// Broadcast and presence, as realtime-js sends them: a broadcast push is
+/// `{"type":"broadcast","event","payload"}` on event `broadcast`; presence is
+/// `{"type":"presence","event":"track"|"untrack","payload"}` on event
+/// `presence`. The server answers a presence push, and a broadcast only on a
+/// channel joined with `ack`.
+extension RealtimeClient {
+    /// How a channel is joined: private (Realtime Authorization), whether its
+    /// own broadcasts come back (`self`) and are acknowledged (`ack`), and its
+    /// presence key (empty: the server picks one).
+    public struct ChannelOptions: Sendable, Equatable {
+        public var isPrivate: Bool
+        public var broadcastSelf: Bool
+        public var broadcastAck: Bool
+        public var presenceKey: String
+
+        public init(isPrivate: Bool = false, broadcastSelf: Bool = false, broadcastAck: Bool = false, presenceKey: String = "") {
+            (self.isPrivate, self.broadcastSelf, self.broadcastAck, self.presenceKey) = (isPrivate, broadcastSelf, broadcastAck, presenceKey)
+        }
+
+        var config: [String: Any] {
+            ["broadcast": ["ack": broadcastAck, "self": broadcastSelf], "presence": ["key": presenceKey], "private": isPrivate]
+        }
+    }
+
+    /// A broadcast received: its event and its payload's top-level values as
+    /// text (numbers and booleans as their JSON text, objects as JSON).
+    public struct Broadcast: Sendable {
+        public var event: String
+        public var payload: [String: String]
+        /// When its message was read off the socket, on the client's clock (Unix seconds by default).
+        public var receivedAt: Double
+        /// The websocket message's size, bytes (for the battery model).
+        public var bytes: Int
+    }
+
+    /// One presence key's metas, each as its top-level values in text (`phx_ref` among them).
+    public typealias Presences = [String: [[String: String]]]
+
+    public enum PresenceEvent: Sendable {
+        /// Everyone present, as the server sends it after a join.
+        case state(Presences, receivedAt: Double)
+        /// Who came and who went since.
+        case diff(joins: Presences, leaves: Presences, receivedAt: Double)
+    }
+
+    /// Sends a broadcast on a joined channel; its ref (its reply arrives as
+    /// `pushReply` when the channel was joined with `ack`), or nil when the
+    /// channel is not joined now and nothing was sent (realtime-js would fall
+    /// back to REST; a phone counts it as not sent).
+    @discardableResult
+    public func broadcast(_ topic: String, event: String, payload: [String: Any]) -> String? {
+        push(topic, event: PhoenixFrame.Event.broadcast, payload: ["type": "broadcast", "event": event, "payload": payload])
+    }
+
+    /// Tracks this connection's presence on a joined channel with `meta`; the push's ref, or nil when not joined.
+    @discardableResult
+    public func track(_ topic: String, meta: [String: Any]) -> String? {
+        push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "track", "payload": meta])
+    }
+
+    /// Ends this connection's presence on a joined channel; the push's ref, or nil when not joined.
+    @discardableResult
+    public func untrack(_ topic: String) -> String? {
+        push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "untrack"])
+    }
+
+    /// Whether `topic` is joined now (its join was answered ok on this connection).
+    public func isJoined(_ topic: String) -> Bool {
+        state.withLock { $0.channels[topic]?.joined == true && $0.outgoing != nil }
+    }
+
+    private func push(_ topic: String, event: String, payload: [String: Any]) -> String? {
+        let boxed = UncheckedPayload(value: payload)
+        return state.withLock { s -> String? in
+            guard let channel = s.channels[topic], channel.joined, let out = s.outgoing else { return nil }
+            let ref = s.nextRef()
+            out.yield(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
+            return ref
+        }
+    }
+
+    private struct UncheckedPayload: @unchecked Sendable { let value: [String: Any] }
+
+    /// A presence map as the server sends it (key → `{"metas": [...]}`), in text.
+    static func presences(_ value: Any?) -> Presences {
+        guard let map = value as? [String: Any] else { return [:] }
+        var out: Presences = [:]
+        for (key, entry) in map {
+            let metas = (entry as? [String: Any])?["metas"] as? [[String: Any]] ?? []
+            out[key] = metas.map { $0.compactMapValues(Self.text) }
+        }
+        return out
+    }
+}
