@@ -102,7 +102,7 @@ let package = Package(
             ],
             // The PostgreSQL store's SQL: the platform's, then each app's (its
             // schema and policies), in a folder named after the app (one bundle).
-            resources: [.copy("Storage/PostgreSQL"), .copy("Apps/GreenBox/GreenBoxSQL")],
+            resources: [.copy("Storage/PostgreSQL"), .copy("Apps/GreenBox/GreenBoxSQL"), .copy("Apps/Survale/SurvaleSQL")],
             swiftSettings: swiftSettings),
 
         // The CLI: thin, the only place ArgumentParser lives.

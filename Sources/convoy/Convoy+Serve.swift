@@ -62,8 +62,11 @@ extension Convoy {
         @Option(name: .customLong("keys-file"), help: "Write {url, anon_key, service_role_key} here, mode 0600.")
         var keysFile: String?
 
-        @Option(help: "The app's purge deletes what is older than this (Green Box: encrypted_locations; e.g. 10m, 20s).")
-        var retention: DurationArgument = DurationArgument(argument: "10m")!
+        @Option(help: "The app's purge deletes what is older than this (default: the app's; Green Box: encrypted_locations after 10m; Survale: everything of an operation 7d after it ended; e.g. 10m, 20s).")
+        var retention: DurationArgument?
+
+        @Option(name: .customLong("auto-end"), help: "Survale: an active operation ends when every member has been off its channels this long.")
+        var autoEnd: DurationArgument = DurationArgument(argument: "10m")!
 
         @Option(name: .customLong("purge-every"), help: "Run the purge this often; 0 disables it.")
         var purgeEvery: DurationArgument = DurationArgument(argument: "1m")!
@@ -92,7 +95,8 @@ extension Convoy {
                 throw ValidationError("--jwt-secret must be at least \(ServerConfiguration.minimumSecretBytes) bytes (it has \(s.utf8.count))")
             }
             guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") }
-            guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") }
+            if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
+            guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {
                 throw ValidationError("--password-cost is minimum or interactive")
             }
@@ -102,11 +106,13 @@ extension Convoy {
             var logger = Logger(label: "convoy.serve")
             logger.logLevel = .info
             var config = ServerConfiguration(
-                host: host, port: port, databasePath: database, jwtSecret: jwtSecret, retention: retention.seconds,
+                host: host, port: port, databasePath: database, jwtSecret: jwtSecret,
+                retention: retention?.seconds ?? ServerApps.defaultRetention(of: app) ?? 600,
                 purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
                 migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
             config.appSchema = appSchema
+            config.autoEndAfter = autoEnd.seconds
             config.limits.headerTimeout = headerTimeout.seconds
             config.limits.bodyTimeout = bodyTimeout.seconds
             config.limits.idleTimeout = idleTimeout.seconds

@@ -81,10 +81,54 @@ import Testing
         }
     }
 
+    /// `convoy schema survale`: applies twice, streams its tables, and its policies on `realtime.messages`
+    /// let a member read and write the operation's channel and nobody else (Supabase's check, by hand).
+    @Test(.enabled(if: required || PostgresPolicyTests.available, "PostgreSQL is not installed: run scripts/setup"))
+    func theSurvaleSchemaGuardsItsChannelsOnASupabaseLikeDatabase() async throws {
+        let sql = try SupabaseSchema.sql(app: "survale")
+        let code = sql.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }.joined(separator: "\n")
+        for only in ["auth.now()", "auth.convoy_settings", "auth.attach_realtime", "auth.request("] {
+            #expect(!code.contains(only), "\(only) is convoy serve's, not Supabase's")
+        }
+        try await withSupabaseLike(sql) { url in
+            let (ag, tm) = ("a0000000-0000-4000-8000-000000000001", "b0000000-0000-4000-8000-000000000001")
+            let (ca, out) = ("c0000000-0000-4000-8000-00000000000c", "d0000000-0000-4000-8000-00000000000d")
+            func claims(_ who: String) -> String { "SELECT set_config('request.jwt.claims', '{\"sub\":\"\(who)\",\"role\":\"authenticated\"}', true); SET LOCAL ROLE authenticated;" }
+            func channel(_ who: String, _ op: String) -> String {
+                """
+                BEGIN; SELECT set_config('realtime.topic', 'op_' || \(op) || '_locations', true);
+                  INSERT INTO realtime.messages (topic, extension) VALUES (realtime.topic(), 'broadcast');
+                  \(claims(who)) SELECT 'reads:' || count(*) FROM realtime.messages WHERE topic = realtime.topic(); ROLLBACK;
+                """
+            }
+            let op = "(SELECT id::text FROM public.operations LIMIT 1)"
+            let script = """
+                INSERT INTO auth.users (id, email) VALUES ('\(ca)', 'ca@x'), ('\(out)', 'out@x');
+                INSERT INTO public.agencies (id, name) VALUES ('\(ag)', 'A');
+                INSERT INTO public.teams (id, agency_id, name) VALUES ('\(tm)', '\(ag)', 'A1');
+                INSERT INTO public.users (id, team_id, agency_id, callsign) VALUES ('\(ca)', '\(tm)', '\(ag)', 'CA'), ('\(out)', '\(tm)', '\(ag)', 'O');
+                BEGIN; \(claims(ca)) SELECT public.start_operation((public.create_operation('Op')->>'id')::uuid) IS NOT NULL; COMMIT;
+                \(channel(ca, op))
+                \(channel(out, op))
+                """
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("survale-\(UUID()).sql")
+            try script.write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let run = try await ChildProcess.run("/usr/bin/psql", [url, "-At", "-v", "ON_ERROR_STOP=1", "-f", file.path])
+            #expect(run.status == 0, "\(run.err)")
+            #expect(run.out.components(separatedBy: "\n").filter { $0.hasPrefix("reads:") } == ["reads:1", "reads:0"], "\(run.out)")
+            let published = try await ChildProcess.run("/usr/bin/psql", [url, "-At", "-c",
+                "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'supabase_realtime'"])
+            #expect(published.out.trimmingCharacters(in: .whitespacesAndNewlines)
+                        == "join_requests,op_messages,operation_invites,operation_members,operations")
+        }
+    }
+
     @Test func badOptionsAreRefusedNamingTheOption() {
         #expect(throws: SupabaseSchema.Invalid.self) { try SupabaseSchema.sql(app: "greenbox", options: ["pairing": "smoke-signals"]) }
         #expect(throws: SupabaseSchema.Invalid.self) { try SupabaseSchema.sql(app: "greenbox", options: ["colour": "blue"]) }
-        #expect(throws: SupabaseSchema.Invalid.self) { try SupabaseSchema.sql(app: "survale") }
+        #expect(throws: SupabaseSchema.Invalid.self) { try SupabaseSchema.sql(app: "quickpic") }
+        #expect(throws: SupabaseSchema.Invalid.self) { try SupabaseSchema.sql(app: "survale", options: ["pairing": "codes"]) }
         #expect(SupabaseSchema.options(of: "greenbox")?.map(\.option) == ["pairing", "policies", "purge"])
     }
 }

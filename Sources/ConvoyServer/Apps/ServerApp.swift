@@ -31,6 +31,13 @@ protocol ServerApp: Sendable {
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int
+    /// How often its housekeeping runs (Survale: auto-end), seconds; nil: it has none
+    /// (`ServerApp+Housekeeping.swift`).
+    func housekeepingEvery(_ configuration: ServerConfiguration) -> Double?
+    /// One round of housekeeping, on either store; what it did, in lines for the log.
+    func housekeeping(_ context: HousekeepingContext) async throws -> [String]
+    /// What `--retention` is unless given, seconds (Green Box: 10 minutes).
+    var defaultRetention: Double { get }
     /// Realtime Authorization on SQLite: whether `who` may `action` (read: join
     /// and receive; write: send or track) `ext` messages on the private channel
     /// `topic`, mirroring the app's policies on `realtime.messages` (where

@@ -43,6 +43,10 @@ public struct ServerConfiguration: Sendable {
     public var inviteTTL: Double
     /// Header, body and idle timeouts and header limits for each connection.
     public var limits = ConnectionLimits()
+    /// Survale: an active operation whose members have all been off its channels this long ends, seconds.
+    public var autoEndAfter: Double = 600
+    /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
+    public var housekeeps = true
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
@@ -71,7 +75,11 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// For tests: a free port, short-lived everything, no background purge.
-    public static let testing = ServerConfiguration(port: 0, purgeEvery: 0)
+    public static let testing: ServerConfiguration = {
+        var c = ServerConfiguration(port: 0, purgeEvery: 0)
+        c.housekeeps = false
+        return c
+    }()
 
     /// HS256 needs a key at least as long as its 32-byte hash (jwt-kit asserts
     /// it; GoTrue requires 32 characters too).
@@ -93,7 +101,7 @@ public struct ServerConfiguration: Sendable {
         // Ten years bounds every duration: beyond it, timestamps stop being dates.
         let decade = 10 * 365.25 * 86_400
         for (name, value, low) in [("retention", retention, 1e-3), ("token TTL", tokenTTL, 1), ("invite TTL", inviteTTL, 1),
-                                   ("purge interval", purgeEvery, 0)] {
+                                   ("purge interval", purgeEvery, 0), ("auto-end time", autoEndAfter, 1e-3)] {
             guard value.isFinite, value >= low, value <= decade else {
                 throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
             }

@@ -32,6 +32,8 @@ public final class ReferenceServer: Sendable {
     let postgres: PostgresStore?
     let tokens: TokenService
     let purger: RetentionPurger
+    /// The app's periodic work (Survale: auto-end).
+    let housekeeper: Housekeeper
     let anonKey: String
     let serviceRoleKey: String
     /// Removed at shutdown when the server made it.
@@ -87,6 +89,11 @@ public final class ReferenceServer: Sendable {
         serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
         purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, every: configuration.purgeEvery,
                                  logger: logger)
+        let hub = self.hub
+        let sqlite = (tables as? SQLiteTables)?.context
+        housekeeper = Housekeeper(app: app, context: HousekeepingContext(sqlite: sqlite, postgres: postgres, clock: clock, configuration: configuration,
+                                                                         channelUsers: { hub.privateChannelUsers() }),
+                                  every: app.housekeepingEvery(configuration), logger: logger)
     }
 
     /// A server made and never run (or run and stopped) leaves no temporary database behind.
@@ -97,6 +104,10 @@ public final class ReferenceServer: Sendable {
     /// One retention purge now (the background job runs this every `purgeEvery`).
     @discardableResult
     public func purgeOnce() async throws -> Int { try await purger.purgeOnce() }
+
+    /// One round of the app's housekeeping now (the background job runs it every `housekeepingEvery`); what it did.
+    @discardableResult
+    public func housekeepingOnce() async throws -> [String] { try await housekeeper.once() }
 
     /// The purge loop with an injected wait, for tests in compressed time.
     func runPurges(every: Double, sleep: @escaping @Sendable (Double) async throws -> Void) async {
@@ -152,6 +163,7 @@ public final class ReferenceServer: Sendable {
             services.append(.init(service: PostgresChanges(store: postgres, feed: feed, listening: { signal.yield() })))
         }
         if configuration.purgeEvery > 0 { services.append(.init(service: purger)) }
+        if configuration.housekeeps, (housekeeper.every ?? 0) > 0 { services.append(.init(service: housekeeper)) }
         // The application ending (a graceful shutdown) ends the rest gracefully too.
         services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))

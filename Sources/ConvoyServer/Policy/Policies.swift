@@ -26,9 +26,10 @@ struct Policies: Sendable {
         var insert: Check?
         var update: (using: @Sendable (String) -> Predicate, check: Check, guard: Guard?)?
         var delete: (@Sendable (String) -> Predicate)?
-        /// The SELECT policy again, over one row in memory: Realtime decides
-        /// with it who may receive a change (Supabase checks RLS per subscriber).
-        var readable: (@Sendable (Row, String) -> Bool)? = nil
+        /// The SELECT policy again, over one row in memory (with the database, for
+        /// policies that look elsewhere): Realtime decides with it who may receive
+        /// a change (Supabase checks RLS per subscriber).
+        var readable: (@Sendable (Row, String, Database) throws -> Bool)? = nil
     }
 
     var tables: [String: Table]

@@ -22,6 +22,9 @@ enum Values {
         case .timestamptz:
             guard let d = Timestamps.parse(text) else { throw invalid(c, text) }
             return Timestamps.format(d).databaseValue
+        case .double:
+            guard let d = Double(text), d.isFinite else { throw invalid(c, text) }
+            return d.databaseValue
         case .other:
             // PostgreSQL parses it (with a cast to the column's type) and reports bad input.
             return text.databaseValue
@@ -43,6 +46,14 @@ enum Values {
                 stored = i.databaseValue
             } else if let s = value as? String, let i = Int64(s) {
                 stored = i.databaseValue
+            } else {
+                throw invalid(c, "\(value)")
+            }
+        case .double:
+            if let n = value as? NSNumber, !isBoolean(n), n.doubleValue.isFinite {
+                stored = n.doubleValue.databaseValue
+            } else if let s = value as? String {
+                stored = try parse(s, as: c)
             } else {
                 throw invalid(c, "\(value)")
             }

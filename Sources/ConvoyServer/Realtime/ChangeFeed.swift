@@ -31,21 +31,22 @@ final class ChangeFeed: Sendable {
     // MARK: - Rows known as written (SQLite)
 
     /// Fans committed changes out, in order, to every subscriber whose binding
-    /// matches and whose role may read the row by the Swift policies.
-    func publish(_ changes: [ChangeEvent]) {
+    /// matches and whose role may read the row by the Swift policies, asked
+    /// in `db` just after the commit (a policy that fails hides the row).
+    func publish(_ changes: [ChangeEvent], in db: Database) {
         for change in changes {
             let record = change.type == "DELETE" ? change.oldRecord : change.record
-            hub.deliver(change, to: hub.route(change).filter { visible(record, table: change.table, to: $0.member.principal) })
+            hub.deliver(change, to: hub.route(change).filter { visible(record, table: change.table, to: $0.member.principal, db) })
         }
     }
 
-    private func visible(_ record: [String: DatabaseValue], table: String, to who: Principal) -> Bool {
+    private func visible(_ record: [String: DatabaseValue], table: String, to who: Principal, _ db: Database) -> Bool {
         switch who.role {
         case .serviceRole: return true
         case .anon: return false
         case .authenticated:
             guard let uid = who.userID, let check = policies?.tables[table]?.readable else { return false }
-            return check(record, uid)
+            return (try? check(record, uid, db)) ?? false
         }
     }
 

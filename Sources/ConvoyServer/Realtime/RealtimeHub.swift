@@ -150,6 +150,19 @@ final class RealtimeHub: Sendable {
         if case .dropped = sink.yield(text) { sink.finish() }
     }
 
+    /// The users joined to each private channel, by channel name (the service role left out).
+    func privateChannelUsers() -> [String: Set<String>] {
+        state.withLock { s in
+            var out: [String: Set<String>] = [:]
+            for members in s.channels.values {
+                for m in members.values where m.policies != nil {
+                    if let uid = m.principal.userID { out[m.channelName, default: []].insert(uid) }
+                }
+            }
+            return out
+        }
+    }
+
     /// Whether `id` may join one more channel.
     func canJoin(_ id: ConnectionID, topic: String) -> Bool {
         state.withLock { s in
@@ -297,6 +310,7 @@ final class RealtimeHub: Sendable {
         case .text: "text"
         case .bigint: "int8"
         case .timestamptz: "timestamptz"
+        case .double: "float8"
         case .other(let name): name
         }
     }

@@ -6,6 +6,8 @@ import Foundation
 struct Schema: Sendable {
     enum ColumnType: Sendable, Hashable {
         case uuid, text, bigint, timestamptz
+        /// `double precision` (coordinates).
+        case double
         /// Any other PostgreSQL type, by `format_type` (PostgreSQL store only: it
         /// converts and checks such values itself).
         case other(String)
@@ -17,6 +19,7 @@ struct Schema: Sendable {
             case .text: "text"
             case .bigint: "bigint"
             case .timestamptz: "timestamp with time zone"
+            case .double: "double precision"
             case .other(let name): name
             }
         }
@@ -28,14 +31,16 @@ struct Schema: Sendable {
             case "text": self = .text
             case "bigint": self = .bigint
             case "timestamp with time zone": self = .timestamptz
+            case "double precision": self = .double
             default: self = .other(name)
             }
         }
     }
 
     /// `identity`: the database numbers it; `now`: server-stamped; `value`: a
-    /// constant; `database`: some other default the database computes.
-    enum Default: Sendable { case identity, now, value(String), database }
+    /// constant; `uuid`: a random UUID (`gen_random_uuid()`); `database`: some
+    /// other default the database computes.
+    enum Default: Sendable { case identity, now, value(String), uuid, database }
 
     struct Column: Sendable {
         var name: String

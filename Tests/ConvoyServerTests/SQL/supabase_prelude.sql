@@ -14,3 +14,16 @@ $$;
 GRANT USAGE ON SCHEMA public, auth TO anon, authenticated, service_role;
 GRANT EXECUTE ON FUNCTION auth.uid() TO anon, authenticated, service_role;
 CREATE PUBLICATION supabase_realtime;
+-- Realtime Authorization's table and topic function (supabase/realtime's migrations).
+CREATE SCHEMA realtime;
+GRANT USAGE ON SCHEMA realtime TO anon, authenticated, service_role;
+CREATE TABLE realtime.messages (
+  id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY, topic text NOT NULL, extension text NOT NULL,
+  payload jsonb, event text, private boolean DEFAULT false,
+  updated_at timestamp NOT NULL DEFAULT now(), inserted_at timestamp NOT NULL DEFAULT now());
+ALTER TABLE realtime.messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT, INSERT, UPDATE ON realtime.messages TO anon, authenticated, service_role;
+CREATE FUNCTION realtime.topic() RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT nullif(current_setting('realtime.topic', true), '')::text
+$$;
+GRANT EXECUTE ON FUNCTION realtime.topic() TO anon, authenticated, service_role;

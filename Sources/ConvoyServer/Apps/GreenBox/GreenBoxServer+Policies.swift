@@ -19,7 +19,7 @@ extension GreenBoxServer {
                 insert: { row, uid, _ in text(row, "id") == uid },
                 update: (using: { uid in uidIs("id", uid) }, check: { row, uid, _ in text(row, "id") == uid }, guard: nil),
                 delete: nil,
-                readable: { _, _ in true }),
+                readable: { _, _, _ in true }),
             // friendships: SELECT USING (auth.uid() IN (user_id_1, user_id_2));
             //   INSERT WITH CHECK (requested_by = auth.uid() AND status = 'pending' AND auth.uid() IN (user_id_1, user_id_2));
             //   UPDATE USING/WITH CHECK (auth.uid() IN (user_id_1, user_id_2)), plus a trigger: members and requester are
@@ -48,7 +48,7 @@ extension GreenBoxServer {
                              return nil
                          }),
                 delete: member,
-                readable: { row, uid in text(row, "user_id_1") == uid || text(row, "user_id_2") == uid }),
+                readable: { row, uid, _ in text(row, "user_id_1") == uid || text(row, "user_id_2") == uid }),
             // encrypted_locations: INSERT WITH CHECK (sender_id = auth.uid())
             //   [--strict-policies: AND EXISTS (SELECT 1 FROM friendships f WHERE f.status = 'active'
             //      AND ((f.user_id_1 = sender_id AND f.user_id_2 = recipient_id) OR (f.user_id_2 = sender_id AND f.user_id_1 = recipient_id)))];
@@ -65,10 +65,10 @@ extension GreenBoxServer {
                 },
                 update: nil,
                 delete: nil,
-                readable: { row, uid in text(row, "recipient_id") == uid }),
+                readable: { row, uid, _ in text(row, "recipient_id") == uid }),
             // invites: SELECT USING (inviter_id = auth.uid()); written only through the RPCs.
             "invites": Policies.Table(select: { uid in uidIs("inviter_id", uid) }, insert: nil, update: nil, delete: nil,
-                             readable: { row, uid in text(row, "inviter_id") == uid }),
+                             readable: { row, uid, _ in text(row, "inviter_id") == uid }),
             // purge_log: no policy: only the service role reads it.
             "purge_log": Policies.Table(select: nil, insert: nil, update: nil, delete: nil),
         ])

@@ -87,7 +87,7 @@ struct SQLiteTables: TableStore {
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
                     let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
-                    if returning { try requireReadable(record, t, who) }
+                    if returning { try requireReadable(record, t, who, tx.db) }
                     out.append(json)
                     continue
                 }
@@ -95,7 +95,7 @@ struct SQLiteTables: TableStore {
                     throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(missing)\" of relation \"\(t.name)\" violates not-null constraint")
                 }
                 let stored = try tx.insert(into: t, full)
-                if returning { try requireReadable(stored, t, who) }
+                if returning { try requireReadable(stored, t, who, tx.db) }
                 out.append(stored.filter { q.columns.contains($0.key) })
             }
             return out
@@ -121,7 +121,7 @@ struct SQLiteTables: TableStore {
             var out: [JSONRow] = []
             for existing in try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments) {
                 let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
-                if returning { try requireReadable(record, t, who) }
+                if returning { try requireReadable(record, t, who, tx.db) }
                 out.append(json)
             }
             return out
@@ -195,6 +195,7 @@ struct SQLiteTables: TableStore {
             case .identity: continue
             case .now: full[c.name] = now.databaseValue
             case .value(let v): full[c.name] = v.databaseValue
+            case .uuid: full[c.name] = UUID().uuidString.lowercased().databaseValue
             case .database, nil:
                 if !c.nullable, missing == nil { missing = c.name }
                 full[c.name] = .null
@@ -239,10 +240,10 @@ struct SQLiteTables: TableStore {
         }
     }
 
-    private func requireReadable(_ row: Row, _ t: Schema.Table, _ who: Principal) throws {
+    private func requireReadable(_ row: Row, _ t: Schema.Table, _ who: Principal, _ db: Database) throws {
         guard who.role != .serviceRole else { return }
         guard who.role == .authenticated, let uid = who.userID, let readable = policies.tables[t.name]?.readable,
-              readable(row, uid)
+              try readable(row, uid, db)
         else { throw rlsViolation(t, who) }
     }
 

@@ -39,7 +39,7 @@ final class Store: Sendable {
             let value = try body(transaction)
             let changes = transaction.changes
             if let feed, !changes.isEmpty {
-                db.afterNextTransaction { _ in feed.publish(changes) }
+                db.afterNextTransaction { db in feed.publish(changes, in: db) }
             }
             return value
         }

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import ConvoyServer
+import ConvoyWire
+
+/// Survale's backend on both stores: the operation lifecycle, row-level
+/// security between members, teams and agencies, its private channels,
+/// auto-end and the purge, the same answers from SQLite and PostgreSQL.
+@Suite struct SurvaleServerTests {
+    static func status(_ reply: [String: Any]) -> String? { (reply["payload"] as? [String: Any])?["status"] as? String }
+
+    @Test(arguments: TestStore.all) func theLifecycleAndWhoSeesWhat(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let m2 = try await f.member("A1", callsign: "M-2"), other = try await f.member("A2", callsign: "OT-1")
+        let outsider = try await f.member("B1", callsign: "B-1")
+
+        let created = try await f.rpc("create_operation", ["name": "Harbor", "incident_number": "24-17"], as: ca)
+        let op = try #require(created.object["id"] as? String)
+        #expect(created.object["status"] as? String == "draft" && created.object["case_agent_id"] as? String == ca.id)
+        #expect(try await f.get("operations?id=eq.\(op)", as: m1).isEmpty, "a draft is the case agent's")
+        #expect(try await f.rpc("start_operation", ["operation_id": op], as: m1).status == 403, "only the case agent starts")
+        #expect(try await f.rpc("create_operation", ["name": "x"], as: TestFixtureless.member(f)).status == 403,
+                "a user the agency did not provision has no operations")
+
+        // Invites: to the agency's users only; the invitee answers.
+        let invite = try await f.post("operation_invites", ["operation_id": op, "invitee_id": m1.id, "invited_by": ca.id], as: ca)
+        #expect(invite.status == 201)
+        #expect(try await f.post("operation_invites", ["operation_id": op, "invitee_id": outsider.id, "invited_by": ca.id], as: ca).status == 403,
+                "another agency's user cannot be invited")
+        #expect(try await f.post("operation_invites", ["operation_id": op, "invitee_id": m2.id, "invited_by": m1.id], as: m1).status == 403)
+        let inviteID = try #require(invite.rows.first?["id"])
+        #expect(try await f.rpc("respond_to_invite", ["invite_id": inviteID, "accept": true], as: outsider).status == 403)
+        #expect(try await f.rpc("respond_to_invite", ["invite_id": inviteID, "accept": true], as: m1).status == 200)
+        #expect(try await f.get("operations?id=eq.\(op)", as: m1).count == 1, "members see their operation")
+
+        let started = try await f.rpc("start_operation", ["operation_id": op], as: ca)
+        #expect(started.object["status"] as? String == "active" && started.object["started_at"] as? String != nil)
+        #expect(try await f.rpc("start_operation", ["operation_id": op], as: ca).status == 400, "started once")
+        #expect(try await f.get("operations?id=eq.\(op)", as: m2).count == 1, "the team sees its started operations")
+        #expect(try await f.get("operations?id=eq.\(op)", as: other).isEmpty, "another team does not")
+        #expect(try await f.get("operations?id=eq.\(op)", as: outsider).isEmpty, "nor another agency")
+        #expect(try await f.request("PATCH", "operations?id=eq.\(op)", ["status": "ended"], as: ca).status == 403,
+                "the status changes through end_operation only")
+        #expect(try await f.request("PATCH", "operations?id=eq.\(op)", ["name": "Harbor II"], as: ca).status == 204)
+
+        // Join requests: the team asks, the case agent decides.
+        #expect(try await f.post("join_requests", ["operation_id": op, "requester_id": other.id], as: other).status == 403)
+        let asked = try await f.post("join_requests", ["operation_id": op, "requester_id": m2.id], as: m2)
+        #expect(asked.status == 201)
+        let requestID = try #require(asked.rows.first?["id"])
+        #expect(try await f.rpc("decide_join_request", ["request_id": requestID, "approve": true], as: m1).status == 403)
+        #expect(try await f.rpc("decide_join_request", ["request_id": requestID, "approve": true], as: ca).status == 200)
+        #expect(try await f.get("operation_members?operation_id=eq.\(op)&select=user_id", as: m2).count == 3)
+
+        // Chat and the archive: members write as themselves, others not at all.
+        #expect(try await f.post("op_messages", ["operation_id": op, "sender_id": m1.id, "body": "on scene"], as: m1).status == 201)
+        #expect(try await f.post("op_messages", ["operation_id": op, "sender_id": ca.id, "body": "spoof"], as: m1).status == 403)
+        #expect(try await f.post("op_messages", ["operation_id": op, "sender_id": outsider.id, "body": "hi"], as: outsider).status == 403)
+        let point: [String: Any] = ["operation_id": op, "user_id": m1.id, "lat": 51.5, "lon": -0.12, "accuracy": 8.5, "fix": "reduced",
+                                    "recorded_at": "2026-11-25T12:00:00Z"]
+        #expect(try await f.post("locations_archive", point, as: m1).status == 201)
+        #expect(try await f.post("locations_archive", point.merging(["user_id": outsider.id]) { $1 }, as: outsider).status == 403)
+        #expect(try await f.get("op_messages?operation_id=eq.\(op)", as: outsider).isEmpty)
+        let archived = try await f.get("locations_archive?operation_id=eq.\(op)", as: m2)
+        #expect(archived.first?["fix"] as? String == "reduced" && (archived.first?["lat"] as? NSNumber)?.doubleValue == 51.5)
+
+        // Nearby: other agencies see a generic marker; the operation's own agency does not.
+        #expect(try await f.post("staging_areas", ["operation_id": op, "label": "Lot 4", "lat": 51.5012, "lon": -0.1201], as: ca).status == 201)
+        #expect(try await f.post("staging_areas", ["operation_id": op, "label": "x", "lat": 1, "lon": 1], as: m1).status == 403)
+        let markers = try await f.rpc("nearby_operations", ["lat": 51.51, "lon": -0.12, "radius_m": 5000], as: outsider).json as? [[String: Any]]
+        #expect(markers?.count == 1 && markers?.first?["case_agent"] as? String == "CA-1" && markers?.first?["id"] == nil)
+        #expect((markers?.first?["lat"] as? NSNumber)?.doubleValue == 51.5)
+        #expect((try await f.rpc("nearby_operations", ["lat": 51.51, "lon": -0.12], as: m1).json as? [Any])?.isEmpty == true)
+
+        // The end: by the case agent only; members stop writing and keep reading (replay).
+        #expect(try await f.rpc("end_operation", ["operation_id": op], as: m1).status == 403)
+        #expect(try await f.rpc("leave_operation", ["operation_id": op], as: m2).status == 200)
+        let ended = try await f.rpc("end_operation", ["operation_id": op], as: ca)
+        #expect(ended.object["status"] as? String == "ended" && ended.object["end_reason"] as? String == "case_agent")
+        #expect(try await f.post("op_messages", ["operation_id": op, "sender_id": m1.id, "body": "late"], as: m1).status == 403)
+        #expect(try await f.get("op_messages?operation_id=eq.\(op)", as: m1).count == 1)
+        await f.s.stop()
+    }
+
+    @Test(arguments: TestStore.all) func privateChannelsAreTheCurrentMembers(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let teammate = try await f.member("A1", callsign: "M-2"), outsider = try await f.member("B1", callsign: "B-1")
+        let op = try await f.activeOperation(by: ca, with: [m1])
+        let topic = "realtime:op_\(op)_locations"
+        let one = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        let two = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await one.join(topic, token: m1.token, ack: true, presenceKey: m1.id, isPrivate: true)) == "ok")
+        #expect(Self.status(try await two.join(topic, token: ca.token, presenceKey: ca.id, isPrivate: true)) == "ok")
+        for (who, token) in [("a teammate not in it", teammate.token), ("another agency", outsider.token), ("the anon key", nil as String?)] {
+            let probe = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+            #expect(Self.status(try await probe.join(topic, token: token, isPrivate: true)) == "error", "\(who) joined")
+        }
+        let sent = one.send(topic, "broadcast", ["type": "broadcast", "event": "position", "payload": ["lat": 51.5, "user_id": m1.id]])
+        #expect(Self.status(try await one.reply(to: sent)) == "ok")
+        let got = try await two.next(topic: topic, event: "broadcast")
+        #expect(((got["payload"] as? [String: Any])?["payload"] as? [String: Any])?["user_id"] as? String == m1.id)
+        let track = one.send(topic, "presence", ["type": "presence", "event": "track", "payload": ["callsign": "M-1"]])
+        #expect(Self.status(try await one.reply(to: track)) == "ok")
+        _ = try await two.next(topic: topic, event: "presence_diff")
+
+        // Ended: no member joins its channels again.
+        #expect(try await f.rpc("end_operation", ["operation_id": op], as: ca).status == 200)
+        let late = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await late.join(topic, token: m1.token, isPrivate: true)) == "error")
+        await f.s.stop()
+    }
+
+    @Test(arguments: TestStore.all) func autoEndsAfterTenMinutesWithEveryoneOff(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store) { $0.tokenTTL = 86_400 }
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let left = try await f.activeOperation(by: ca, with: [m1])
+        let watched = try await f.activeOperation(by: ca, with: [m1])
+        let status = { (op: String) in try await f.get("operations?id=eq.\(op)&select=status,end_reason", as: ca).first ?? [:] }
+
+        // Someone stays on `watched`'s channel; nobody on `left`'s.
+        let phone = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await phone.join("realtime:op_\(watched)_chat", token: m1.token, isPrivate: true)) == "ok")
+        #expect(try await f.s.server.housekeepingOnce().isEmpty)
+        f.s.clock.advance(by: 599)
+        #expect(try await f.s.server.housekeepingOnce().isEmpty, "not before ten minutes")
+        f.s.clock.advance(by: 2)
+        let ended = try await f.s.server.housekeepingOnce()
+        #expect(ended.count == 1 && ended.first?.contains(left) == true)
+        #expect(try await status(left)["end_reason"] as? String == "auto_end")
+        #expect(try await status(watched)["status"] as? String == "active", "never while someone is connected")
+
+        // The last one leaves: idle from the next round, ended ten minutes later.
+        phone.send("realtime:op_\(watched)_chat", "phx_leave")
+        _ = try await phone.next(topic: "realtime:op_\(watched)_chat", event: "phx_close")
+        #expect(try await f.s.server.housekeepingOnce().isEmpty)
+        f.s.clock.advance(by: 601)
+        #expect(try await f.s.server.housekeepingOnce().count == 1)
+        #expect(try await status(watched)["status"] as? String == "ended")
+        await f.s.stop()
+    }
+
+    @Test(arguments: TestStore.all) func thePurgeTakesEverythingSevenDaysAfterTheEnd(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store) {
+            $0.tokenTTL = 30 * 86_400
+            $0.retention = 7 * 86_400
+        }
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let op = try await f.activeOperation(by: ca, with: [m1])
+        let open = try await f.activeOperation(by: ca, with: [m1])
+        for o in [op, open] {
+            #expect(try await f.post("op_messages", ["operation_id": o, "sender_id": m1.id, "body": "copy"], as: m1).status == 201)
+        }
+        #expect(try await f.rpc("end_operation", ["operation_id": op], as: ca).status == 200)
+        f.s.clock.advance(by: 7 * 86_400 - 1)
+        try await f.s.server.purgeOnce()
+        #expect(try await f.get("op_messages?operation_id=eq.\(op)", as: m1).count == 1, "nothing goes before seven days")
+        f.s.clock.advance(by: 2)
+        #expect(try await f.s.server.purgeOnce() == 5, "the operation, its two members, its invite and its chat")
+        #expect(try await f.get("op_messages?operation_id=eq.\(op)", as: m1).isEmpty)
+        #expect(try await f.get("operations?id=eq.\(op)", as: ca).isEmpty)
+        #expect(try await f.get("op_messages?operation_id=eq.\(open)", as: m1).count == 1, "an operation still running keeps everything")
+        await f.s.stop()
+    }
+}
+
+extension SurvaleFixture {
+    func request(_ method: String, _ path: String, _ body: [String: Any], as who: Member) async throws -> TestServer.Reply {
+        try await s.request(method, "/rest/v1/\(path)", body: body, token: who.token)
+    }
+}
+
+/// A signed-up user the agency never provisioned.
+enum TestFixtureless {
+    static func member(_ f: SurvaleFixture) async throws -> SurvaleFixture.Member {
+        let user = try await f.s.signUp(withProfile: false)
+        return SurvaleFixture.Member(id: user.id, token: user.token, callsign: "")
+    }
+}
