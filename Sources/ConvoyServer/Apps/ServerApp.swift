@@ -30,6 +30,7 @@ protocol ServerApp: Sendable {
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int
+    var storagePolicy: StoragePolicy { get }  // its RLS on storage.objects (ServerApp+Storage.swift; default: none)
 
     // MARK: PostgreSQL
 
