@@ -52,7 +52,7 @@ public struct SupabaseStorage: Sendable {
     /// `upsert` replaces an object already there.
     public func upload(bucket: String, path: String, bytes: [UInt8], contentType: String, upsert: Bool = false, token: String,
                        timeout: Double = 120, progress: (@Sendable (HTTPProgress) -> Void)? = nil) async throws(SupabaseError) -> Upload {
-        let r = try await http.send("POST", "/storage/v1/object/\(Self.encode(bucket))/\(Self.encode(path))", body: bytes, token: token,
+        let r = try await http.send("POST", "/storage/v1/object/\(Self.encode(bucket))/\(try Self.key(path))", body: bytes, token: token,
                                     headers: [("x-upsert", upsert ? "true" : "false"), ("cache-control", "max-age=3600")],
                                     contentType: contentType, timeout: timeout, progress: progress)
         let o = try Self.object(r, "upload")
@@ -64,7 +64,7 @@ public struct SupabaseStorage: Sendable {
     /// one object to, for two hours, checked now against `token`'s RLS.
     public func createSignedUploadURL(bucket: String, path: String, upsert: Bool = false,
                                       token: String) async throws(SupabaseError) -> SignedUpload {
-        let r = try await http.send("POST", "/storage/v1/object/upload/sign/\(Self.encode(bucket))/\(Self.encode(path))", token: token,
+        let r = try await http.send("POST", "/storage/v1/object/upload/sign/\(Self.encode(bucket))/\(try Self.key(path))", token: token,
                                     headers: upsert ? [("x-upsert", "true")] : [])
         let o = try Self.object(r, "upload/sign")
         guard let url = o["url"] as? String, let signed = o["token"] as? String else {
@@ -76,7 +76,7 @@ public struct SupabaseStorage: Sendable {
     /// `PUT` of `bytes` to a signed upload URL: no session needed (the token is the permission).
     public func upload(to signed: SignedUpload, bytes: [UInt8], contentType: String, timeout: Double = 120,
                        progress: (@Sendable (HTTPProgress) -> Void)? = nil) async throws(SupabaseError) -> Upload {
-        let path = "/storage/v1/object/upload/sign/\(Self.encode(signed.bucket))/\(Self.encode(signed.path))?token=\(signed.token)"
+        let path = "/storage/v1/object/upload/sign/\(Self.encode(signed.bucket))/\(try Self.key(signed.path))?token=\(signed.token)"
         let r = try await http.send("PUT", path, body: bytes, headers: [("cache-control", "max-age=3600")], contentType: contentType,
                                     timeout: timeout, progress: progress)
         let o = try Self.object(r, "upload to signed URL")
@@ -87,7 +87,7 @@ public struct SupabaseStorage: Sendable {
     /// `POST /object/sign/…`: an absolute URL that downloads the object for
     /// `expiresIn` seconds without a session (RLS decides, now, whether `token` may read it).
     public func createSignedURL(bucket: String, path: String, expiresIn: Int, token: String) async throws(SupabaseError) -> String {
-        let r = try await http.send("POST", "/storage/v1/object/sign/\(Self.encode(bucket))/\(Self.encode(path))",
+        let r = try await http.send("POST", "/storage/v1/object/sign/\(Self.encode(bucket))/\(try Self.key(path))",
                                     body: SupabaseHTTP.json(["expiresIn": expiresIn]), token: token)
         guard let url = try Self.object(r, "sign")["signedURL"] as? String else {
             throw SupabaseError(kind: .unexpectedResponse, message: "sign: no signedURL")
@@ -97,7 +97,7 @@ public struct SupabaseStorage: Sendable {
 
     /// Downloads `bucket/path` as `token`'s user (`/object/authenticated/…`).
     public func download(bucket: String, path: String, token: String, timeout: Double = 120) async throws(SupabaseError) -> Download {
-        let r = try await http.send("GET", "/storage/v1/object/authenticated/\(Self.encode(bucket))/\(Self.encode(path))", token: token,
+        let r = try await http.send("GET", "/storage/v1/object/authenticated/\(Self.encode(bucket))/\(try Self.key(path))", token: token,
                                     timeout: timeout)
         return Download(body: r.body, contentType: r.header("content-type"), timing: r.timing)
     }
@@ -137,6 +137,15 @@ public struct SupabaseStorage: Sendable {
     static func encode(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.addingPercentEncoding(withAllowedCharacters: segment) ?? String($0) }.joined(separator: "/")
+    }
+
+    /// An object key for a URL, refused with dot segments as supabase-py refuses
+    /// them (`relative_path_to_parts`): an HTTP client would resolve them away.
+    static func key(_ path: String) throws(SupabaseError) -> String {
+        guard !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
+            throw SupabaseError(kind: .wire(.invalidRequest), message: "object keys must not contain dot segments: \(path)")
+        }
+        return encode(path)
     }
 
     /// A signed path as storage-api returns it (`/object/sign/bucket/name?token=…`,
