@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
     ],
     targets: [
         // C libraries, each wrapped once: only the wrapper module imports it.
@@ -99,6 +100,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                // Storage uploads as supabase-py sends them (multipart/form-data), parsed as they stream in.
+                .product(name: "MultipartKit", package: "multipart-kit"),
             ],
             // The PostgreSQL store's SQL: the platform's, then each app's (its
             // schema and policies), in a folder named after the app (one bundle).

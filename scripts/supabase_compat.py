@@ -2,12 +2,15 @@
 """Drives `convoy serve` with the official Supabase Python client (supabase-py),
 unchanged, through Green Box's flows: sign-up, sign-in, refresh, insert and
 select with filters, RPC, and a Realtime INSERT subscription filtered on
-recipient_id. Prints one JSON line of results; exits 1 on the first failure.
+recipient_id; and, given the service key, Storage as Survale uses it: a bucket,
+uploads, signed upload and download URLs, download, list and remove. Prints one
+JSON line of results; exits 1 on the first failure.
 
-    scripts/.venv/bin/python3 scripts/supabase_compat.py URL ANON_KEY
+    scripts/.venv/bin/python3 scripts/supabase_compat.py URL ANON_KEY [SERVICE_KEY]
 """
 import asyncio
 import json
+import os
 import sys
 import uuid
 
@@ -29,7 +32,7 @@ def check(condition, what):
         raise AssertionError(what)
 
 
-async def main(url: str, key: str) -> dict:
+async def main(url: str, key: str, service_key: str | None = None) -> dict:
     results = {"supabase_py": supabase.__version__}
     tag = uuid.uuid4().hex[:8]
     alice = await acreate_client(url, key, options=options())
@@ -109,13 +112,61 @@ async def main(url: str, key: str) -> dict:
     results["rls"] = "ok"
 
     await bob.remove_all_channels()
+    if service_key:
+        await storage(url, service_key, alice, tag)
+        results["storage"] = "ok"
     await alice.auth.sign_out()
     return results
 
 
+async def storage(url: str, service_key: str, user, tag: str) -> None:
+    """Storage through storage3 as supabase-py ships it: the service role makes
+    the bucket and the objects; a signed-in user without a policy is refused."""
+    admin = await acreate_client(url, service_key, options=options())
+    bucket = f"media-{tag}"
+    made = await admin.storage.create_bucket(
+        bucket, options={"public": False, "file_size_limit": 5_000_000, "allowed_mime_types": ["image/*", "video/*"]})
+    check(made == {"name": bucket}, f"create_bucket: {made}")
+    got = await admin.storage.get_bucket(bucket)
+    check(got.id == bucket and got.file_size_limit == 5_000_000 and got.public is False, f"get_bucket: {got}")
+    check(bucket in [b.id for b in await admin.storage.list_buckets()], "list_buckets")
+
+    files = admin.storage.from_(bucket)
+    photo, video = os.urandom(2_500_000), os.urandom(700_000)
+    up = await files.upload("op-1/photo 1.jpg", photo, {"content-type": "image/jpeg"})
+    check(up.full_path == f"{bucket}/op-1/photo 1.jpg", f"upload: {up.full_path}")
+    signed_upload = await files.create_signed_upload_url("op-1/clip.mp4")
+    check(signed_upload["signed_url"].startswith(f"{url}/storage/v1/object/upload/sign/{bucket}/op-1/clip.mp4?token="),
+          f"create_signed_upload_url: {signed_upload['signed_url']}")
+    put = await files.upload_to_signed_url(signed_upload["path"], signed_upload["token"], video, {"content-type": "video/mp4"})
+    check(put.full_path == f"{bucket}/op-1/clip.mp4", f"upload_to_signed_url: {put.full_path}")
+    signed = await files.create_signed_url("op-1/photo 1.jpg", 60)
+    async with httpx.AsyncClient(timeout=TIMEOUT) as plain:  # no key, no session: the URL is the permission
+        fetched = await plain.get(signed["signedURL"])
+    check(fetched.status_code == 200 and fetched.content == photo, f"signed URL: {fetched.status_code}")
+    check(await files.download("op-1/clip.mp4") == video, "download")
+    listed = await files.list("op-1")
+    check(sorted(f["name"] for f in listed) == ["clip.mp4", "photo 1.jpg"], f"list: {listed}")
+    check(any(f["metadata"]["size"] == len(photo) for f in listed), "list: sizes")
+
+    try:
+        await user.storage.from_(bucket).upload("mine.jpg", b"x", {"content-type": "image/jpeg"})
+        check(False, "a user uploaded without a policy")
+    except Exception as e:  # storage3.exceptions.StorageApiError
+        check(getattr(e, "status", None) == "403" and "row-level security" in str(e), f"RLS refusal: {e!r}")
+
+    removed = await files.remove(["op-1/photo 1.jpg", "op-1/clip.mp4"])
+    check(sorted(r["name"] for r in removed) == ["op-1/clip.mp4", "op-1/photo 1.jpg"], f"remove: {removed}")
+    try:
+        await files.download("op-1/clip.mp4")
+        check(False, "a removed object downloaded")
+    except Exception as e:
+        check(getattr(e, "status", None) == "404" and getattr(e, "code", None) == "not_found", f"after remove: {e!r}")
+
+
 if __name__ == "__main__":
     try:
-        print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2]))))
+        print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))))
     except Exception as e:
         import traceback
         traceback.print_exc()

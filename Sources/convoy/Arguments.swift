@@ -24,6 +24,21 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
     static var defaultCompletionKind: CompletionKind { .default }
 }
 
+/// Sizes as Supabase Storage writes them: `50MB`, `1.5GB`, `300KB`, `10B` or bytes (`FileSize`).
+struct FileSizeArgument: ExpressibleByArgument, Hashable {
+    let bytes: Int
+    /// As the user wrote it, for `--help`'s defaults.
+    let text: String
+
+    init?(argument: String) {
+        guard let b = FileSize.bytes(argument) else { return nil }
+        bytes = b
+        text = argument
+    }
+
+    var defaultValueDescription: String { text }
+}
+
 /// `lat,lon` in degrees.
 extension GeoPoint: ExpressibleByArgument {
     public init?(argument: String) {

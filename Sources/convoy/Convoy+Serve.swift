@@ -28,6 +28,10 @@ extension Convoy {
                 than 100 header fields is answered 431, a request that cannot be parsed 400, a body over 64 KiB \
                 413, each with the connection closed. Realtime closes on unmasked frames (1002) and text that \
                 is not UTF-8 (1007).
+
+                Storage (/storage/v1: buckets, uploads, signed URLs, downloads, removal) keeps object rows in the \
+                database under its row-level security and object bytes on disk (--storage-dir); no upload stores \
+                more than --storage-file-limit.
                 """)
 
         @Option(help: ArgumentHelp("The app whose backend to serve: its tables, row-level security, RPCs and purge (\(ServerApps.names.joined(separator: ", "))).",
@@ -83,6 +87,16 @@ extension Convoy {
         @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request under way after this long.")
         var idleTimeout: DurationArgument = DurationArgument(argument: "60s")!
 
+        @Option(name: .customLong("storage-dir"), help: ArgumentHelp(
+            "Where Storage keeps object bytes (default: beside the SQLite file, as FILE.objects; with PostgreSQL a temporary directory removed at exit).",
+            valueName: "dir"))
+        var storageDir: String?
+
+        @Option(name: .customLong("storage-file-limit"), help: ArgumentHelp(
+            "The largest object an upload may store (50MB, 1.5GB, 300KB or bytes); a bucket's file_size_limit can only lower it.",
+            valueName: "size"))
+        var storageFileLimit: FileSizeArgument = FileSizeArgument(argument: "50MB")!
+
         @Flag(name: .customLong("strict-policies"), help: "The app's stricter policies (Green Box: only let users post locations to active friends; the PRD lets them post to anyone).")
         var strictPolicies = false
 
@@ -116,6 +130,8 @@ extension Convoy {
             config.limits.headerTimeout = headerTimeout.seconds
             config.limits.bodyTimeout = bodyTimeout.seconds
             config.limits.idleTimeout = idleTimeout.seconds
+            config.objectStorageDirectory = storageDir
+            config.objectSizeLimit = storageFileLimit.bytes
             do {
                 try config.validate()
             } catch {

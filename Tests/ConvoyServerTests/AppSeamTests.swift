@@ -70,9 +70,9 @@ import Testing
         await second.stop()
         let reopened = try DatabaseQueue(path: path)
         let applied = try await reopened.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        // Every migration this build has, once: the old ones as they were, the app's and the settings table added.
+        // Every migration this build has, once: the old ones as they were, the app's, the settings and Storage's tables added.
         #expect(Set(applied) == ["v1: auth and Green Box", "v2: refresh token parents, for the reuse interval", "greenbox v1: the PRD's tables",
-                                 "v3: server settings (the JWT secret)"])
+                                 "v3: server settings (the JWT secret)", "v4: object storage (buckets and objects)"])
         try reopened.close()
     }
 

@@ -24,10 +24,11 @@ import Testing
         #expect(Self.available, "supabase-py is missing from scripts/.venv: run scripts/setup")
         let s = try await TestServer(store: store)
         let (status, text, errors) = try await ChildProcess.run(
-            Self.python, [Self.root.appendingPathComponent("scripts/supabase_compat.py").path, s.keys.url, s.keys.anonKey])
+            Self.python, [Self.root.appendingPathComponent("scripts/supabase_compat.py").path, s.keys.url, s.keys.anonKey,
+                          s.keys.serviceRoleKey])
         #expect(status == 0, "\(text)\n\(errors.suffix(2000))")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
-        for step in ["auth", "rest", "rpc", "realtime", "rls"] { #expect(result[step] == "ok", "\(step): \(result)") }
+        for step in ["auth", "rest", "rpc", "realtime", "rls", "storage"] { #expect(result[step] == "ok", "\(step): \(result)") }
         #expect(result["supabase_py"] == "2.34.1")
         await s.stop()
     }

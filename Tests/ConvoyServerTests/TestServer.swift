@@ -68,7 +68,8 @@ final class TestServer: Sendable {
 
     let store: TestStore
 
-    init(store: TestStore = .sqlite, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+    /// `app` replaces the configured app (a test's own, e.g. with a Storage policy).
+    init(store: TestStore = .sqlite, app: (any ServerApp)? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
         var config = ServerConfiguration.testing
         if store == .postgres {
             config.databasePath = try await PostgresTestCluster.freshDatabase()
@@ -80,7 +81,7 @@ final class TestServer: Sendable {
         var logger = Logger(label: "test")
         // CONVOY_TEST_LOG=error (or info, debug) shows what the server logs, when chasing a failure.
         logger.logLevel = ProcessInfo.processInfo.environment["CONVOY_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
-        let server = try await ReferenceServer(configuration: config, clock: clock, logger: logger)
+        let server = try await ReferenceServer(configuration: config, serving: app, clock: clock, logger: logger)
         let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
         task = Task { try await server.run { keys in continuation.yield(keys) } }
         var iterator = stream.makeAsyncIterator()

@@ -45,6 +45,7 @@ protocol ServerApp: Sendable {
     /// nothing is allowed (`ServerApp+Realtime.swift`).
     func realtimeAllows(_ action: ChannelAction, _ ext: RealtimeExtension, topic: String, as who: Principal,
                         in db: Database) throws -> Bool
+    var storagePolicy: StoragePolicy { get }  // its RLS on storage.objects (ServerApp+Storage.swift; default: none)
 
     // MARK: PostgreSQL
 

@@ -47,6 +47,13 @@ public struct ServerConfiguration: Sendable {
     public var autoEndAfter: Double = 600
     /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
     public var housekeeps = true
+    /// Where Storage keeps object bytes (`--storage-dir`). Nil: beside the SQLite
+    /// file (`<file>.objects`), or with PostgreSQL a temporary directory removed
+    /// at shutdown.
+    public var objectStorageDirectory: String?
+    /// The largest object an upload may store, bytes (`--storage-file-limit`;
+    /// 50 MB, Supabase's free plan); a bucket's `file_size_limit` can only lower it.
+    public var objectSizeLimit = 50_000_000
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
@@ -123,6 +130,9 @@ public struct ServerConfiguration: Sendable {
             throw Invalid(description: "--app-schema database needs a PostgreSQL database (--database postgres://…): the SQLite store has only the app's built-in tables")
         }
         guard (1...1000).contains(postgresConnections) else { throw Invalid(description: "the PostgreSQL pool size must be 1…1000") }
+        guard (1...500_000_000_000).contains(objectSizeLimit) else {
+            throw Invalid(description: "the storage file size limit must be 1B…500GB, got \(objectSizeLimit) bytes")
+        }
         try limits.validate()
     }
 }

@@ -6,6 +6,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     let support: RequestSupport
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if ObjectStorageRoutes.isOpen(request) { return try await next(request, context) }  // signed and public Storage URLs
         guard let key = support.apikey(request) else {
             throw APIError.gateway(.unauthorized, "No API key found in request")
         }

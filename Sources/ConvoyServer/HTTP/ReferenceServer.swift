@@ -12,8 +12,8 @@ import UnixSignals
 
 /// `convoy serve`: a Supabase-compatible backend for an app (`--app`, Green Box
 /// by default) — GoTrue's auth at `/auth/v1`, PostgREST at `/rest/v1` with the
-/// app's row-level security, its RPCs, Realtime, and the app's retention
-/// purge — over an embedded SQLite store or a PostgreSQL database.
+/// app's row-level security, its RPCs, Realtime, Storage at `/storage/v1`, and
+/// the app's retention purge — over an embedded SQLite store or a PostgreSQL database.
 /// It stores and forwards opaque blobs and never holds a private key.
 public final class ReferenceServer: Sendable {
     public let configuration: ServerConfiguration
@@ -34,6 +34,8 @@ public final class ReferenceServer: Sendable {
     let purger: RetentionPurger
     /// The app's periodic work (Survale: auto-end).
     let housekeeper: Housekeeper
+    /// Storage's buckets and objects (`/storage/v1`).
+    let objects: ObjectStorage
     let anonKey: String
     let serviceRoleKey: String
     /// Removed at shutdown when the server made it.
@@ -41,10 +43,17 @@ public final class ReferenceServer: Sendable {
 
     /// Opens (or creates) the database and makes the API keys. With a
     /// PostgreSQL URL this connects, applies the migrations and reads the schema.
-    public init(configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
-                logger: Logger = Logger(label: "convoy.serve")) async throws {
+    public convenience init(configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
+                            logger: Logger = Logger(label: "convoy.serve")) async throws {
+        try await self.init(configuration: configuration, serving: nil, clock: clock, logger: logger)
+    }
+
+    /// As the public initialiser; `serving` replaces the configured app (tests
+    /// serve apps of their own, e.g. with a Storage policy).
+    init(configuration: ServerConfiguration, serving: (any ServerApp)?, clock: any ConvoyClock,
+         logger: Logger) async throws {
         try configuration.validate()
-        guard let app = ServerApps.make(configuration.app) else {
+        guard let app = serving ?? ServerApps.make(configuration.app) else {
             throw ServerConfiguration.Invalid(description: "--app: unknown app '\(configuration.app)'")
         }
         self.app = app
@@ -54,6 +63,7 @@ public final class ReferenceServer: Sendable {
         // What tokens are signed with: an explicit --jwt-secret, else the database's
         // own (made on its first start and kept in it, as a Supabase project keeps its secret).
         let secret: String
+        let catalog: any ObjectCatalog, objectRoot: URL
         if let url = configuration.postgresURL {
             let pg = try await PostgresStore.open(url: url, configuration: configuration, app: app, clock: clock, logger: logger)
             secret = pg.jwtSecret
@@ -63,7 +73,15 @@ public final class ReferenceServer: Sendable {
             feed = ChangeFeed(hub: hub, policies: nil)
             tables = PostgresTables(store: pg, app: app)
             channels = PostgresChannelAuthorizer(store: pg)
-            temporaryDirectory = nil
+            catalog = PostgresObjectCatalog(store: pg)
+            if let dir = configuration.objectStorageDirectory {
+                objectRoot = URL(fileURLWithPath: dir)
+                temporaryDirectory = nil
+            } else {
+                // No disk of its own to keep them on: object bytes last as long as this server.
+                objectRoot = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-objects-\(UUID().uuidString)")
+                temporaryDirectory = objectRoot
+            }
         } else {
             var path = configuration.databasePath
             if path == nil {
@@ -83,6 +101,8 @@ public final class ReferenceServer: Sendable {
             auth = store
             tables = SQLiteTables(store: store, app: app, policies: policies, clock: clock, configuration: configuration)
             channels = SQLiteChannelAuthorizer(store: store, app: app)
+            catalog = SQLiteObjectCatalog(store: store, policy: app.storagePolicy)
+            objectRoot = ObjectStorage.directory(for: configuration, sqlitePath: path!)
         }
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
@@ -94,6 +114,10 @@ public final class ReferenceServer: Sendable {
         housekeeper = Housekeeper(app: app, context: HousekeepingContext(sqlite: sqlite, postgres: postgres, clock: clock, configuration: configuration,
                                                                          channelUsers: { hub.privateChannelUsers() }),
                                   every: app.housekeepingEvery(configuration), logger: logger)
+        let files = ObjectFiles(root: objectRoot)
+        try files.prepare()
+        objects = ObjectStorage(catalog: catalog, files: files, signer: SignedURLs(keys: tokens.keys, clock: clock), clock: clock,
+                                sizeLimit: configuration.objectSizeLimit, logger: logger)
     }
 
     /// A server made and never run (or run and stopped) leaves no temporary database behind.
@@ -108,6 +132,13 @@ public final class ReferenceServer: Sendable {
     /// One round of the app's housekeeping now (the background job runs it every `housekeepingEvery`); what it did.
     @discardableResult
     public func housekeepingOnce() async throws -> [String] { try await housekeeper.once() }
+    /// The retention hook for Storage, whichever the store: deletes objects as
+    /// the server, rows and bytes. Returns how many went. (An app's SQLite
+    /// purge has `SQLiteAppContext.removeObjects`.)
+    @discardableResult
+    public func removeObjects(bucket: String, names: [String]) async throws -> Int {
+        try await objects.purge(bucket: bucket, names: names)
+    }
 
     /// The purge loop with an injected wait, for tests in compressed time.
     func runPurges(every: Double, sleep: @escaping @Sendable (Double) async throws -> Void) async {
@@ -131,6 +162,7 @@ public final class ReferenceServer: Sendable {
         AuthRoutes(auth: AuthService(store: auth, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
                    support: support).add(to: router)
         RESTRoutes(rest: tables, support: support).add(to: router)
+        ObjectStorageRoutes(storage: objects, support: support).add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         RealtimeRoutes(hub: hub, tokens: tokens, authorizer: channels, clock: clock).add(to: wsRouter)
 

@@ -7,14 +7,33 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]?
     /// Whole-transfer limit, seconds (connect included).
     public var timeout: Double
+    /// Told how the transfer is going (libcurl's XFERINFOFUNCTION), on the
+    /// engine's thread: keep it short. Nil: libcurl reports nothing.
+    public var progress: (@Sendable (HTTPProgress) -> Void)?
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
-                timeout: Double = 30) {
+                timeout: Double = 30, progress: (@Sendable (HTTPProgress) -> Void)? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.progress = progress
+    }
+}
+
+/// Bytes moved so far by a transfer, as libcurl counts them (totals 0 while unknown).
+public struct HTTPProgress: Sendable, Equatable {
+    public var uploaded: Int
+    public var uploadTotal: Int
+    public var downloaded: Int
+    public var downloadTotal: Int
+
+    public init(uploaded: Int, uploadTotal: Int, downloaded: Int, downloadTotal: Int) {
+        self.uploaded = uploaded
+        self.uploadTotal = uploadTotal
+        self.downloaded = downloaded
+        self.downloadTotal = downloadTotal
     }
 }
 

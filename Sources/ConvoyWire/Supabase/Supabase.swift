@@ -95,15 +95,19 @@ public struct SupabaseHTTP: Sendable {
 
     /// Sends with `apikey` and, when given, `Authorization: Bearer`; a status
     /// of 300 or more is the service's error.
+    /// `contentType` labels a body (JSON unless said otherwise); `timeout` and
+    /// `progress` are the transfer's (`HTTPRequest`).
     func send(_ method: String, _ path: String, body: [UInt8]? = nil, token: String? = nil,
-              headers: [(name: String, value: String)] = []) async throws(SupabaseError) -> HTTPResponse {
+              headers: [(name: String, value: String)] = [], contentType: String = "application/json", timeout: Double = 30,
+              progress: (@Sendable (HTTPProgress) -> Void)? = nil) async throws(SupabaseError) -> HTTPResponse {
         var all: [(name: String, value: String)] = [("apikey", target.anonKey)]
         if let token { all.append(("Authorization", "Bearer \(token)")) }
-        if body != nil { all.append(("Content-Type", "application/json")) }
+        if body != nil { all.append(("Content-Type", contentType)) }
         all += headers
         let response: HTTPResponse
         do {
-            response = try await engine.send(HTTPRequest(method: method, url: target.url + path, headers: all, body: body), on: connection)
+            response = try await engine.send(HTTPRequest(method: method, url: target.url + path, headers: all, body: body, timeout: timeout,
+                                                         progress: progress), on: connection)
         } catch {
             throw .wire(error)
         }

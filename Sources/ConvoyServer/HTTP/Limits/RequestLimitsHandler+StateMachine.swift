@@ -80,11 +80,14 @@ extension RequestLimitsHandler {
         }
 
         /// A response head is written. A 413 while its body still comes ends the
-        /// connection: what is left of the body is not worth reading. True when the
-        /// head should say `Connection: close`.
-        mutating func responseHeadWritten(status: HTTPResponseStatus) -> Bool {
+        /// connection: what is left of the body is not worth reading; so does a
+        /// response that says `Connection: close` itself (Storage's refusals of an
+        /// upload, which storage-api answers 400). True when the head should say
+        /// `Connection: close`.
+        mutating func responseHeadWritten(status: HTTPResponseStatus, closing: Bool = false) -> Bool {
             responding = true
             if status == .payloadTooLarge, case .body = inbound, owed == 1 { closeAfterResponse = true }
+            if closing, owed == 1 { closeAfterResponse = true }
             return closeAfterResponse
         }
 

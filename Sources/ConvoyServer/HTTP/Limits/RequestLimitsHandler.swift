@@ -66,7 +66,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         switch unwrapOutboundIn(data) {
         case .head(var head):
-            if state.responseHeadWritten(status: head.status) {
+            if state.responseHeadWritten(status: head.status, closing: head.headers[canonicalForm: "connection"].contains("close")) {
                 head.headers.replaceOrAdd(name: "connection", value: "close")
             }
             context.write(wrapOutboundOut(.head(head)), promise: promise)

@@ -21,7 +21,7 @@ struct Migrations {
     /// The advisory lock key ("convoy" in ASCII).
     static let lockKey = 0x636f6e766f79
     /// The platform's SQL: its bundle folder and files, applied in order.
-    static let platform = (folder: "PostgreSQL", files: ["000_platform.sql", "002_realtime_authorization.sql"])
+    static let platform = (folder: "PostgreSQL", files: ["000_platform.sql", "001_object_storage.sql", "002_realtime_authorization.sql"])
 
     func apply(_ configuration: ServerConfiguration) async throws {
         try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)

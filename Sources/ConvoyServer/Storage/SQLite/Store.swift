@@ -75,6 +75,7 @@ final class Store: Sendable {
         m.registerMigration("v3: server settings (the JWT secret)") { db in
             try db.execute(sql: "CREATE TABLE auth_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         }
+        m.registerMigration("v4: object storage (buckets and objects)") { db in try db.execute(sql: SQLiteObjectCatalog.migration) }
         return m
     }
 }
