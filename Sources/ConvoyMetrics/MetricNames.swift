@@ -47,12 +47,18 @@ extension HistogramName {
     public static let pairingAcceptLater = HistogramName("pairing_accept_later")
     public static let pairingFirstUpdate = HistogramName("pairing_first_update")
     public static let pairingFirstUpdateLater = HistogramName("pairing_first_update_later")
+    /// Group apps: a phone tracks its presence → the last member online then sees it (a presence join).
+    public static let presenceConvergence = HistogramName("presence_convergence")
+    /// Group apps: a phone tracks its presence → one member sees it.
+    public static let presenceSeen = HistogramName("presence_seen")
+    /// Group apps: a broadcast sent with `ack` → the server's acknowledgement.
+    public static let broadcastAck = HistogramName("broadcast_ack")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
-        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater,
+        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck,
     ]
 }
 
@@ -145,6 +151,16 @@ extension CounterName {
     /// `lost.<reason>` (the accounting's reasons).
     public static func lost(reason: String) -> CounterName { CounterName("\(lost.name).\(reason)") }
 
+    // Group apps (Survale).
+    /// Presence tracked by a phone (each time it subscribes).
+    public static let presenceTracks = CounterName("presence_tracks")
+    /// Tracks that some member online throughout never saw.
+    public static let presenceUnconverged = CounterName("presence_unconverged")
+    /// Updates a phone could not send because its group's channel was not joined at the time.
+    public static let groupNotJoined = CounterName("group_not_joined")
+    /// Phones that saw their group end (its owner ended it, or the backend did).
+    public static let groupEndedSeen = CounterName("group_ended_seen")
+
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
         .updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .decryptFailures,
@@ -160,7 +176,7 @@ extension CounterName {
         .migrationUndecryptable, .migrationFailures,
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
-        .retentionHTTPRequests,
+        .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

@@ -210,8 +210,8 @@ extension Convoy {
             switch resolvedTarget(scenario.target) {
             case .embedded:
                 do {
-                    embedded = try await EmbeddedServer.start(
-                        ServerConfiguration(port: 0, retention: scenario.retention.window, purgeEvery: scenario.retention.purgeEvery), logger: Logger(label: "convoy.serve", factory: makeHandler))
+                    embedded = try await EmbeddedServer.start(Self.embeddedConfiguration(scenario),
+                                                              logger: Logger(label: "convoy.serve", factory: makeHandler))
                 } catch {
                     throw CommandFailure.runtime("cannot start the embedded backend: \(error)")
                 }
@@ -294,6 +294,7 @@ extension Convoy {
             summary.battery = outcome.battery
             summary.probes = outcome.probes
             summary.network = outcome.network
+            summary.groups = outcome.groups
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters[.sentOtherShards])

@@ -1,3 +1,5 @@
+import ConvoyFleet
+import ConvoyServer
 import ConvoyWire
 import Foundation
 import Logging
@@ -58,4 +60,17 @@ extension Convoy.Run {
             else { throw CommandFailure.badInput("keys file \(file): expected {\"url\", \"anon_key\", \"service_role_key\"}") }
             return SupabaseTarget(url: url, anonKey: anon, serviceKey: o["service_role_key"] as? String)
         }
+}
+
+extension Convoy.Run {
+    /// The embedded backend for `scenario`: its app's server side, the scenario's retention (a group app's own
+    /// unless the scenario is about retention) and the groups' auto-end time.
+    static func embeddedConfiguration(_ scenario: Scenario) -> ServerConfiguration {
+        let group = Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group
+        let retention = group ? (ServerApps.defaultRetention(of: scenario.app.name) ?? scenario.retention.window) : scenario.retention.window
+        var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
+        if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
+        configuration.autoEndAfter = scenario.social.autoEnd
+        return configuration
+    }
 }

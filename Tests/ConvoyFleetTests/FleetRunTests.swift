@@ -37,6 +37,14 @@ import Testing
     static func run(_ scenario: Scenario, server: ServerConfiguration = .testing, drain: Double = 3,
                     progress: @escaping @Sendable (FleetRun.Tick) -> Void = { _ in },
                     cancelWhen: (@Sendable (FleetRun.Tick) -> Bool)? = nil, cancelAtOnce: Bool = false) async throws -> FleetRun.Outcome {
+        try await FleetGate.run {
+            try await runAlone(scenario, server: server, drain: drain, progress: progress, cancelWhen: cancelWhen, cancelAtOnce: cancelAtOnce)
+        }
+    }
+
+    private static func runAlone(_ scenario: Scenario, server: ServerConfiguration, drain: Double,
+                                 progress: @escaping @Sendable (FleetRun.Tick) -> Void,
+                                 cancelWhen: (@Sendable (FleetRun.Tick) -> Bool)?, cancelAtOnce: Bool) async throws -> FleetRun.Outcome {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let embedded = try await EmbeddedServer.start(server, logger: logger)

@@ -62,7 +62,7 @@ import Testing
             let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "prd" + UUID().uuidString.prefix(6).lowercased(),
                                        drain: 3), engine: engine, logger: .quiet)
-            let outcome = try await fleet.run()
+            let outcome = try await FleetGate.run { try await fleet.run() }
 
             // Every row the run stored, read with the service key, opened with its recipient's key, decoded strictly.
             let service = embedded.keys.serviceRoleKey
@@ -109,7 +109,7 @@ import Testing
             (options.pairingAskAfter, options.pairingAcceptAfter) = (0.2...1, 0.3...1.5)
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: "pair" + UUID().uuidString.prefix(6).lowercased(),
                                        drain: 3, device: options), engine: engine, logger: .quiet)
-            let outcome = try await fleet.run()
+            let outcome = try await FleetGate.run { try await fleet.run() }
             let c = outcome.metrics.counters
             let graph = SocialGraph(devices: 10, social: scenario.social, seed: scenario.seed)
             let pending = graph.pairs.filter(\.pending).count

@@ -86,16 +86,22 @@ import Testing
         ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 0..9223372036854775807 }\n", "social.friends: at most 1000 friends"),
         ("name: x\ngroups: [{ name: g, count: 2 }]\ntarget: { keys_file: k.json, service_key: s }\n", "target.keys_file: give keys_file, or url"),
         ("name: x\nseed: -1\ngroups: [{ name: g, count: 2 }]\n", "seed: expected a whole number ≥ 0"),
-        ("name: x\napp: grenbox\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: no app \"grenbox\" (apps: greenbox); did you mean \"greenbox\"?"),
+        ("name: x\napp: grenbox\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: no app \"grenbox\" (apps: greenbox, survale); did you mean \"greenbox\"?"),
         ("name: x\napp: { name: greenbox, payload: kotlin }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:33: app.payload: greenbox has no payload \"kotlin\" (payload: convoy, prd)"),
         ("name: x\napp: { name: greenbox, paylod: prd }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:24: app.paylod: unknown key \"paylod\"; did you mean \"payload\"?"),
-        ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox)"),
+        ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox, survale)"),
         ("name: x\napp: { name: greenbox, pairing: prd }\ngroups: [{ name: g, count: 2 }]\nhostile: { share: 50%, catalogue: c.yaml }\n",
          "bad.yaml:4:10: hostile: hostile devices probe friends made in set-up"),
         ("name: x\napp: { name: greenbox, pairing: prd }\ngroups: [{ name: g, count: 2 }]\nmigration: { share: 10% }\n",
          "bad.yaml:4:12: migration: migration needs friends paired in set-up"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\n", "bad.yaml:1:1: survale shares with a team at once: give social.groups"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 4..8 }\nhostile: { share: 50%, catalogue: c.yaml }\n",
+         "bad.yaml:5:10: hostile: hostile is not modelled for survale yet"),
+        ("name: x\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 4..8 }\n", "bad.yaml:3:19: social.groups: groups are teams for apps that share with a team at once"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 1..3 }\n", "social.groups: expected a group size of 2 to 1000"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 4..8, abandon: lots }\n", "social.abandon: expected a whole number"),
         ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { accept_later: 50% }\n", "bad.yaml:3:25: social.accept_later: accept_later needs friends who pair during the run"),
         ("name: x\ngroups: [{ name: g, count: 2, key_cache_ttl: 5m }]\n", "bad.yaml:2:46: groups[0].key_cache_ttl: key_cache_ttl applies to key_lookup: cached"),
         ("name: x\ngroups: [{ name: g, count: 2, laplace_mean: 50m }]\n", "groups[0].laplace_mean: laplace_mean applies to general: laplace"),
@@ -162,7 +168,7 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway"]
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway", "survale-ops"]
 
     @Test func theSubwayScenarioPutsItsGroupsOnTheirNetworksWithRetries() throws {
         let subway = try ScenarioFile.load(Self.folder.appendingPathComponent("subway.yaml").path)

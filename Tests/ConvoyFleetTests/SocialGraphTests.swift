@@ -25,6 +25,26 @@ import Testing
         #expect(g.pairs.allSatisfy { !$0.pending })
     }
 
+    @Test func teamsCoverEveryDeviceOnceWithEveryTwoMembersFriends() {
+        var social = Social()
+        social.groups = 4...8
+        for n in [1, 3, 4, 9, 37, 200] {
+            let g = SocialGraph(devices: n, social: social, seed: 5)
+            #expect(g.groups.flatMap { $0 }.sorted() == Array(0..<n), "\(n) devices: each in one team")
+            // Every team within the range, but the last may take a remainder below the smallest size into it (or be all there is).
+            #expect(g.groups.dropLast().allSatisfy { (4...8).contains($0.count) })
+            if n >= 4 { #expect(g.groups.last.map { $0.count >= 4 && $0.count <= 11 } == true) }
+            for team in g.groups {
+                for d in team {
+                    let mates = Set(g.friendships(of: d).map { $0.inviter == d ? $0.invitee : $0.inviter })
+                    #expect(mates == Set(team).subtracting([d]))
+                }
+                #expect(g.friendships(of: team[0]).allSatisfy { $0.inviter == team[0] }, "the owner invites everyone")
+            }
+            #expect(g == SocialGraph(devices: n, social: social, seed: 5))
+        }
+    }
+
     @Test func decideLaterLeavesAboutThatShareOfInvitesPending() {
         let g = SocialGraph(devices: 10_000, social: Social(friends: 3...3, communities: 10, decideLater: 0.2), seed: 3)
         let share = Double(g.pairs.filter(\.pending).count) / Double(g.pairs.count)

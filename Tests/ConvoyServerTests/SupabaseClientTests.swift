@@ -32,4 +32,18 @@ import Testing
         #expect(result["supabase_py"] == "2.34.1")
         await s.stop()
     }
+
+    /// Survale's flows through supabase-py: private channel (`private=True`), `track`, `send_broadcast`,
+    /// a stranger refused, Storage upload and download: scripts/survale_compat.py.
+    @Test(.enabled(if: required || available, "supabase-py is not installed: run scripts/setup"), arguments: TestStore.all)
+    func supabasePyWorksWithSurvaleUnchanged(store: TestStore) async throws {
+        #expect(Self.available, "supabase-py is missing from scripts/.venv: run scripts/setup")
+        let s = try await TestServer(store: store) { $0.app = "survale" }
+        let (status, text, errors) = try await ChildProcess.run(
+            Self.python, [Self.root.appendingPathComponent("scripts/survale_compat.py").path, s.keys.url, s.keys.anonKey, s.keys.serviceRoleKey])
+        #expect(status == 0, "\(text)\n\(errors.suffix(2000))")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+        for step in ["provision", "lifecycle", "presence", "broadcast", "private", "storage"] { #expect(result[step] == "ok", "\(step): \(result)") }
+        await s.stop()
+    }
 }

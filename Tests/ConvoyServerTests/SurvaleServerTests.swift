@@ -165,6 +165,43 @@ import ConvoyWire
     }
 }
 
+/// Chat media in Storage's `op-media` bucket: the operation's members upload and read under its folder,
+/// nobody else; the purge takes the objects (rows and bytes) with the rest of the operation.
+@Suite struct SurvaleMediaTests {
+    @Test(arguments: TestStore.all) func mediaIsTheOperationsAndGoesWithIt(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store) {
+            $0.tokenTTL = 30 * 86_400
+            $0.retention = 7 * 86_400
+        }
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let other = try await f.member("A1", callsign: "M-9"), outsider = try await f.member("B1", callsign: "B-1")
+        let op = try await f.activeOperation(by: ca, with: [m1])
+        let photo = Data(repeating: 0xAB, count: 300_000)
+        let path = "/object/op-media/\(op)/photo-1.jpg"
+        #expect(try await f.s.storage("POST", path, body: photo, contentType: "image/jpeg", token: .some(m1.token)).status == 200)
+        for (who, token) in [("a teammate not in it", other.token), ("another agency", outsider.token)] {
+            let refused = try await f.s.storage("POST", "/object/op-media/\(op)/x-\(who.count).jpg", body: photo, contentType: "image/jpeg",
+                                                token: .some(token))
+            #expect(refused.status != 200, "\(who) uploaded")
+            #expect(try await f.s.storage("GET", "/object/authenticated/op-media/\(op)/photo-1.jpg", token: .some(token)).status != 200,
+                    "\(who) downloaded")
+        }
+        let got = try await f.s.storage("GET", "/object/authenticated/op-media/\(op)/photo-1.jpg", token: .some(ca.token))
+        #expect(got.status == 200 && got.body == photo)
+        #expect(try await f.s.storage("POST", "/object/op-media/not-an-operation/a.jpg", body: photo, contentType: "image/jpeg",
+                                      token: .some(m1.token)).status != 200)
+
+        #expect(try await f.rpc("end_operation", ["operation_id": op], as: ca).status == 200)
+        #expect(try await f.s.storage("POST", "/object/op-media/\(op)/late.jpg", body: photo, contentType: "image/jpeg",
+                                      token: .some(m1.token)).status != 200, "nothing is added after the end")
+        #expect(try await f.s.storage("GET", "/object/authenticated/op-media/\(op)/photo-1.jpg", token: .some(m1.token)).status == 200,
+                "members keep reading it (replay)")
+        f.s.clock.advance(by: 7 * 86_400 + 1)
+        try await f.s.server.purgeOnce()
+        #expect(try await f.s.storage("GET", "/object/authenticated/op-media/\(op)/photo-1.jpg").status != 200, "gone, even for the service role")
+    }
+}
+
 extension SurvaleFixture {
     func request(_ method: String, _ path: String, _ body: [String: Any], as who: Member) async throws -> TestServer.Reply {
         try await s.request(method, "/rest/v1/\(path)", body: body, token: who.token)

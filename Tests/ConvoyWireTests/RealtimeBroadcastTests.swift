@@ -26,8 +26,13 @@ import Testing
         b.join(topic, options: .init(presenceKey: bob.userID))
         _ = try await SupabaseClientsTests.next(&bEvents) { if case .subscribed(let t) = $0 { t } else { nil } }
         a.join(topic, options: .init(broadcastAck: true, presenceKey: alice.userID))
+        // Made while the join is on its way: it waits for the join and goes out then (realtime-js's push buffer).
+        let early = try #require(a.broadcast(topic, event: "pos", payload: ["seq": 1]))
         _ = try await SupabaseClientsTests.next(&aEvents) { if case .subscribed(let t) = $0 { t } else { nil } }
         #expect(a.isJoined(topic))
+        let first = try await SupabaseClientsTests.next(&bEvents) { if case .broadcast(_, let m) = $0 { m } else { nil } }
+        #expect(first.payload["seq"] == "1" && first.json == #"{"seq":1}"#)
+        _ = try await SupabaseClientsTests.next(&aEvents) { if case .pushReply(_, let r, "ok", _) = $0, r == early { r } else { nil } }
 
         let ref = try #require(a.broadcast(topic, event: "pos", payload: ["lat": 51.5, "seq": 7, "who": alice.userID]))
         let ack = try await SupabaseClientsTests.next(&aEvents) { if case .pushReply(_, let r, let status, _) = $0, r == ref { status } else { nil } }

@@ -102,6 +102,33 @@ public protocol AppProfile: Sendable {
     /// The oldest updates anyone has, read with the service key.
     func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
 
+    // MARK: Groups (apps whose phones share with a team at once: `AppProfile+Groups.swift`)
+
+    /// Whom one tick goes to: each friend apart (sealed per friend, sent in one request), or the whole group at once.
+    var audience: Audience { get }
+
+    /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it.
+    /// `serviceKey`: the project's, for apps whose users an administrator provisions.
+    func formGroup(_ members: [Session], number: Int, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// One tick's update for the whole group, as the app sends it (a broadcast on the group's channel):
+    /// the bytes it sent, and the push's ref when the server will acknowledge it. A channel not
+    /// joined now: `SupabaseError.Kind.notJoined`.
+    func sendToGroup(_ update: OutgoingUpdate, from session: Session, realtime: RealtimeClient?,
+                     via http: SupabaseHTTP) async throws(SupabaseError) -> (bytes: Int, ref: String?)
+
+    /// A broadcast that arrived on the subscription, as an update for this phone.
+    func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming
+
+    /// What the phone tracks as its presence once subscribed; nil: none.
+    func presence(for userID: String) -> [String: String]?
+
+    /// The phone is done with its group at the end of the run: its owner ends it (unless it abandons it).
+    func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// How each group this run formed has ended, read with the service key, by its owner's user id.
+    func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd]
+
     // MARK: Probes
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).
@@ -159,6 +186,8 @@ public enum PairingEvent: Sendable, Equatable {
 public enum Incoming: Sendable {
     case update(IncomingUpdate)
     case pairing(PairingEvent)
+    /// The phone's group has ended (its owner ended it, or the backend did): it stops sharing.
+    case groupEnded
     /// Something the app's client does not act on (another table, another event).
     case notMine
     /// An update the phone cannot read (a column missing).
@@ -186,12 +215,15 @@ public struct StoredUpdate: Sendable {
     public init(id: Int64, createdAt: Double, createdText: String) { (self.id, self.createdAt, self.createdText) = (id, createdAt, createdText) }
 }
 
-/// A Realtime subscription: the channel's topic and its change bindings.
+/// A Realtime subscription: the channel's topic, its change bindings and how it is joined (private, presence key, ack).
 public struct AppSubscription: Sendable, Equatable {
     public var topic: String
     public var bindings: [RealtimeClient.Binding]
+    public var options: RealtimeClient.ChannelOptions
 
-    public init(topic: String, bindings: [RealtimeClient.Binding]) { (self.topic, self.bindings) = (topic, bindings) }
+    public init(topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init()) {
+        (self.topic, self.bindings, self.options) = (topic, bindings, options)
+    }
 }
 
 /// A request an app makes, as a probe replays it: method, path under the

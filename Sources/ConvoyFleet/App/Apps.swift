@@ -2,7 +2,7 @@
 /// the modes its scenario can choose.
 public enum Apps {
     /// The apps Convoy simulates, by `app:` name.
-    public static let names = ["greenbox"]
+    public static let names = ["greenbox", "survale"]
 
     /// The default when a scenario names none.
     public static let defaultName = "greenbox"
@@ -11,6 +11,7 @@ public enum Apps {
     public static func modes(of name: String) -> [(option: String, values: [String])]? {
         switch name {
         case "greenbox": GreenBoxApp.modes
+        case "survale": SurvaleApp.modes
         default: nil
         }
     }
@@ -20,6 +21,7 @@ public enum Apps {
     public static func make(_ name: String, options: AppOptions = AppOptions()) -> (any AppProfile)? {
         switch name {
         case "greenbox": GreenBoxApp(options)
+        case "survale": SurvaleApp()
         default: nil
         }
     }

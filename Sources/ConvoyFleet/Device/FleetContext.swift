@@ -21,12 +21,15 @@ public final class FleetContext: Sendable {
     public let shard: Shard?
     /// What the fleet's connections, sessions and retry queues go through, for the live line and run.log.
     public let health: FleetHealth
+    /// Group apps: how long each phone's presence takes to reach its group.
+    public let convergence: PresenceConvergence
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
                 app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil) {
         self.app = app
         self.health = health ?? FleetHealth(devices: 0)
+        convergence = PresenceConvergence(metrics: metrics)
         sentUpdates = SentUpdates(horizon: options.retentionLimit + 60)
         self.shard = shard
         self.engine = engine

@@ -36,6 +36,12 @@ extension VirtualDevice {
         energy?.transfer(at: start, bytesUp: body + Self.requestOverhead, bytesDown: response + Self.responseOverhead, lasting: now - start)
     }
 
+    /// A websocket message sent (a broadcast: the frame with its mask, plus TCP/IP headers).
+    func spendSent(bytes: Int) {
+        if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
+        energy?.transfer(at: context.clock.now(), bytesUp: bytes + RealtimeClient.frameOverhead + 4, bytesDown: 0)
+    }
+
     /// A websocket message received.
     func spendReceived(bytes: Int) {
         energy?.transfer(at: context.clock.now(), bytesUp: 0, bytesDown: bytes)

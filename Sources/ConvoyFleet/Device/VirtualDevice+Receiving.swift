@@ -22,13 +22,15 @@ extension VirtualDevice {
             context.logger.debug("device \(index): Realtime connected (attempt \(attempt))")
         case .disconnected(let reason):
             metrics.count(.disconnects)
+            if app.audience == .group { context.convergence.subscribed(index, false) }
             context.logger.debug("device \(index): Realtime connection ended: \(reason)")
             // What was lost may have been on its way since the last message heard (a busy phone hears of the loss late).
             let now = context.clock.wallNow()
             life.lost(at: min(now, lastHeard ?? now))
             context.health.disconnected(index, at: now)
-        case .subscribed:
+        case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
+            if life.onlineSince != nil { trackPresence(on: topic) }
             switch life.subscription() {
             case .first(let arrivedAt?):
                 metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
@@ -54,11 +56,18 @@ extension VirtualDevice {
         case .joinFailed(let topic, let reason):
             metrics.count(.realtimeJoinFailures)
             context.logger.debug("device \(index): join refused: \(reason)")
+            // A group's private channel that no longer lets the member in: its group has ended (or it was
+            // taken out) while it was away; it stops, as the app does, rather than knocking for ever.
+            if app.audience == .group, reason.hasPrefix("Unauthorized") {
+                groupEnded()
+                return
+            }
             // A token the backend no longer takes (it was restarted with another secret, say): renew it first.
             if Self.refusesToken(reason) { await renewAfterRefusal() }
             await rejoin(topic)
         case .channelClosed(let topic, let reason):
             metrics.count(.realtimeChannelClosed)
+            if app.audience == .group { context.convergence.subscribed(index, false) }
             context.logger.debug("device \(index): channel closed: \(reason)")
             life.lost(at: context.clock.wallNow())
             await rejoin(topic)
@@ -72,6 +81,7 @@ extension VirtualDevice {
                 }
                 if catchingUp { heldLive.append(update) } else { receive(update) }
             case .pairing(let event): pairingEvent(event)
+            case .groupEnded: groupEnded()
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
@@ -80,8 +90,7 @@ extension VirtualDevice {
             spendHeartbeat()
             metrics.record(.realtimeHeartbeat, seconds: roundTrip)
         case .broadcast, .presence, .pushReply:
-            // No app routes broadcast or presence to the phone yet (Survale will, through the app seam).
-            break
+            handleGroup(event)
         }
     }
 
@@ -97,7 +106,8 @@ extension VirtualDevice {
     func joinAgain(_ topic: String) {
         guard let realtime, !isGone else { return }
         metrics.count(.realtimeRejoins)
-        realtime.join(topic, bindings: app.subscription(for: account.userID).bindings)
+        let subscription = app.subscription(for: account.userID)
+        realtime.join(topic, bindings: subscription.bindings, options: subscription.options)
     }
 
     /// One update for this device, from Realtime or a catch-up (greenbox-prd.md §4.4, "To receive locations").

@@ -50,6 +50,10 @@ extension VirtualDevice {
             return
         }
         guard friends.contains(where: \.active) else { return }
+        if app.audience == .group {
+            await shareWithGroup(measured.position, accuracy: measured.accuracy, intended: intended)
+            return
+        }
         if keysDue(at: clock.now()) { await readFriendKeys() }
         let active = friends.filter(\.active)
         guard !active.isEmpty, life.onlineSince != nil else { return }
@@ -178,6 +182,11 @@ extension VirtualDevice {
     /// Counts a failed request; returns the reason its updates were lost. A 401 (the token refused)
     /// renews the session in the background, unless `renew` is false (the renewal's own requests).
     func countFailure(_ error: SupabaseError, renew: Bool = true) -> String {
+        if error.kind == .notJoined {
+            // Never reached the network: not an HTTP error.
+            metrics.count(.groupNotJoined)
+            return "not_joined"
+        }
         metrics.count(.httpErrors)
         if renew, error.status == 401 { Task { [weak self] in await self?.renewAfterRefusal() } }
         if let status = error.status {

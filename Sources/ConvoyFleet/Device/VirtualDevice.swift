@@ -125,10 +125,18 @@ public actor VirtualDevice {
     var retryRNG: SeededGenerator
     var renewedAt: Double?
     var signedInAgainLast = false
+    /// Group apps (`VirtualDevice+Group`): its place in its group, broadcasts awaiting the server's ack (by ref,
+    /// when sent), and whether it saw its group end.
+    let groupRole: GroupRole?
+    var awaitingAck: [String: (sent: Double, entry: Int)] = [:]
+    var sawGroupEnd = false
+    /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
+    var disconnectedAt: Double?
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
-                pairing: DevicePairing? = nil) throws {
+                pairing: DevicePairing? = nil, group: GroupRole? = nil) throws {
         index = account.index
+        groupRole = group
         self.pairing = pairing
         self.account = account
         self.friends = friends
@@ -159,7 +167,7 @@ public actor VirtualDevice {
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
         let subscription = app.subscription(for: account.userID)
-        client.join(subscription.topic, bindings: subscription.bindings)
+        client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)
         life.joinedRealtime()
         realtime = client
         tasks.append(Task { await client.run() })
@@ -176,6 +184,7 @@ public actor VirtualDevice {
     /// A device that has not arrived yet never will.
     public func leave() {
         if life.leave() { stopGPS(at: context.clock.now()) }
+        if app.audience == .group { context.convergence.subscribed(index, false) }
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
     }
@@ -186,6 +195,7 @@ public actor VirtualDevice {
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
         leave()
+        if disconnectedAt == nil, !life.isGone, life.subscribed { disconnectedAt = context.clock.wallNow() }
         if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
         life.disconnect()
         abandonQueue()

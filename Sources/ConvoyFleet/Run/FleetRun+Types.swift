@@ -111,5 +111,7 @@ extension FleetRun {
         public var ledger: ShardLedger?
         /// The network conditions each group ran under; nil when no group had any.
         public var network: [RunSummary.NetworkGroup]?
+        /// A group app's groups and their auto-end; nil for other apps (or without the service key to read them).
+        public var groups: GroupsReport?
     }
 }

@@ -73,6 +73,10 @@ public final class FleetRun: Sendable {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
                                 message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
         }
+        if configuration.app.audience == .group, shard != nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
+                                message: "\(configuration.app.name)'s teams are formed in one process (its set-up knows every member): drop --shard")
+        }
         if configuration.app.pairsDuringRun, shard != nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes")
@@ -135,7 +139,10 @@ public final class FleetRun: Sendable {
                 var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
                 return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
             }
-            if app.pairsDuringRun {
+            if app.audience == .group {
+                // The teams are formed as the app forms them (Survale: provisioned, created, joined, started).
+                friends = try await formGroups(graph, accounts: accounts, app: app)
+            } else if app.pairsDuringRun {
                 // The phones pair during the run, measured; set-up only plans whom each asks and how each answers.
                 friends = Array(repeating: [], count: n)
                 pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]!.userID }, preference: preference, seed: seed,
@@ -174,6 +181,7 @@ public final class FleetRun: Sendable {
                            ledger: empty)
         }
 
+        let roles = app.audience == .group ? Self.groupRoles(graph, abandoned: scenario.social.abandoned) : Array(repeating: nil, count: n)
         // Every device's draws are made on every shard (the streams stay aligned); each shard builds its own devices.
         var slots = [VirtualDevice?](repeating: nil, count: n)
         let groupStart = scenario.groups.indices.map { g in scenario.groups[..<g].reduce(0) { $0 + $1.count } }
@@ -200,9 +208,10 @@ public final class FleetRun: Sendable {
                 = (group.backgroundMode, group.keyLookup, group.keyCacheTTL, group.general)
             if let link = links[i] { (profile.link, profile.tunnel) = (link, proxy?.tunnel(for: i)) }
             slots[i] = try VirtualDevice(account: account, friends: friends[i], profile: profile, connection: connections[i], context: context,
-                                         pairing: pairings?[i])
+                                         pairing: pairings?[i], group: roles[i])
         }
         let devices = slots.compactMap { $0 }
+        let abandonedAt = scenario.social.abandonAt
 
         // The timeline: arrivals in a seeded order at the arrival rate, the steady part, departures.
         let schedulerTask = Task { await scheduler.run() }
@@ -231,9 +240,17 @@ public final class FleetRun: Sendable {
         for (k, i) in order.enumerated() {
             guard let device = slots[i] else { continue }
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
-            if timeline.rampDown > 0 {
-                let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
+            if roles[i]?.abandons == true {
+                // An abandoned team: every member leaves early, and nobody ends it (the backend's auto-end will).
+                let leave = rampUpEnd + abandonedAt
                 scheduler.at(leave) { _ in await device.leave() }
+                scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain) }
+            } else if timeline.rampDown > 0 {
+                let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
+                scheduler.at(leave) { _ in
+                    await device.leaveGroup()
+                    await device.leave()
+                }
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain + settle) }
             }
         }
@@ -244,7 +261,9 @@ public final class FleetRun: Sendable {
         if let migration = scenario.migration {
             scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
         }
-        let retention = scenario.retention.checkEvery > 0 ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
+        // A group app's retention is its own (Survale: operations purged after they end), not rows by age.
+        let retention = scenario.retention.checkEvery > 0 && app.audience != .group
+            ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
         let fleet = devices
         var hostileCount = 0
         var probeTask: Task<ProbeSummary, Never>?
@@ -293,7 +312,10 @@ public final class FleetRun: Sendable {
 
         // Stop sharing everywhere, let what is in flight arrive, then close.
         setPhase(.draining)
-        for d in devices { await d.leave() }
+        for d in devices {
+            await d.leaveGroup()
+            await d.leave()
+        }
         let drained = Task {
             try? await clock.monotonic.sleep(until: clock.now() + drain)
             let bound = clock.now() + settle
@@ -310,9 +332,11 @@ public final class FleetRun: Sendable {
             }
         }
         await drained.value
+        context.convergence.finish()
         retentionTask?.cancel()
         await retentionTask?.value
         for d in devices { await d.disconnect() }
+        let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app) : nil
         schedulerTask.cancel()
         await schedulerTask.value
         let shaping = proxy.map { p in
@@ -375,7 +399,7 @@ public final class FleetRun: Sendable {
                            catalogue.map { ProbeSummary(outcomes: [], catalogue: $0, file: h.catalogue, hostileDevices: hostileCount) }
                        },
                        ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
-                       network: Self.network(scenario, figures: shaping))
+                       network: Self.network(scenario, figures: shaping), groups: groups)
     }
 
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }

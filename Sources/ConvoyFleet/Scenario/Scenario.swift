@@ -228,6 +228,20 @@ public struct Social: Sendable, Equatable {
     public var acceptLater: Double = 0
     public var acceptLaterLine = 0
     public var acceptLaterColumn = 0
+    /// Group apps (Survale's operations): devices in teams of this many, each with everyone in it; its
+    /// first member is its owner (the case agent). nil: pairwise friends (`friends`, `communities`).
+    public var groups: ClosedRange<Int>?
+    public var groupsLine = 0
+    public var groupsColumn = 0
+    /// Of the groups, how many their owner abandons: every member leaves early and nobody ends it (Survale: left to auto-end).
+    public var abandoned = 0
+    /// When the abandoned groups' members leave, seconds into the steady part.
+    public var abandonAt = 30.0
+    /// How long after its last member left the backend ends an abandoned group (Survale: `convoy serve --auto-end`);
+    /// the embedded backend is set to it, and the run checks it.
+    public var autoEnd = 600.0
+    /// How late past `autoEnd` an end still counts as in time; nil: the backend's check interval (`autoEnd` ÷ 20, at most 5 s) + 5 s.
+    public var autoEndGrace: Double?
 
     public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0, acceptLater: Double = 0) {
         (self.friends, self.communities, self.decideLater, self.acceptLater) = (friends, communities, decideLater, acceptLater)

@@ -47,6 +47,21 @@ extension Reader {
                 throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired (use pairing: codes)")
             }
         }
+        let group = Apps.make(choice.name, options: choice.options)?.audience == .group
+        let social = try m["social"]?.mapping(Self.socialKeys)
+        if group {
+            // A group app shares with its team at once: the teams are the social graph.
+            guard social?["groups"] != nil else {
+                throw (m["social"] ?? self).error("\(choice.name) shares with a team at once: give social.groups, a team size such as 4..8")
+            }
+            for key in ["migration", "hostile", "retention"] {
+                if let r = m[key] {
+                    throw r.error("\(key) is not modelled for \(choice.name) yet (its phones have no keys, pairwise friends or rows kept by age)")
+                }
+            }
+        } else if let groups = social?["groups"] {
+            throw groups.error("groups are teams for apps that share with a team at once (app: survale); \(choice.name) shares with each friend")
+        }
         return choice
     }
 

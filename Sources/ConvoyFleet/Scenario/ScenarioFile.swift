@@ -286,7 +286,7 @@ struct Reader {
         return low...high
     }
 
-    static let socialKeys = ["friends", "communities", "decide_later", "accept_later"]
+    static let socialKeys = ["friends", "communities", "decide_later", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace"]
 
     func social() throws(ScenarioError) -> Social {
         let m = try mapping(Self.socialKeys)
@@ -300,6 +300,21 @@ struct Reader {
             social.friends = low...high
         }
         if let c = m["communities"] { social.communities = try c.int(1...1_000_000) }
+        if let g = m["groups"] {
+            let s = try g.string()
+            let parts = s.components(separatedBy: "..").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count <= 2, let low = parts.first ?? nil, let high = parts.count == 2 ? parts[1] : low, 2 <= low, low <= high, high <= 1000
+            else { throw g.error("expected a group size of 2 to 1000 or a range such as 4..8, found \"\(s)\"") }
+            social.groups = low...high
+            (social.groupsLine, social.groupsColumn) = (g.node.mark?.line ?? 0, g.node.mark?.column ?? 0)
+        }
+        if let a = m["abandon"] {
+            guard social.groups != nil else { throw a.error("abandon needs groups (it is a number of groups)") }
+            social.abandoned = try a.int(0...1_000_000)
+        }
+        if let a = m["abandon_at"] { social.abandonAt = try a.duration() }
+        if let a = m["auto_end"] { social.autoEnd = try a.duration(minimum: 0.001) }
+        if let a = m["auto_end_grace"] { social.autoEndGrace = try a.duration() }
         if let d = m["decide_later"] { social.decideLater = try d.fraction() }
         if let a = m["accept_later"] {
             social.acceptLater = try a.fraction()

@@ -19,6 +19,8 @@ public struct SocialGraph: Sendable, Equatable {
     public let devices: Int
     public let pairs: [Pair]
     public let community: [Int]
+    /// With `social.groups`: the teams, each listing its members with its owner first; empty otherwise.
+    public let groups: [[Int]]
 
     /// The device's friendships, as inviter or invitee.
     public func friendships(of device: Int) -> [Pair] { byDevice[device] }
@@ -27,6 +29,20 @@ public struct SocialGraph: Sendable, Equatable {
     public init(devices n: Int, social: Social, seed: UInt64) {
         precondition(n >= 0)
         devices = n
+        if let size = social.groups {
+            let (teamPairs, teams) = Self.teams(n, size: size, seed: seed)
+            var teamOf = Array(repeating: 0, count: n)
+            for (t, members) in teams.enumerated() { for d in members { teamOf[d] = t } }
+            (pairs, groups, community) = (teamPairs, teams, teamOf)
+            var byDevice = Array(repeating: [Pair](), count: n)
+            for p in teamPairs {
+                byDevice[p.inviter].append(p)
+                byDevice[p.invitee].append(p)
+            }
+            self.byDevice = byDevice
+            return
+        }
+        groups = []
         let communities = max(1, min(social.communities, max(n, 1)))
         community = (0..<n).map { $0 % communities }
         var rng = SeededGenerator(seed: seed, stream: 0x50C1A1)
@@ -76,6 +92,30 @@ public struct SocialGraph: Sendable, Equatable {
         self.byDevice = byDevice
     }
 
+    /// Devices in a seeded order cut into teams of a seeded size within `size` (the last team takes the
+    /// remainder, or joins the one before when it would be smaller than the smallest size); in each, the
+    /// first member (the owner) invites every other member, and every two members are friends.
+    static func teams(_ n: Int, size: ClosedRange<Int>, seed: UInt64) -> (pairs: [Pair], groups: [[Int]]) {
+        var rng = SeededGenerator(seed: seed, stream: 0x7EA45)
+        var order = Array(0..<n)
+        shuffle(&order, &rng)
+        var groups: [[Int]] = []
+        var at = 0
+        while at < n {
+            let want = size.lowerBound + Int(rng.next() % UInt64(size.upperBound - size.lowerBound + 1))
+            let take = n - at - want < size.lowerBound ? n - at : want
+            groups.append(Array(order[at..<min(n, at + take)]))
+            at += take
+        }
+        var pairs: [Pair] = []
+        for g in groups {
+            for (i, a) in g.enumerated() {
+                for b in g[(i + 1)...] { pairs.append(Pair(inviter: a, invitee: b, pending: false)) }
+            }
+        }
+        return (pairs, groups)
+    }
+
     /// Fisher–Yates with Convoy's own generator (the same order on every platform).
     static func shuffle(_ a: inout [Int], _ rng: inout SeededGenerator) {
         guard a.count > 1 else { return }
@@ -85,6 +125,6 @@ public struct SocialGraph: Sendable, Equatable {
     }
 
     public static func == (l: SocialGraph, r: SocialGraph) -> Bool {
-        l.devices == r.devices && l.pairs == r.pairs && l.community == r.community
+        l.devices == r.devices && l.pairs == r.pairs && l.community == r.community && l.groups == r.groups
     }
 }

@@ -80,6 +80,16 @@ extension HTMLReport {
         return out
     }
 
+    static func groups(_ g: GroupsReport) -> String {
+        var out = "<p>\(g.groups) groups; \(g.endedByOwner) ended by their owner; \(g.abandoned) abandoned to auto-end after "
+            + "\(SVGChart.format(g.autoEndSeconds)) s (grace \(SVGChart.format(g.graceSeconds)) s), \(g.autoEnded) ended in time.</p>"
+        out += "<p>\(g.holds ? "" : "<strong>")\(e(g.verdict.prefix(1).uppercased() + g.verdict.dropFirst()))\(g.holds ? "" : "</strong>").</p>"
+        if !g.findings.isEmpty {
+            out += table(["group", "finding", "detail"], g.findings.map { [String($0.group), e($0.kind), e($0.detail)] }, numeric: [0])
+        }
+        return out
+    }
+
     static func probes(_ p: ProbeSummary) -> String {
         var out = "<p>\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(e(p.catalogue)): \(p.tried) tries, \(p.leaks) leaked, \(p.findings) findings.</p>"
         out += table(["probe", "category", "tried", "denied", "leaked", "findings"], p.probes.map { x in

@@ -22,6 +22,7 @@ public enum HTMLReport {
         }
         if let b = s.battery { body += section("Battery", battery(b)) }
         if let r = s.retention { body += section("Retention", retention(r)) }
+        if let g = s.groups { body += section("Groups and auto-end", groups(g)) }
         if let p = s.probes { body += section("Hostile-device probes", probes(p)) }
         body += section("All latencies (ms)", latencyTable(s))
         if let r = s.resources { body += section("Harness", harness(r, embedded: s.target.kind == "embedded")) }
@@ -75,6 +76,7 @@ public enum HTMLReport {
             why.append("\(p.leaks) probe leak\(p.leaks == 1 ? "" : "s"): " + p.probes.filter { $0.leaked > 0 }.map { "<code>\(e($0.id))</code>" }.joined(separator: ", "))
         }
         if let r = s.retention, !r.holds { why.append("retention: \(e(r.verdict))") }
+        if let g = s.groups, !g.holds { why.append("auto-end: \(e(g.verdict))") }
         if !s.accounting.closes { why.append("the accounting does not close") }
         if !s.complete { why.append("the run was interrupted: the figures cover what ran") }
         if !why.isEmpty {

@@ -15,6 +15,11 @@ public enum JUnitReport {
             correctness.append(Case(name: "retention: nothing kept past \(SVGChart.format(r.limitSeconds)) s", failure: r.violations > 0 ? r.verdict : nil))
             correctness.append(Case(name: "retention: nothing deleted before \(SVGChart.format(r.windowSeconds)) s", failure: r.deletedEarly > 0 ? r.verdict : nil))
         }
+        if let g = s.groups {
+            correctness.append(Case(name: "auto-end: abandoned groups end \(SVGChart.format(g.autoEndSeconds)) s (+ \(SVGChart.format(g.graceSeconds)) s) after their last member left",
+                                    failure: g.autoEndLate + g.endedEarly > 0 ? g.verdict : nil))
+            correctness.append(Case(name: "auto-end: never while a member is on the group", failure: g.endedWhileConnected > 0 ? g.verdict : nil))
+        }
         if !s.complete { correctness.append(Case(name: "run completed", failure: "interrupted: the figures cover what ran")) }
         suites.append(("correctness", correctness))
         if let p = s.probes { suites.append(("probes", probeCases(p))) }

@@ -76,6 +76,21 @@ extension RunSummary {
             }
         }
 
+        if let g = groups {
+            out += "\n## Groups\n\n\(g.groups) groups; \(g.endedByOwner) ended by their owner at the end"
+            if g.notEnded > 0 { out += ", \(g.notEnded) still running when the run looked" }
+            if g.abandoned > 0 {
+                let after = g.autoEndAfterSeconds.map { Self.seconds($0) }.joined(separator: ", ")
+                out += "; \(g.abandoned) abandoned to auto-end after \(Self.seconds(g.autoEndSeconds)) (grace \(Self.seconds(g.graceSeconds))): "
+                out += "\(g.autoEnded) ended in time" + (after.isEmpty ? "" : " (\(after) after the last member left)")
+            }
+            out += ".\n\n" + (g.holds ? "" : "**") + g.verdict.prefix(1).uppercased() + g.verdict.dropFirst() + (g.holds ? "" : "**") + ".\n"
+            if !g.findings.isEmpty {
+                out += "\n| group | finding | detail |\n|---:|---|---|\n"
+                for f in g.findings.prefix(10) { out += "| \(f.group) | \(f.kind) | \(f.detail) |\n" }
+            }
+        }
+
         if let p = probes {
             out += "\n## Hostile-device probes\n\n"
             out += "\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(p.catalogue): \(p.tried) tries, "

@@ -66,6 +66,8 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var probes: ProbeSummary?
     /// The network conditions each group ran under (nil: none had any; docs/network.md).
     public var network: [NetworkGroup]?
+    /// A group app's groups (Survale's operations) and their auto-end (nil: not a group app).
+    public var groups: GroupsReport?
 
     /// One group's network conditions, as they were applied.
     public struct NetworkGroup: Codable, Sendable, Equatable {
@@ -174,6 +176,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard, network
+        case groups
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"
@@ -221,6 +224,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
         var out: [String] = []
         if let p = probes, p.leaks > 0 { out.append("a probe leaked (see the summary's probes)") }
         if let r = retention, !r.holds { out.append("retention: \(r.verdict)") }
+        if let g = groups, !g.holds { out.append("auto-end: \(g.verdict)") }
         return out
     }
 

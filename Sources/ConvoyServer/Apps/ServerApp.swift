@@ -75,6 +75,8 @@ protocol ServerApp: Sendable {
 struct SQLiteMigration: Sendable {
     var identifier: String
     var sql: String
+    /// Applied after the platform's own tables (Storage's buckets, say), not before them.
+    var afterPlatform = false
 }
 
 /// A choice among an app's PostgreSQL policies (`--strict-policies`), kept in

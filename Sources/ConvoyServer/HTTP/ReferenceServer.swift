@@ -107,8 +107,6 @@ public final class ReferenceServer: Sendable {
         tokens = await TokenService(secret: secret, clock: clock, issuer: "convoy/auth/v1", ttl: configuration.tokenTTL)
         anonKey = try await tokens.apiKey(role: .anon)
         serviceRoleKey = try await tokens.apiKey(role: .serviceRole)
-        purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, every: configuration.purgeEvery,
-                                 logger: logger)
         let hub = self.hub
         let sqlite = (tables as? SQLiteTables)?.context
         housekeeper = Housekeeper(app: app, context: HousekeepingContext(sqlite: sqlite, postgres: postgres, clock: clock, configuration: configuration,
@@ -116,8 +114,11 @@ public final class ReferenceServer: Sendable {
                                   every: app.housekeepingEvery(configuration), logger: logger)
         let files = ObjectFiles(root: objectRoot)
         try files.prepare()
-        objects = ObjectStorage(catalog: catalog, files: files, signer: SignedURLs(keys: tokens.keys, clock: clock), clock: clock,
-                                sizeLimit: configuration.objectSizeLimit, logger: logger)
+        let objects = ObjectStorage(catalog: catalog, files: files, signer: SignedURLs(keys: tokens.keys, clock: clock), clock: clock,
+                                    sizeLimit: configuration.objectSizeLimit, logger: logger)
+        self.objects = objects
+        purger = RetentionPurger(tables: tables, clock: clock, retention: configuration.retention, every: configuration.purgeEvery,
+                                 logger: logger, after: { try await objects.sweepOrphans() })
     }
 
     /// A server made and never run (or run and stopped) leaves no temporary database behind.

@@ -24,6 +24,8 @@ protocol ObjectCatalog: Sendable {
     func delete(bucket: String, names: [String], as who: Principal) async throws -> [ObjectRow]
     /// The objects `who` may see whose names start with `prefix`, by name, at most `limit`.
     func objects(bucket: String, prefix: String, limit: Int, as who: Principal) async throws -> [ObjectRow]
+    /// Which of `versions` a row still names (the orphan sweep: `ObjectStorage+Sweep.swift`).
+    func knownVersions(_ versions: [String]) async throws -> Set<String>
 }
 
 /// A row of `storage.buckets`.

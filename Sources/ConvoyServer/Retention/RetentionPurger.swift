@@ -15,6 +15,8 @@ struct RetentionPurger: Service {
     /// Seconds between purges; ≤ 0: never.
     let every: Double
     let logger: Logger
+    /// After each purge: what else goes with the rows (Storage's orphaned files); how many.
+    var after: @Sendable () async throws -> Int = { 0 }
 
     /// One purge, now. Returns how many rows went.
     @discardableResult
@@ -22,7 +24,8 @@ struct RetentionPurger: Service {
         let now = clock.date
         let cutoff = now.addingTimeInterval(-retention)
         let deleted = try await tables.purge(before: cutoff, now: now)
-        logger.info("retention purge", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))"])
+        let files = try await after()
+        logger.info("retention purge", metadata: ["deleted": "\(deleted)", "cutoff": "\(Timestamps.format(cutoff))", "files": "\(files)"])
         return deleted
     }
 

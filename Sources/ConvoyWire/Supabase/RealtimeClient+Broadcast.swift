@@ -30,6 +30,8 @@ extension RealtimeClient {
     public struct Broadcast: Sendable {
         public var event: String
         public var payload: [String: String]
+        /// The payload as JSON (keys sorted), numbers as numbers.
+        public var json: String
         /// When its message was read off the socket, on the client's clock (Unix seconds by default).
         public var receivedAt: Double
         /// The websocket message's size, bytes (for the battery model).
@@ -46,22 +48,23 @@ extension RealtimeClient {
         case diff(joins: Presences, leaves: Presences, receivedAt: Double)
     }
 
-    /// Sends a broadcast on a joined channel; its ref (its reply arrives as
-    /// `pushReply` when the channel was joined with `ack`), or nil when the
-    /// channel is not joined now and nothing was sent (realtime-js would fall
-    /// back to REST; a phone counts it as not sent).
+    /// Sends a broadcast on a channel this client has joined (or is joining); its ref. Its reply
+    /// arrives as `pushReply` when the channel was joined with `ack`. Made while the channel is not
+    /// joined (connecting, rejoining), it waits and goes out once it is, as realtime-js buffers it;
+    /// not joined within `pushTimeout`, it is given up: `pushReply` with status `timeout`. Nil for a
+    /// channel never asked for (nothing is sent).
     @discardableResult
     public func broadcast(_ topic: String, event: String, payload: [String: Any]) -> String? {
         push(topic, event: PhoenixFrame.Event.broadcast, payload: ["type": "broadcast", "event": event, "payload": payload])
     }
 
-    /// Tracks this connection's presence on a joined channel with `meta`; the push's ref, or nil when not joined.
+    /// Tracks this connection's presence on the channel with `meta` (waiting for the join as a broadcast does); the push's ref.
     @discardableResult
     public func track(_ topic: String, meta: [String: Any]) -> String? {
         push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "track", "payload": meta])
     }
 
-    /// Ends this connection's presence on a joined channel; the push's ref, or nil when not joined.
+    /// Ends this connection's presence on the channel; the push's ref.
     @discardableResult
     public func untrack(_ topic: String) -> String? {
         push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "untrack"])
@@ -72,14 +75,47 @@ extension RealtimeClient {
         state.withLock { $0.channels[topic]?.joined == true && $0.outgoing != nil }
     }
 
+    /// realtime-js's push timeout, seconds.
+    public static let pushTimeout = 10.0
+    /// Most pushes a channel keeps while it is not joined.
+    public static let maxBuffered = 256
+
     private func push(_ topic: String, event: String, payload: [String: Any]) -> String? {
         let boxed = UncheckedPayload(value: payload)
-        return state.withLock { s -> String? in
-            guard let channel = s.channels[topic], channel.joined, let out = s.outgoing else { return nil }
+        let now = clock.now()
+        let (ref, expired) = state.withLock { s -> (String?, [String]) in
+            guard var channel = s.channels[topic] else { return (nil, []) }
             let ref = s.nextRef()
-            out.yield(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
-            return ref
+            if channel.joined, let out = s.outgoing {
+                out.yield(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
+                return (ref, [])
+            }
+            var expired = channel.buffered.filter { now - $0.at > Self.pushTimeout }.map(\.ref)
+            channel.buffered.removeAll { now - $0.at > Self.pushTimeout }
+            if channel.buffered.count >= Self.maxBuffered { expired.append(channel.buffered.removeFirst().ref) }
+            channel.buffered.append(Buffered(ref: ref, event: event, payload: boxed.value, at: now))
+            s.channels[topic] = channel
+            return (ref, expired)
         }
+        for r in expired { sink.yield(.pushReply(topic: topic, ref: r, status: "timeout", reason: "not joined within \(Self.pushTimeout) s")) }
+        return ref
+    }
+
+    /// The channel has just been joined: what waited goes out now, in order; what waited too long is given up.
+    func flushBuffered(_ topic: String, _ s: inout State) -> [String] {
+        guard var channel = s.channels[topic], let out = s.outgoing, !channel.buffered.isEmpty else { return [] }
+        let now = clock.now()
+        var expired: [String] = []
+        for b in channel.buffered {
+            if now - b.at > Self.pushTimeout {
+                expired.append(b.ref)
+            } else {
+                out.yield(PhoenixFrame(topic: topic, event: b.event, payload: b.payload, ref: b.ref, joinRef: channel.joinRef).text)
+            }
+        }
+        channel.buffered = []
+        s.channels[topic] = channel
+        return expired
     }
 
     private struct UncheckedPayload: @unchecked Sendable { let value: [String: Any] }

@@ -17,8 +17,10 @@ extension RealtimeClient {
                                                     receivedAt: receivedAt, bytes: bytes)))
         case Event.broadcast:
             guard let event = frame.payload["event"] as? String else { return }
-            let payload = (frame.payload["payload"] as? [String: Any] ?? [:]).compactMapValues(Self.text)
-            sink.yield(.broadcast(topic: topic, Broadcast(event: event, payload: payload, receivedAt: receivedAt, bytes: bytes)))
+            let object = frame.payload["payload"] as? [String: Any] ?? [:]
+            let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            sink.yield(.broadcast(topic: topic, Broadcast(event: event, payload: object.compactMapValues(Self.text), json: json,
+                                                          receivedAt: receivedAt, bytes: bytes)))
         case Event.presenceState:
             sink.yield(.presence(topic: topic, .state(Self.presences(frame.payload), receivedAt: receivedAt)))
         case Event.presenceDiff:
@@ -69,7 +71,11 @@ extension RealtimeClient {
         }
         if frame.status == "ok" {
             let withChanges = !((response["postgres_changes"] as? [Any]) ?? []).isEmpty
-            state.withLock { $0.channels[topic]?.joined = true }
+            let expired = state.withLock { s -> [String] in
+                s.channels[topic]?.joined = true
+                return flushBuffered(topic, &s)
+            }
+            for r in expired { sink.yield(.pushReply(topic: topic, ref: r, status: "timeout", reason: "not joined within \(Self.pushTimeout) s")) }
             if !withChanges { sink.yield(.subscribed(topic: topic)) }
         } else {
             sink.yield(.joinFailed(topic: topic, reason: response["reason"] as? String ?? "join refused"))

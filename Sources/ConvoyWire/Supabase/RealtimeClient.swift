@@ -87,6 +87,16 @@ public final class RealtimeClient: Sendable {
         var options = ChannelOptions()
         var joined = false
         var joinRef = ""
+        /// Pushes made while it was not joined, sent once it is (realtime-js's push buffer).
+        var buffered: [Buffered] = []
+    }
+
+    /// A push waiting for its channel to be joined: its ref, event and payload, and when it was made.
+    struct Buffered: @unchecked Sendable {
+        var ref: String
+        var event: String
+        var payload: [String: Any]
+        var at: Double
     }
 
     struct State {

@@ -42,6 +42,8 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
         case http(status: Int, code: String?)
         /// A 2xx response that is not what the API documents.
         case unexpectedResponse
+        /// A Realtime channel the message was for is not joined now: nothing was sent.
+        case notJoined
     }
 
     public let kind: Kind
@@ -57,6 +59,7 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
         case .wire: "transport: \(message)"
         case .http(let status, let code): "HTTP \(status)\(code.map { " \($0)" } ?? ""): \(message)"
         case .unexpectedResponse: "unexpected response: \(message)"
+        case .notJoined: "not joined: \(message)"
         }
     }
 

@@ -92,6 +92,16 @@ public struct SupabaseREST: Sendable {
         }
     }
 
+    /// Inserts `objects` (a JSON object or an array of them) with `Prefer: return=representation`: the rows as stored.
+    public func insertReturning(_ table: String, objects: Any, token: String) async throws(SupabaseError) -> [[String: Any]] {
+        let r = try await http.send("POST", "/rest/v1/\(table)", body: SupabaseHTTP.json(objects), token: token,
+                                    headers: [("Prefer", "return=representation")])
+        guard let rows = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [[String: Any]] else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): not a JSON array")
+        }
+        return rows
+    }
+
     /// `POST /rpc/<name>` with named arguments; the function's JSON result.
     public func rpc(_ name: String, _ args: [String: Any], token: String) async throws(SupabaseError) -> Any {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: SupabaseHTTP.json(args), token: token)

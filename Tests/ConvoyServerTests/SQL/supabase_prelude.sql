@@ -27,3 +27,19 @@ CREATE FUNCTION realtime.topic() RETURNS text LANGUAGE sql STABLE AS $$
   SELECT nullif(current_setting('realtime.topic', true), '')::text
 $$;
 GRANT EXECUTE ON FUNCTION realtime.topic() TO anon, authenticated, service_role;
+-- Storage's tables and helpers, as far as Survale's media policies use them (supabase/storage's migrations).
+CREATE SCHEMA storage;
+GRANT USAGE ON SCHEMA storage TO anon, authenticated, service_role;
+CREATE TABLE storage.buckets (id text PRIMARY KEY, name text NOT NULL, public boolean DEFAULT false, file_size_limit bigint,
+  allowed_mime_types text[], created_at timestamptz DEFAULT now(), updated_at timestamptz DEFAULT now());
+CREATE TABLE storage.objects (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), bucket_id text REFERENCES storage.buckets (id), name text,
+  owner uuid, metadata jsonb, created_at timestamptz DEFAULT now());
+ALTER TABLE storage.objects ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON storage.buckets, storage.objects TO anon, authenticated, service_role;
+CREATE FUNCTION storage.foldername(name text) RETURNS text[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE _parts text[];
+BEGIN
+  SELECT string_to_array(name, '/') INTO _parts;
+  RETURN _parts[1:array_length(_parts, 1) - 1];
+END $$;
+GRANT EXECUTE ON FUNCTION storage.foldername(text) TO anon, authenticated, service_role;

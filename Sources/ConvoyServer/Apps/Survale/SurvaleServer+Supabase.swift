@@ -31,6 +31,7 @@ extension SurvaleServer {
                                                 with: GreenBoxServer.publication(Self.realtimeTables))
         parts.append(SupabaseSchema.portable(core))
         parts.append(SupabaseSchema.portable(try Migrations.resource("002_survale_rpc.sql", folder: postgresFolder)))
+        parts.append(SupabaseSchema.portable(try Migrations.resource("003_survale_media.sql", folder: postgresFolder)))
         if purge == "pg_cron" { parts.append(Self.cron) }
         return parts.joined(separator: "\n")
     }

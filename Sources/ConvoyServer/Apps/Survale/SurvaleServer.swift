@@ -20,7 +20,8 @@ struct SurvaleServer: ServerApp {
     func policies(strict: Bool) -> Policies { Self.policies() }
 
     var sqliteMigrations: [SQLiteMigration] {
-        [SQLiteMigration(identifier: "survale v1: agencies, teams, operations, chat and archive", sql: Self.sqliteTables)]
+        [SQLiteMigration(identifier: "survale v1: agencies, teams, operations, chat and archive", sql: Self.sqliteTables),
+         SQLiteMigration(identifier: "survale v1: the op-media bucket", sql: Self.mediaBucket, afterPlatform: true)]
     }
 
     func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
@@ -36,12 +37,18 @@ struct SurvaleServer: ServerApp {
     }
 
     /// `purge_ended_operations`: every operation ended before `cutoff`, with its
-    /// archive, chat, targets, staging areas, requests, invites and members,
-    /// logged in `purge_log`. One statement per table: on
+    /// archive, chat, targets, staging areas, requests, invites, members and
+    /// media (rows and bytes), logged in `purge_log` (the media not counted there). One statement per table: on
     /// SQLite the purge sends no Realtime DELETEs.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int {
         let (cut, stamp) = (Timestamps.format(cutoff), Timestamps.format(now))
-        return try await context.store.write(at: stamp) { tx in
+        let ended = try await context.store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM operations WHERE status = 'ended' AND ended_at < ?", arguments: [cut])
+        }
+        // Their media first (rows and bytes): a purge cut short leaves no object of a deleted operation.
+        var media = 0
+        for op in ended { media += try await context.removeObjects(bucket: Self.mediaBucketID, prefix: "\(op)/") }
+        return media + (try await context.store.write(at: stamp) { tx in
             let ended = "SELECT id FROM operations WHERE status = 'ended' AND ended_at < ?"
             var n = 0
             let dependents = ["locations_archive", "op_messages", "targets", "staging_areas", "join_requests", "operation_invites", "operation_members"]
@@ -51,7 +58,7 @@ struct SurvaleServer: ServerApp {
             }
             try tx.db.execute(sql: "INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (?, ?, ?)", arguments: [stamp, n, cut])
             return n
-        }
+        })
     }
 
     var defaultRetention: Double { 7 * 86_400 }
@@ -113,7 +120,7 @@ struct SurvaleServer: ServerApp {
 
     let postgresFolder = "SurvaleSQL"
 
-    let postgresFiles = ["001_survale.sql", "002_survale_rpc.sql"]
+    let postgresFiles = ["001_survale.sql", "002_survale_rpc.sql", "003_survale_media.sql"]
 
     func postgresChoices(_ configuration: ServerConfiguration) -> [PostgresChoice] { [] }
 

@@ -68,7 +68,7 @@ final class Store: Sendable {
         m.registerMigration("v2: refresh token parents, for the reuse interval") { db in
             try db.execute(sql: "ALTER TABLE auth_refresh_tokens ADD COLUMN parent TEXT")
         }
-        for migration in app.sqliteMigrations {
+        for migration in app.sqliteMigrations where !migration.afterPlatform {
             m.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
         }
         // After the app's: files written before it have those already applied.
@@ -76,6 +76,9 @@ final class Store: Sendable {
             try db.execute(sql: "CREATE TABLE auth_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         }
         m.registerMigration("v4: object storage (buckets and objects)") { db in try db.execute(sql: SQLiteObjectCatalog.migration) }
+        for migration in app.sqliteMigrations where migration.afterPlatform {
+            m.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
+        }
         return m
     }
 }

@@ -169,7 +169,7 @@ REVOKE ALL ON FUNCTION public.survale_auto_end(uuid[], double precision) FROM PU
 GRANT EXECUTE ON FUNCTION public.survale_auto_end(uuid[], double precision) TO service_role;
 
 -- Retention (spec §2): everything of an operation goes `retention` after it ended — its archive,
--- chat, targets, staging areas, requests, invites, members and the operation itself. Returns how
+-- chat, targets, staging areas, requests, invites, members, media and the operation itself. Returns how
 -- many rows went, logged in purge_log.
 CREATE OR REPLACE FUNCTION public.purge_ended_operations(retention interval DEFAULT '7 days') RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -184,6 +184,9 @@ BEGIN
     DELETE FROM join_requests WHERE operation_id = ANY (ops); GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
     DELETE FROM operation_invites WHERE operation_id = ANY (ops); GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
     DELETE FROM operation_members WHERE operation_id = ANY (ops); GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    -- Its media rows (003_survale_media.sql); the server unlinks their bytes after the purge.
+    DELETE FROM storage.objects WHERE bucket_id = 'op-media' AND public.operation_of_object(name) = ANY (ops);
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
     DELETE FROM operations WHERE id = ANY (ops); GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
   END IF;
   INSERT INTO purge_log (ran_at, deleted, cutoff) VALUES (auth.now(), n, cut);

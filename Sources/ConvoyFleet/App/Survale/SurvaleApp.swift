@@ -1,0 +1,174 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Synchronization
+
+/// Survale (survale-spec.md) on a Supabase backend: law-enforcement teams in
+/// live operations. A group is an operation: set-up provisions its agency,
+/// team and users with the service key (as an agency provisions accounts),
+/// then the case agent (the group's owner) creates it, invites the others,
+/// who accept, and starts it. Each phone joins the operation's private channel
+/// `op_{id}_locations` (Realtime Authorization), tracks its presence, and
+/// broadcasts its position every 3–5 s to the whole team at once; it hears of
+/// the operation's end through `postgres_changes` on `operations` on the same
+/// channel, and then stops. Positions are not end-to-end encrypted (the spec
+/// has none): "sealing" is the broadcast's JSON. At the end of the run the
+/// case agent ends the operation, unless the scenario abandons it to auto-end.
+public final class SurvaleApp: AppProfile {
+    public let name = "survale"
+
+    /// The operation of each user and its callsign, learnt in set-up.
+    private let members = Mutex([String: Member]())
+
+    struct Member: Sendable {
+        var operation: String
+        var callsign: String
+    }
+
+    public init() {}
+
+    static let modes: [(option: String, values: [String])] = []
+
+    // MARK: Groups
+
+    public var audience: Audience { .group }
+
+    /// Provisions group `number`'s agency, team and users (service key), then its case agent creates the
+    /// operation, invites every member, each accepts, and the case agent starts it.
+    public func formGroup(_ group: [Session], number: Int, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
+        guard let serviceKey else {
+            throw SupabaseError(kind: .unexpectedResponse,
+                                message: "Survale's users are provisioned by their agency: the run needs the project's service key (--service-key)")
+        }
+        guard let owner = group.first else { return }
+        let rest = SupabaseREST(http)
+        let agency = try await Self.created(rest, "agencies", ["name": "Convoy agency \(number)"], token: serviceKey)
+        let team = try await Self.created(rest, "teams", ["name": "Team \(number)", "agency_id": agency], token: serviceKey)
+        let callsigns = group.indices.map { i in i == 0 ? "CA-\(number)" : "U-\(number)-\(i)" }
+        let users: [[String: Any]] = zip(group, callsigns).map { s, callsign in
+            ["id": s.userID, "team_id": team, "agency_id": agency, "callsign": callsign]
+        }
+        _ = try await rest.insertReturning("users", objects: users, token: serviceKey)
+        let created = try await rest.rpc("create_operation", ["name": "Operation \(number)", "incident_number": "CVY-\(number)"],
+                                         token: owner.accessToken)
+        guard let operation = (created as? [String: Any])?["id"] as? String else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "create_operation: no id")
+        }
+        let invitees = group.dropFirst()
+        if !invitees.isEmpty {
+            let invites: [[String: Any]] = invitees.map { ["operation_id": operation, "invitee_id": $0.userID, "invited_by": owner.userID] }
+            let rows = try await rest.insertReturning("operation_invites", objects: invites, token: owner.accessToken)
+            var inviteOf: [String: Any] = [:]
+            for row in rows { if let who = row["invitee_id"] as? String, let id = row["id"] { inviteOf[who] = id } }
+            for member in invitees {
+                guard let id = inviteOf[member.userID] else {
+                    throw SupabaseError(kind: .unexpectedResponse, message: "operation_invites: no invite for \(member.userID)")
+                }
+                _ = try await rest.rpc("respond_to_invite", ["invite_id": id, "accept": true], token: member.accessToken)
+            }
+        }
+        _ = try await rest.rpc("start_operation", ["operation_id": operation], token: owner.accessToken)
+        members.withLock { m in
+            for (s, callsign) in zip(group, callsigns) { m[s.userID] = Member(operation: operation, callsign: callsign) }
+        }
+    }
+
+    /// A row inserted with `token`, its `id`.
+    static func created(_ rest: SupabaseREST, _ table: String, _ row: [String: Any], token: String) async throws(SupabaseError) -> String {
+        guard let id = try await rest.insertReturning(table, objects: row, token: token).first?["id"] as? String else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): no id in the response")
+        }
+        return id
+    }
+
+    /// The operation `userID` is in (set-up made it).
+    func operation(of userID: String) -> String? { members.withLock { $0[userID]?.operation } }
+
+    public func sendToGroup(_ update: OutgoingUpdate, from session: Session, realtime: RealtimeClient?,
+                            via http: SupabaseHTTP) async throws(SupabaseError) -> (bytes: Int, ref: String?) {
+        guard let operation = operation(of: session.userID), let realtime else {
+            throw SupabaseError(kind: .notJoined, message: "no operation channel")
+        }
+        guard var payload = (try? JSONSerialization.jsonObject(with: Data(update.ciphertext.utf8))) as? [String: Any] else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "position payload is not a JSON object")
+        }
+        payload["user_id"] = session.userID
+        let topic = Self.locations(operation)
+        guard let ref = realtime.broadcast(topic, event: Self.positionEvent, payload: payload) else {
+            throw SupabaseError(kind: .notJoined, message: "\(topic) is not joined")
+        }
+        // The frame as sent: topic, event, the payload with its envelope, refs.
+        return (update.ciphertext.utf8.count + topic.utf8.count + 120, ref)
+    }
+
+    public func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming {
+        guard broadcast.event == Self.positionEvent else { return .notMine }
+        guard let sender = broadcast.payload["user_id"] else { return .malformed }
+        return .update(IncomingUpdate(sender: sender, ciphertext: broadcast.json))
+    }
+
+    public func presence(for userID: String) -> [String: String]? {
+        guard let callsign = members.withLock({ $0[userID]?.callsign }) else { return nil }
+        return ["user_id": userID, "callsign": callsign, "vehicle": "sedan"]
+    }
+
+    public func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError) {
+        guard owner, let operation = operation(of: session.userID) else { return }
+        _ = try await SupabaseREST(http).rpc("end_operation", ["operation_id": operation], token: session.accessToken)
+    }
+
+    public func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd] {
+        let operations = Set(members.withLock { $0.values.map(\.operation) }).sorted()
+        guard !operations.isEmpty else { return [:] }
+        var out: [String: GroupEnd] = [:]
+        // A page at a time: a URL of a few thousand ids stays short.
+        for start in stride(from: 0, to: operations.count, by: 100) {
+            let page = operations[start..<min(start + 100, operations.count)]
+            let rows = try await SupabaseREST(http).select("operations", query: "select=case_agent_id,status,ended_at,end_reason&id=in.(\(page.joined(separator: ",")))",
+                                                           token: serviceKey)
+            for row in rows {
+                guard let owner = row["case_agent_id"] as? String else { continue }
+                out[owner] = GroupEnd(ended: row["status"] as? String == "ended", byBackend: row["end_reason"] as? String == "auto_end",
+                                      endedAt: (row["ended_at"] as? String).flatMap(CommitTimestamp.parse))
+            }
+        }
+        return out
+    }
+
+    static let positionEvent = "position"
+    static func locations(_ operation: String) -> String { "realtime:op_\(operation)_locations" }
+
+    // MARK: Sharing and receiving
+
+    public func plaintext(of update: LocationPayload) -> LocationPayload { update }
+
+    /// The broadcast's position as JSON: no encryption in Survale.
+    public func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String {
+        String(decoding: try update.jsonBytes(), as: UTF8.self)
+    }
+
+    /// The operation's private channel: its broadcasts, presence (keyed by user id), and the
+    /// operation's own row changing (its end).
+    public func subscription(for userID: String) -> AppSubscription {
+        let operation = operation(of: userID) ?? "unknown"
+        return AppSubscription(topic: Self.locations(operation),
+                               bindings: [RealtimeClient.Binding(event: "UPDATE", table: "operations", filter: "id=eq.\(operation)")],
+                               options: RealtimeClient.ChannelOptions(isPrivate: true, broadcastAck: true, presenceKey: userID))
+    }
+
+    public func incoming(_ change: RealtimeClient.Change) -> Incoming {
+        guard change.table == "operations" else { return .notMine }
+        return change.record["status"] == "ended" ? .groupEnded : .notMine
+    }
+
+    public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
+        try LocationPayload(jsonBytes: Array(update.ciphertext.utf8))
+    }
+
+    /// Broadcasts are not stored: nothing to catch up on after a gap (what was missed is lost).
+    public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
+                        via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
+        CatchUpPage(updates: [], bytes: 0, cursor: cursor)
+    }
+}

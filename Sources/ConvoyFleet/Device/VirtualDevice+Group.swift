@@ -1,0 +1,140 @@
+import ConvoyCrypto
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// Group apps (`Audience.group`, Survale): one update per tick for the whole
+/// group, sent as the app sends it (a broadcast); presence tracked once
+/// subscribed and its spread measured; the group's end seen and obeyed.
+extension VirtualDevice {
+    /// One tick's update for the group: `expected` are the members online now (each should receive
+    /// it), `remote` those on other shards, `offline` how many are not online.
+    func shareWithGroup(_ position: GeoPoint, accuracy: Double, intended: Double) async {
+        let clock = context.clock
+        seq += 1
+        let tick = seq
+        let wall = clock.wall(intended)
+        let members = friends.filter(\.active)
+        let online = context.presence.areOnline(members.map(\.index))
+        let sentNanos = Int64(wall * 1e9)
+        let payload = app.plaintext(of: LocationPayload(
+            lat: (position.lat * 1e7).rounded() / 1e7, lon: (position.lon * 1e7).rounded() / 1e7,
+            ts: (wall * 1000).rounded() / 1000, acc: (accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
+        let started = clock.now()
+        let sealed: String
+        do {
+            sealed = try app.seal(payload, to: account.keys.publicKey)
+        } catch {
+            metrics.count(.sealFailures)
+            return
+        }
+        let sealing = clock.now() - started
+        metrics.record(.seal, seconds: sealing)
+        spendCPU(seconds: sealing)
+        var expected: [Int32] = [], remote: [Int32] = []
+        var offline = 0
+        for (i, m) in members.enumerated() {
+            if let shard = context.shard, !shard.owns(m.index) { remote.append(Int32(m.index)) } else if online[i] { expected.append(Int32(m.index)) } else { offline += 1 }
+        }
+        lastShare = (intended, position)
+        metrics.count(.updates)
+        metrics.count(.sent, by: expected.count)
+        metrics.count(.sentOffline, by: offline)
+        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
+        sentOffline += offline
+        ledger.sent.append(.init(seq: tick, recipients: expected, failure: nil, wall: wall, remote: remote))
+        let entry = ledger.sent.count - 1
+        do {
+            let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", ciphertext: sealed), from: account.session, realtime: realtime, via: http)
+            if let ref = sent.ref {
+                // A broadcast the server dropped (a refused write) is never acknowledged: forget it after a while.
+                if awaitingAck.count > 512 { awaitingAck = awaitingAck.filter { clock.now() - $0.value.sent < 30 } }
+                awaitingAck[ref] = (clock.now(), entry)
+            }
+            spendSent(bytes: sent.bytes)
+        } catch {
+            let reason = countFailure(error)
+            ledger.sent[entry].failure = reason
+        }
+    }
+
+    /// A broadcast, a presence change or a push's reply on the subscription.
+    func handleGroup(_ event: RealtimeClient.Event) {
+        switch event {
+        case .broadcast(_, let message):
+            lastHeard = message.receivedAt
+            spendReceived(bytes: message.bytes)
+            switch app.incoming(broadcast: message) {
+            case .update(let update):
+                if catchingUp { heldLive.append(update) } else { receive(update) }
+            case .groupEnded: groupEnded()
+            case .pairing: break
+            case .malformed: metrics.count(.malformedRows)
+            case .notMine: metrics.count(.realtimeOtherChanges)
+            }
+        case .presence(_, let change):
+            let (present, at): ([String], Double)
+            switch change {
+            case .state(let all, let t): (present, at) = (Array(all.keys), t)
+            case .diff(let joins, _, let t): (present, at) = (Array(joins.keys), t)
+            }
+            for key in present {
+                if let friend = friendIndex[key] { context.convergence.saw(Int(friend), by: index, at: at) }
+            }
+        case .pushReply(_, let ref, let status, _):
+            guard let sent = awaitingAck.removeValue(forKey: ref) else { return }
+            switch status {
+            case "ok": metrics.record(.broadcastAck, seconds: context.clock.now() - sent.sent)
+            case "timeout":
+                // Its channel was not joined within the push timeout: the update never left the phone.
+                if ledger.sent.indices.contains(sent.entry) { ledger.sent[sent.entry].failure = "push_timeout" }
+                metrics.count(.groupNotJoined)
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    /// Subscribed (again): tracks its presence, as the app does on joining its group's channel.
+    func trackPresence(on topic: String) {
+        guard let meta = app.presence(for: account.userID), let realtime else { return }
+        context.convergence.subscribed(index, true)
+        guard realtime.track(topic, meta: meta) != nil else { return }
+        context.convergence.tracked(index, members: friends.map(\.index), at: context.clock.wallNow())
+    }
+
+    /// Its group has ended: it stops sharing (the app pauses location publishing, spec §11).
+    func groupEnded() {
+        guard !sawGroupEnd else { return }
+        sawGroupEnd = true
+        metrics.count(.groupEndedSeen)
+        leave()
+    }
+
+    /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
+    func leaveGroup() async {
+        guard app.audience == .group, let role = groupRole, role.owner, !role.abandons, !sawGroupEnd else { return }
+        let started = context.clock.now()
+        sawGroupEnd = true
+        do {
+            try await app.leaveGroup(account.session, owner: true, via: http)
+        } catch {
+            _ = countFailure(error)
+        }
+        spendHTTP(body: 0, since: started)
+        metrics.count(.httpRequests)
+    }
+}
+
+/// A phone's place in its group (group apps).
+public struct GroupRole: Sendable, Equatable {
+    /// It owns the group (Survale: the case agent) and ends it at the end of the run.
+    public var owner: Bool
+    /// Its group is abandoned: its members leave early and nobody ends it (Survale: left to auto-end).
+    public var abandons: Bool
+
+    public init(owner: Bool, abandons: Bool) { (self.owner, self.abandons) = (owner, abandons) }
+}

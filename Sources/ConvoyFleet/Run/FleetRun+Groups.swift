@@ -1,0 +1,85 @@
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Logging
+
+/// Group apps (`Audience.group`, Survale): the social graph's teams formed
+/// in set-up (provisioned, created, joined and started as the app does it),
+/// each member's friends its teammates, and each team's owner ending it at
+/// the end unless the scenario abandons it to the backend.
+extension FleetRun {
+    /// Forms every team of `graph` through the app, `concurrency` at a time; each device's friends are its teammates.
+    func formGroups(_ graph: SocialGraph, accounts: [Int: DeviceAccount], app: any AppProfile) async throws -> [[Friend]] {
+        let http = SupabaseHTTP(engine: engine, target: configuration.target)
+        let serviceKey = configuration.target.serviceKey
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var started = 0
+            for (k, members) in graph.groups.enumerated() {
+                if started >= configuration.onboardingConcurrency { try await group.next() }
+                started += 1
+                let sessions = members.compactMap { accounts[$0]?.session }
+                group.addTask { try await app.formGroup(sessions, number: k, serviceKey: serviceKey, via: http) }
+            }
+            try await group.waitForAll()
+        }
+        var friends = [[Friend]](repeating: [], count: graph.devices)
+        for members in graph.groups {
+            for d in members {
+                friends[d] = members.filter { $0 != d }.compactMap { m in
+                    accounts[m].map { Friend(index: m, userID: $0.userID, publicKey: $0.keys.publicKey, iShare: "precise", active: true) }
+                }
+            }
+        }
+        return friends
+    }
+
+    /// Each device's place in its team: its first member owns it; the first `abandoned` teams are abandoned.
+    static func groupRoles(_ graph: SocialGraph, abandoned: Int) -> [GroupRole?] {
+        var roles = [GroupRole?](repeating: nil, count: graph.devices)
+        for (k, members) in graph.groups.enumerated() {
+            for (j, d) in members.enumerated() { roles[d] = GroupRole(owner: j == 0, abandons: k < abandoned) }
+        }
+        return roles
+    }
+
+    /// How the teams ended, read from the backend with the service key once the abandoned ones are due:
+    /// each abandoned team between `auto_end` and `auto_end` + grace after its last member left, and no
+    /// other team ended by the backend. Nil without a service key.
+    func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile) async -> GroupsReport? {
+        guard let serviceKey = configuration.target.serviceKey else {
+            logger.notice("groups: no service key, so how the operations ended is not checked")
+            return nil
+        }
+        let social = configuration.scenario.social
+        // The embedded backend looks every auto-end ÷ 20 (at most 5 s), and hears of a closed connection late on a busy
+        // machine: five more seconds unless the scenario says (`auto_end_grace`).
+        var report = GroupsReport(groups: graph.groups.count, abandoned: min(social.abandoned, graph.groups.count),
+                                  autoEndSeconds: social.autoEnd, graceSeconds: social.autoEndGrace ?? (min(5, social.autoEnd / 20) + 5))
+        var lastLeft: [Int: Double] = [:]
+        for k in 0..<report.abandoned {
+            var last: Double?
+            for d in graph.groups[k] { if let t = await devices[d]?.disconnectedAt { last = max(last ?? t, t) } }
+            lastLeft[k] = last
+        }
+        if let due = lastLeft.values.max().map({ $0 + social.autoEnd + report.graceSeconds }), due > clock.wallNow() {
+            let wait = min(due - clock.wallNow(), 1200)
+            logger.notice("groups: waiting \(String(format: "%.0f", wait)) s for the backend to end the abandoned ones")
+            try? await clock.monotonic.sleep(until: clock.now() + wait)
+        }
+        let ends: [String: GroupEnd]
+        do {
+            ends = try await app.groupEnds(serviceKey: serviceKey, via: SupabaseHTTP(engine: engine, target: configuration.target))
+        } catch {
+            logger.error("groups: cannot read how the operations ended: \(error)")
+            return nil
+        }
+        for (k, members) in graph.groups.enumerated() {
+            guard let owner = members.first, let ownerID = await devices[owner]?.account.userID else { continue }
+            let end = ends[ownerID]
+            report.add(group: k, abandoned: k < report.abandoned, ended: end?.ended ?? false, byBackend: end?.byBackend ?? false,
+                       endedAt: end?.endedAt, lastLeft: lastLeft[k])
+        }
+        return report
+    }
+}

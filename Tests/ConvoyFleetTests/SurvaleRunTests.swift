@@ -1,0 +1,76 @@
+@testable import ConvoyFleet
+import ConvoyMetrics
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+
+/// Survale's phones against an embedded `convoy serve --app survale`: teams in
+/// operations broadcast on their private channel, every member's update is
+/// accounted for, presence reaches the team, the case agents end their
+/// operations and the backend ends the abandoned one in time.
+@Suite(.serialized) struct SurvaleRunTests {
+    /// Auto-end at 8 s: the operations are started in set-up, and a phone on a loaded machine may take seconds to
+    /// arrive and join; an operation nobody is on for the auto-end time ends, as the backend should.
+    static func scenario(devices: Int = 12, abandon: Int = 1, autoEnd: String = "8s") throws -> Scenario {
+        try ScenarioFile.parse("""
+            name: survale
+            seed: 3
+            app: survale
+            groups:
+              - name: units
+                count: \(devices)
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+            social:
+              groups: 4..6
+              abandon: \(abandon)
+              abandon_at: 2s
+              auto_end: \(autoEnd)
+            timeline:
+              arrival_rate: 40/s
+              steady: 12s
+              ramp_down: 500ms
+            """, file: "survale.yaml")
+    }
+
+    static func run(_ scenario: Scenario, autoEnd: Double = 8, housekeeps: Bool = true) async throws -> FleetRun.Outcome {
+        var server = ServerConfiguration.testing
+        (server.app, server.autoEndAfter, server.housekeeps) = ("survale", autoEnd, housekeeps)
+        var outcome: FleetRun.Outcome?
+        try await withEmbeddedBackend(server) { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey, serviceKey: embedded.keys.serviceRoleKey)
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "survale.yaml", target: target, runID: "sv", drain: 2), engine: engine,
+                                 logger: .quiet)
+            outcome = try await FleetGate.run { try await fleet.run() }
+        }
+        return try #require(outcome)
+    }
+
+    @Test func teamsBroadcastToEveryMemberAndTheAbandonedOperationAutoEnds() async throws {
+        let outcome = try await Self.run(try Self.scenario())
+        let c = outcome.metrics.counters
+        #expect(outcome.accounting.sent > 0 && outcome.accounting.closes, "\(c.sorted { $0.key < $1.key })")
+        // Under a loaded test machine a connection may drop and a few broadcasts with it; nothing else is lost.
+        #expect(outcome.accounting.lostTotal * 20 <= outcome.accounting.sent, "\(outcome.accounting.lost)")
+        #expect(Set(outcome.accounting.lost.keys).isSubset(of: ["not_received"]), "\(outcome.accounting.lost)")
+        #expect(c[.groupNotJoined] == 0 && c[.decryptFailures] == 0 && c[.receivedFromStrangers] == 0)
+        #expect(outcome.metrics.statistic("broadcast_ack", "count") ?? 0 > 0)
+        #expect(c[.devicesNeverSubscribed] == 0 && c[.presenceTracks] >= 12 && c[.presenceUnconverged] == 0, "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.metrics.statistic("presence_convergence", "count") ?? 0 > 0)
+        let groups = try #require(outcome.groups)
+        #expect(groups.groups == 2 && groups.abandoned == 1)
+        #expect(groups.autoEnded == 1 && groups.endedByOwner == 1 && groups.holds, "\(groups.findings)")
+        #expect(groups.autoEndAfterSeconds.allSatisfy { $0 >= 7 && $0 <= 8 + groups.graceSeconds }, "\(groups.autoEndAfterSeconds)")
+        #expect(c[.groupEndedSeen] > 0, "members saw their case agent end the operation")
+    }
+
+    @Test func anOperationTheBackendNeverEndsFailsTheCheck() async throws {
+        // Auto-end off on the backend: the abandoned operation stays active, and the run says so.
+        let outcome = try await Self.run(try Self.scenario(devices: 8, autoEnd: "1s"), autoEnd: 1, housekeeps: false)
+        let groups = try #require(outcome.groups)
+        #expect(groups.autoEndLate == 1 && !groups.holds)
+        #expect(groups.findings.first?.kind == "auto_end_late")
+    }
+}
