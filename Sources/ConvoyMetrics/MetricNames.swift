@@ -160,6 +160,9 @@ extension CounterName {
     public static let groupNotJoined = CounterName("group_not_joined")
     /// Phones that saw their group end (its owner ended it, or the backend did).
     public static let groupEndedSeen = CounterName("group_ended_seen")
+    /// Group updates sent from a GPS-denied fix (Wi-Fi or cell), flagged reduced; and received so flagged.
+    public static let reducedAccuracySent = CounterName("reduced_accuracy_sent")
+    public static let reducedAccuracyReceived = CounterName("reduced_accuracy_received")
 
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
@@ -177,6 +180,7 @@ extension CounterName {
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
+        .reducedAccuracySent, .reducedAccuracyReceived,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

@@ -154,3 +154,16 @@ import Testing
         #expect(try PasswordHash.minimum.hash("pw").contains("t=1"))
     }
 }
+
+/// A GPS-denied fix's flag: `"fix":"reduced"` when set, absent otherwise (Green Box's payloads are unchanged).
+@Suite struct ReducedAccuracyFlagTests {
+    @Test func theFlagRoundTripsAndIsAbsentWhenClear() throws {
+        var p = LocationPayload(lat: 51.5, lon: -0.12, ts: 1_767_600_000.25, acc: 65, seq: 3, sentNanos: 1)
+        #expect(!String(decoding: try p.jsonBytes(), as: UTF8.self).contains("fix"))
+        p.reduced = true
+        let text = String(decoding: try p.jsonBytes(), as: UTF8.self)
+        #expect(text.hasSuffix(#","fix":"reduced"}"#))
+        #expect(try LocationPayload(jsonBytes: Array(text.utf8)) == p)
+        #expect(try LocationPayload(jsonBytes: Array(#"{"lat":1,"lon":2,"ts":3,"acc":4,"fix":"gps"}"#.utf8)).reduced == false)
+    }
+}

@@ -235,3 +235,15 @@ extension Scenario {
         }
     }
 }
+
+/// Green Box's payload has no reduced-accuracy flag: a GPS-denied fix is sealed as any other (its accuracy says it).
+@Suite struct GreenBoxReducedFlagTests {
+    @Test func greenBoxPlaintextsCarryNoFixFlag() throws {
+        var p = LocationPayload(lat: 1, lon: 2, ts: 3.5, acc: 80, seq: 9, sentNanos: 7)
+        p.reduced = true
+        for app in [GreenBoxApp(payload: .convoy), GreenBoxApp(payload: .prd)] {
+            #expect(!String(decoding: try app.plaintext(of: p).jsonBytes(), as: UTF8.self).contains("fix"))
+        }
+        #expect(try SurvaleApp().seal(p, to: BoxKeyPair().publicKey).contains(#""fix":"reduced""#))
+    }
+}

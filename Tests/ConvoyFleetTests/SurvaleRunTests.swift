@@ -23,6 +23,7 @@ import Testing
                 count: \(devices)
                 tracks: { synthetic: drive }
                 cadence: 600ms..900ms
+                gps_denied: { windows: [1s..3s], fallback: wifi }
             social:
               groups: 4..6
               abandon: \(abandon)
@@ -64,6 +65,7 @@ import Testing
         #expect(groups.autoEnded == 1 && groups.endedByOwner == 1 && groups.holds, "\(groups.findings)")
         #expect(groups.autoEndAfterSeconds.allSatisfy { $0 >= 7 && $0 <= 8 + groups.graceSeconds }, "\(groups.autoEndAfterSeconds)")
         #expect(c[.groupEndedSeen] > 0, "members saw their case agent end the operation")
+        #expect(c[.reducedAccuracySent] > 0 && c[.reducedAccuracyReceived] > 0, "GPS-denied fixes reach the team flagged reduced")
     }
 
     @Test func anOperationTheBackendNeverEndsFailsTheCheck() async throws {

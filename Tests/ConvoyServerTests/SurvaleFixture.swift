@@ -14,6 +14,7 @@ struct SurvaleFixture {
         let id: String
         let token: String
         let callsign: String
+        var email = ""
     }
 
     static func server(_ store: TestStore, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> SurvaleFixture {
@@ -42,7 +43,13 @@ struct SurvaleFixture {
         let user = try await s.signUp(withProfile: false)
         let agency = team.hasPrefix("A") ? agencies["A"]! : agencies["B"]!
         _ = try await insert("users", ["id": user.id, "team_id": teams[team]!, "agency_id": agency, "callsign": callsign])
-        return Member(id: user.id, token: user.token, callsign: callsign)
+        return Member(id: user.id, token: user.token, callsign: callsign, email: user.email)
+    }
+
+    /// `m` signed in again (a fresh access token).
+    func signedIn(_ m: Member) async throws -> Member {
+        let r = try await s.request("POST", "/auth/v1/token?grant_type=password", body: ["email": m.email, "password": "secret123"])
+        return Member(id: m.id, token: try #require(r.object["access_token"] as? String), callsign: m.callsign, email: m.email)
     }
 
     func rpc(_ name: String, _ args: [String: Any], as who: Member) async throws -> TestServer.Reply {

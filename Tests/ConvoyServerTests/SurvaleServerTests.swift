@@ -93,10 +93,17 @@ import ConvoyWire
         let two = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
         #expect(Self.status(try await one.join(topic, token: m1.token, ack: true, presenceKey: m1.id, isPrivate: true)) == "ok")
         #expect(Self.status(try await two.join(topic, token: ca.token, presenceKey: ca.id, isPrivate: true)) == "ok")
-        for (who, token) in [("a teammate not in it", teammate.token), ("another agency", outsider.token), ("the anon key", nil as String?)] {
+        // A member of another operation, every other kind of credential: refused.
+        let otherOp = try await f.activeOperation(by: teammate, with: [])
+        let parts = m1.token.split(separator: ".")
+        let forged = parts[0] + "." + parts[1] + ".c2lnbmF0dXJl"
+        let tampered = parts[0] + "." + parts[1].dropLast(2) + "xx." + parts[2]
+        for (who, token) in [("a teammate not in it", teammate.token), ("another agency", outsider.token), ("the anon key", nil as String?),
+                             ("a forged signature", String(forged)), ("tampered claims", String(tampered)), ("no token at all", "")] {
             let probe = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
             #expect(Self.status(try await probe.join(topic, token: token, isPrivate: true)) == "error", "\(who) joined")
         }
+        #expect(otherOp != op)
         let sent = one.send(topic, "broadcast", ["type": "broadcast", "event": "position", "payload": ["lat": 51.5, "user_id": m1.id]])
         #expect(Self.status(try await one.reply(to: sent)) == "ok")
         let got = try await two.next(topic: topic, event: "broadcast")
@@ -105,10 +112,18 @@ import ConvoyWire
         #expect(Self.status(try await one.reply(to: track)) == "ok")
         _ = try await two.next(topic: topic, event: "presence_diff")
 
+        // An expired token: refused (as InvalidJWTToken), the member's own included.
+        f.s.clock.advance(by: 7_200)
+        let expired = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        let refused = try await expired.join("realtime:op_\(op)_chat", token: m1.token, isPrivate: true)
+        #expect(Self.status(refused) == "error")
+        #expect((((refused["payload"] as? [String: Any])?["response"] as? [String: Any])?["reason"] as? String)?.hasPrefix("InvalidJWTToken") == true)
+
         // Ended: no member joins its channels again.
-        #expect(try await f.rpc("end_operation", ["operation_id": op], as: ca).status == 200)
+        #expect(try await f.rpc("end_operation", ["operation_id": op], as: try await f.signedIn(ca)).status == 200)
         let late = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
-        #expect(Self.status(try await late.join(topic, token: m1.token, isPrivate: true)) == "error")
+        let again = try await f.signedIn(m1)
+        #expect(Self.status(try await late.join(topic, token: again.token, isPrivate: true)) == "error")
         await f.s.stop()
     }
 

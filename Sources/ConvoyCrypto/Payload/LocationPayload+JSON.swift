@@ -3,7 +3,7 @@ import Foundation
 
 extension LocationPayload {
     fileprivate enum Key: String, CodingKey {
-        case lat, lon, ts, acc, seq
+        case lat, lon, ts, acc, seq, fix
         case sentNanos = "sent_ns"
     }
 
@@ -14,6 +14,7 @@ extension LocationPayload {
         var text = "{\"lat\":\(Self.number(lat)),\"lon\":\(Self.number(lon)),\"ts\":\(Self.number(ts)),\"acc\":\(Self.number(acc))"
         if let seq { text += ",\"seq\":\(seq)" }
         if let sentNanos { text += ",\"sent_ns\":\(sentNanos)" }
+        if reduced { text += ",\"fix\":\"reduced\"" }
         text += "}"
         return Array(text.utf8)
     }
@@ -69,6 +70,7 @@ extension LocationPayload {
                 acc: try c.decode(Double.self, forKey: .acc))
             p.seq = try c.decodeIfPresent(UInt64.self, forKey: .seq)
             p.sentNanos = try c.decodeIfPresent(Int64.self, forKey: .sentNanos)
+            p.reduced = try c.decodeIfPresent(String.self, forKey: .fix) == "reduced"
             payload = p
         }
     }

@@ -20,6 +20,8 @@ public struct LocationPayload: Hashable, Sendable {
     public var seq: UInt64?
     /// Intended send time, Unix nanoseconds (Convoy extension).
     public var sentNanos: Int64?
+    /// A GPS-denied fix from Wi-Fi or cell (Survale's "reduced accuracy" badge): written `"fix":"reduced"`.
+    public var reduced = false
 
     public init(lat: Double, lon: Double, ts: Double, acc: Double, seq: UInt64? = nil, sentNanos: Int64? = nil) {
         self.lat = lat

@@ -11,7 +11,8 @@ import Foundation
 extension VirtualDevice {
     /// One tick's update for the group: `expected` are the members online now (each should receive
     /// it), `remote` those on other shards, `offline` how many are not online.
-    func shareWithGroup(_ position: GeoPoint, accuracy: Double, intended: Double) async {
+    /// `reduced`: a GPS-denied fix (Wi-Fi or cell), flagged as such in the update.
+    func shareWithGroup(_ position: GeoPoint, accuracy: Double, reduced: Bool, intended: Double) async {
         let clock = context.clock
         seq += 1
         let tick = seq
@@ -19,9 +20,12 @@ extension VirtualDevice {
         let members = friends.filter(\.active)
         let online = context.presence.areOnline(members.map(\.index))
         let sentNanos = Int64(wall * 1e9)
-        let payload = app.plaintext(of: LocationPayload(
+        var fix = LocationPayload(
             lat: (position.lat * 1e7).rounded() / 1e7, lon: (position.lon * 1e7).rounded() / 1e7,
-            ts: (wall * 1000).rounded() / 1000, acc: (accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
+            ts: (wall * 1000).rounded() / 1000, acc: (accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos)
+        fix.reduced = reduced
+        if reduced { metrics.count(.reducedAccuracySent) }
+        let payload = app.plaintext(of: fix)
         let started = clock.now()
         let sealed: String
         do {

@@ -189,6 +189,7 @@ extension VirtualDevice {
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
         metrics.count(dot ? .renderDot : .renderCircle)
         metrics.count(.received)
+        if update.reduced { metrics.count(.reducedAccuracyReceived) }
         if !awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
     }
 

@@ -26,7 +26,7 @@ extension VirtualDevice {
             metrics.count(.backgroundNotPermitted)
             return
         }
-        let measured: (position: GeoPoint, accuracy: Double)
+        let measured: (position: GeoPoint, accuracy: Double, reduced: Bool)
         if let feed = profile.live {
             // A live receiver: its newest fix, as it is.
             guard let fix = feed.current(now: clock.wall(intended)) else {
@@ -34,7 +34,7 @@ extension VirtualDevice {
                 return
             }
             metrics.count(.liveShared)
-            measured = (fix.position, fix.accuracy)
+            measured = (fix.position, fix.accuracy, false)
         } else {
             let t = intended - since
             let fix = replayer.fix(at: t)
@@ -42,7 +42,7 @@ extension VirtualDevice {
                 metrics.count(.gpsDropouts)
                 return
             }
-            measured = (noisy.position, noisy.accuracy)
+            measured = (noisy.position, noisy.accuracy, noisy.reducedAccuracy)
         }
         if profile.background, profile.backgroundMode == .significantChange, let last = lastShare,
            intended - last.time < options.significantInterval || measured.position.distance(to: last.position) < options.significantDistance {
@@ -51,7 +51,7 @@ extension VirtualDevice {
         }
         guard friends.contains(where: \.active) else { return }
         if app.audience == .group {
-            await shareWithGroup(measured.position, accuracy: measured.accuracy, intended: intended)
+            await shareWithGroup(measured.position, accuracy: measured.accuracy, reduced: measured.reduced, intended: intended)
             return
         }
         if keysDue(at: clock.now()) { await readFriendKeys() }

@@ -128,7 +128,7 @@ public struct GreenBoxApp: AppProfile {
 
     public func plaintext(of update: LocationPayload) -> LocationPayload {
         switch payload {
-        case .convoy: update
+        case .convoy: LocationPayload(lat: update.lat, lon: update.lon, ts: update.ts, acc: update.acc, seq: update.seq, sentNanos: update.sentNanos)
         case .prd: LocationPayload(lat: update.lat, lon: update.lon, ts: update.ts.rounded(.down), acc: update.acc)
         }
     }
