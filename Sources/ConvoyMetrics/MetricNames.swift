@@ -53,12 +53,16 @@ extension HistogramName {
     public static let presenceSeen = HistogramName("presence_seen")
     /// Group apps: a broadcast sent with `ack` → the server's acknowledgement.
     public static let broadcastAck = HistogramName("broadcast_ack")
+    /// Group apps: a message's intended send time → its arrival at a member (Survale: a chat line over `postgres_changes`).
+    public static let messageLatency = HistogramName("message_latency")
+    /// Group apps: posting a message, its round trip.
+    public static let messagePost = HistogramName("message_post")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
-        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck,
+        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost,
     ]
 }
 
@@ -163,6 +167,11 @@ extension CounterName {
     /// Group updates sent from a GPS-denied fix (Wi-Fi or cell), flagged reduced; and received so flagged.
     public static let reducedAccuracySent = CounterName("reduced_accuracy_sent")
     public static let reducedAccuracyReceived = CounterName("reduced_accuracy_received")
+    /// Group messages posted, the receipts expected (members online when posted), received, and posts that failed.
+    public static let messagesSent = CounterName("messages_sent")
+    public static let messagesExpected = CounterName("messages_expected")
+    public static let messagesReceived = CounterName("messages_received")
+    public static let messagesFailed = CounterName("messages_failed")
 
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
@@ -180,7 +189,7 @@ extension CounterName {
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
-        .reducedAccuracySent, .reducedAccuracyReceived,
+        .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

@@ -24,6 +24,7 @@ import Testing
                 tracks: { synthetic: drive }
                 cadence: 600ms..900ms
                 gps_denied: { windows: [1s..3s], fallback: wifi }
+                message_every: 1s..2s
             social:
               groups: 4..6
               abandon: \(abandon)
@@ -66,6 +67,11 @@ import Testing
         #expect(groups.autoEndAfterSeconds.allSatisfy { $0 >= 7 && $0 <= 8 + groups.graceSeconds }, "\(groups.autoEndAfterSeconds)")
         #expect(c[.groupEndedSeen] > 0, "members saw their case agent end the operation")
         #expect(c[.reducedAccuracySent] > 0 && c[.reducedAccuracyReceived] > 0, "GPS-denied fixes reach the team flagged reduced")
+        // Chat: lines posted to op_messages reach the members on the private chat channel, each once.
+        // A line posted as its operation ends is refused (the member is no longer in an active operation).
+        #expect(c[.messagesSent] > 0 && c[.messagesFailed] * 10 <= c[.messagesSent], "\(c.sorted { $0.key < $1.key })")
+        #expect(c[.messagesReceived] > 0 && c[.messagesReceived] <= c[.messagesExpected] + c[.messagesSent], "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.metrics.statistic("message_latency", "count") == Double(c[.messagesReceived]))
     }
 
     @Test func anOperationTheBackendNeverEndsFailsTheCheck() async throws {

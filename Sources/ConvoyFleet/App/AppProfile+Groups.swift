@@ -28,6 +28,22 @@ extension AppProfile {
     public func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError) {}
 
     public func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd] { [:] }
+
+    public func subscriptions(for userID: String) -> [AppSubscription] { [subscription(for: userID)] }
+
+    public func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no group messages")
+    }
+}
+
+/// A message a phone posts to its group: Convoy's sequence number and intended send time, and its text.
+public struct GroupMessage: Sendable, Equatable {
+    public var seq: UInt64
+    /// Intended send time, Unix nanoseconds.
+    public var sentNanos: Int64
+    public var text: String
+
+    public init(seq: UInt64, sentNanos: Int64, text: String) { (self.seq, self.sentNanos, self.text) = (seq, sentNanos, text) }
 }
 
 /// How a group ended, as its backend recorded it.

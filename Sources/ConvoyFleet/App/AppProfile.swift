@@ -129,6 +129,12 @@ public protocol AppProfile: Sendable {
     /// How each group this run formed has ended, read with the service key, by its owner's user id.
     func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd]
 
+    /// Every channel the phone joins (the first is `subscription(for:)`'s; Survale adds its chat channel).
+    func subscriptions(for userID: String) -> [AppSubscription]
+
+    /// Posts a message to the phone's group (Survale: a chat line in `op_messages`); the request body's bytes.
+    func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
     // MARK: Probes
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).
@@ -188,6 +194,8 @@ public enum Incoming: Sendable {
     case pairing(PairingEvent)
     /// The phone's group has ended (its owner ended it, or the backend did): it stops sharing.
     case groupEnded
+    /// A message to the group from `sender` (Survale: a chat line).
+    case groupMessage(sender: String, GroupMessage)
     /// Something the app's client does not act on (another table, another event).
     case notMine
     /// An update the phone cannot read (a column missing).
@@ -221,8 +229,11 @@ public struct AppSubscription: Sendable, Equatable {
     public var bindings: [RealtimeClient.Binding]
     public var options: RealtimeClient.ChannelOptions
 
-    public init(topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init()) {
-        (self.topic, self.bindings, self.options) = (topic, bindings, options)
+    /// The phone tracks its presence on this channel once subscribed (`AppProfile.presence(for:)`).
+    public var tracksPresence: Bool
+
+    public init(topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init(), tracksPresence: Bool = false) {
+        (self.topic, self.bindings, self.options, self.tracksPresence) = (topic, bindings, options, tracksPresence)
     }
 }
 

@@ -74,7 +74,7 @@ extension VirtualDevice {
             case .update(let update):
                 if catchingUp { heldLive.append(update) } else { receive(update) }
             case .groupEnded: groupEnded()
-            case .pairing: break
+            case .pairing, .groupMessage: break
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
@@ -104,7 +104,8 @@ extension VirtualDevice {
 
     /// Subscribed (again): tracks its presence, as the app does on joining its group's channel.
     func trackPresence(on topic: String) {
-        guard let meta = app.presence(for: account.userID), let realtime else { return }
+        guard app.subscriptions(for: account.userID).first(where: { $0.topic == topic })?.tracksPresence == true,
+              let meta = app.presence(for: account.userID), let realtime else { return }
         context.convergence.subscribed(index, true)
         guard realtime.track(topic, meta: meta) != nil else { return }
         context.convergence.tracked(index, members: friends.map(\.index), at: context.clock.wallNow())
@@ -141,4 +142,43 @@ public struct GroupRole: Sendable, Equatable {
     public var abandons: Bool
 
     public init(owner: Bool, abandons: Bool) { (self.owner, self.abandons) = (owner, abandons) }
+}
+
+/// Group messages (Survale's chat): posted at the group's `message_every`, each received by every member
+/// online then; `message_latency` from its intended send time to its arrival.
+extension VirtualDevice {
+    func postMessage(intended: Double) async {
+        guard let every = profile.messageEvery, life.onlineSince != nil else { return }
+        context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
+        let clock = context.clock
+        messageSeq += 1
+        let members = friends.filter(\.active)
+        let online = context.presence.areOnline(members.map(\.index)).filter { $0 }.count
+        let message = GroupMessage(seq: messageSeq, sentNanos: Int64(clock.wall(intended) * 1e9), text: "Convoy message \(messageSeq)")
+        let started = clock.now()
+        do {
+            let bytes = try await app.sendMessage(message, from: account.session, via: http)
+            metrics.record(.messagePost, seconds: clock.now() - started)
+            metrics.count(.messagesSent)
+            metrics.count(.messagesExpected, by: online)
+            spendHTTP(body: bytes, since: started)
+        } catch {
+            metrics.count(.messagesFailed)
+            _ = countFailure(error)
+            spendHTTP(body: 0, since: started)
+        }
+        metrics.count(.httpRequests)
+    }
+
+    func receiveMessage(_ message: GroupMessage, from sender: String, at receivedAt: Double) {
+        guard sender != account.userID else { return }
+        guard friendIndex[sender] != nil else {
+            metrics.count(.receivedFromStrangers)
+            return
+        }
+        // A line heard twice (a rejoin's overlap) is counted once.
+        guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
+        metrics.count(.messagesReceived)
+        metrics.record(.messageLatency, seconds: receivedAt - Double(message.sentNanos) / 1e9)
+    }
 }

@@ -82,6 +82,7 @@ extension VirtualDevice {
                 if catchingUp { heldLive.append(update) } else { receive(update) }
             case .pairing(let event): pairingEvent(event)
             case .groupEnded: groupEnded()
+            case .groupMessage(let sender, let message): receiveMessage(message, from: sender, at: change.receivedAt)
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
@@ -106,7 +107,7 @@ extension VirtualDevice {
     func joinAgain(_ topic: String) {
         guard let realtime, !isGone else { return }
         metrics.count(.realtimeRejoins)
-        let subscription = app.subscription(for: account.userID)
+        guard let subscription = app.subscriptions(for: account.userID).first(where: { $0.topic == topic }) else { return }
         realtime.join(topic, bindings: subscription.bindings, options: subscription.options)
     }
 

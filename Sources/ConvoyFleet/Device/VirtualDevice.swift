@@ -40,6 +40,8 @@ public actor VirtualDevice {
         /// Its network's conditions, and the tunnel its connections take through them; nil: loopback as it is.
         public var link: NetworkLink?
         public var tunnel: TunnelProxy?
+        /// Group apps: how often it posts a message to its group, seconds (nil: never).
+        public var messageEvery: ClosedRange<Double>?
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
                     battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
@@ -130,6 +132,9 @@ public actor VirtualDevice {
     let groupRole: GroupRole?
     var awaitingAck: [String: (sent: Double, entry: Int)] = [:]
     var sawGroupEnd = false
+    /// Group messages: its own count, and the (sender, seq) pairs it has received.
+    var messageSeq: UInt64 = 0
+    var messagesSeen: Set<String> = []
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
 
@@ -166,8 +171,9 @@ public actor VirtualDevice {
         guard life.onlineSince != nil else { return }
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
-        let subscription = app.subscription(for: account.userID)
-        client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)
+        for subscription in app.subscriptions(for: account.userID) {
+            client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)
+        }
         life.joinedRealtime()
         realtime = client
         tasks.append(Task { await client.run() })
@@ -178,6 +184,9 @@ public actor VirtualDevice {
         schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
+        if let every = profile.messageEvery {
+            context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
+        }
     }
 
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.

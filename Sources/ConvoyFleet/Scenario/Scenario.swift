@@ -183,6 +183,8 @@ public struct DeviceGroup: Sendable, Equatable {
     public var general: PrivacyFuzz = .general
     /// GPS-denied stretches with their Wi-Fi or cell fallback (docs/noise.md).
     public var gpsDenied = GPSDenied()
+    /// Group apps: each phone posts a message to its group this often, drawn uniformly in the range, seconds (nil: none).
+    public var messageEvery: ClosedRange<Double>?
     /// Where `tracks` and `network` are in the scenario file (for errors found when they are loaded).
     public var tracksLine = 0
     public var tracksColumn = 0

@@ -61,6 +61,12 @@ extension Reader {
             }
         } else if let groups = social?["groups"] {
             throw groups.error("groups are teams for apps that share with a team at once (app: survale); \(choice.name) shares with each friend")
+        } else {
+            for g in try m["groups"]?.sequence() ?? [] {
+                if let every = try g.mapping(Self.groupKeys)["message_every"] {
+                    throw every.error("message_every posts to a team (app: survale); \(choice.name) has no group messages")
+                }
+            }
         }
         return choice
     }

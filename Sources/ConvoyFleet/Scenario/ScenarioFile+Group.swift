@@ -6,7 +6,7 @@ import Yams
 extension Reader {
     static let groupKeys = ["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
                             "precise_share", "network", "location_mode", "when_in_use_share", "background_mode", "key_lookup",
-                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions"]
+                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions", "message_every"]
 
     func group() throws(ScenarioError) -> DeviceGroup {
         let m = try mapping(Self.groupKeys)
@@ -34,6 +34,7 @@ extension Reader {
             if m["network"] == nil, let radio = NetworkConditions.radio(forPreset: conditions.name) { group.network = radio }
         }
         if let denied = m["gps_denied"] { group.gpsDenied = try denied.gpsDenied() }
+        if let every = m["message_every"] { group.messageEvery = try every.range() }
         let mark = (m["tracks"] ?? self).node.mark
         (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)
         let networkMark = (m["network"] ?? self).node.mark

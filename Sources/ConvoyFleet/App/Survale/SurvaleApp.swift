@@ -148,18 +148,52 @@ public final class SurvaleApp: AppProfile {
         String(decoding: try update.jsonBytes(), as: UTF8.self)
     }
 
-    /// The operation's private channel: its broadcasts, presence (keyed by user id), and the
-    /// operation's own row changing (its end).
+    /// The operation's private locations channel: its broadcasts, presence (keyed by user id), and
+    /// the operation's own row changing (its end).
     public func subscription(for userID: String) -> AppSubscription {
         let operation = operation(of: userID) ?? "unknown"
         return AppSubscription(topic: Self.locations(operation),
                                bindings: [RealtimeClient.Binding(event: "UPDATE", table: "operations", filter: "id=eq.\(operation)")],
-                               options: RealtimeClient.ChannelOptions(isPrivate: true, broadcastAck: true, presenceKey: userID))
+                               options: RealtimeClient.ChannelOptions(isPrivate: true, broadcastAck: true, presenceKey: userID),
+                               tracksPresence: true)
+    }
+
+    /// Both of the operation's private channels: locations, and chat (`op_messages` inserted for the operation).
+    public func subscriptions(for userID: String) -> [AppSubscription] {
+        let operation = operation(of: userID) ?? "unknown"
+        return [subscription(for: userID),
+                AppSubscription(topic: "realtime:op_\(operation)_chat",
+                                bindings: [RealtimeClient.Binding(event: "INSERT", table: "op_messages", filter: "operation_id=eq.\(operation)")],
+                                options: RealtimeClient.ChannelOptions(isPrivate: true))]
     }
 
     public func incoming(_ change: RealtimeClient.Change) -> Incoming {
-        guard change.table == "operations" else { return .notMine }
-        return change.record["status"] == "ended" ? .groupEnded : .notMine
+        switch change.table {
+        case "operations": return change.record["status"] == "ended" ? .groupEnded : .notMine
+        case "op_messages":
+            guard let sender = change.record["sender_id"], let body = change.record["body"],
+                  let line = try? JSONDecoder().decode(ChatLine.self, from: Data(body.utf8))
+            else { return .malformed }
+            return .groupMessage(sender: sender, GroupMessage(seq: line.seq, sentNanos: line.sent_ns, text: line.text))
+        default: return .notMine
+        }
+    }
+
+    /// A chat line as the phones write it in `op_messages.body`: Convoy's seq and send time with the text.
+    struct ChatLine: Codable {
+        var seq: UInt64
+        var sent_ns: Int64
+        var text: String
+    }
+
+    /// A chat line in `op_messages`, as the sender, `return=minimal`.
+    public func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        guard let operation = operation(of: session.userID) else { throw SupabaseError(kind: .notJoined, message: "no operation") }
+        let body = String(decoding: (try? JSONEncoder().encode(ChatLine(seq: message.seq, sent_ns: message.sentNanos, text: message.text))) ?? Data(),
+                          as: UTF8.self)
+        let row = Array((try? JSONSerialization.data(withJSONObject: ["operation_id": operation, "sender_id": session.userID, "body": body])) ?? Data())
+        try await SupabaseREST(http).insert("op_messages", json: row, token: session.accessToken)
+        return row.count
     }
 
     public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
