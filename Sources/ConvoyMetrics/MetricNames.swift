@@ -57,12 +57,14 @@ extension HistogramName {
     public static let messageLatency = HistogramName("message_latency")
     /// Group apps: posting a message, its round trip.
     public static let messagePost = HistogramName("message_post")
+    /// Apps that archive a phone's positions: one batch's round trip.
+    public static let archivePost = HistogramName("archive_post")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
-        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost,
+        .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
     ]
 }
 
@@ -172,6 +174,9 @@ extension CounterName {
     public static let messagesExpected = CounterName("messages_expected")
     public static let messagesReceived = CounterName("messages_received")
     public static let messagesFailed = CounterName("messages_failed")
+    /// Positions archived (rows), and batches that failed (kept for the next round).
+    public static let archived = CounterName("archived")
+    public static let archiveFailures = CounterName("archive_failures")
 
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
@@ -190,6 +195,7 @@ extension CounterName {
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
+        .archived, .archiveFailures,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

@@ -43,8 +43,9 @@ import Testing
         var outcome: FleetRun.Outcome?
         try await withEmbeddedBackend(server) { embedded, engine in
             let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey, serviceKey: embedded.keys.serviceRoleKey)
-            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "survale.yaml", target: target, runID: "sv", drain: 2), engine: engine,
-                                 logger: .quiet)
+            var configuration = FleetRun.Configuration(scenario: scenario, scenarioFile: "survale.yaml", target: target, runID: "sv", drain: 2)
+            configuration.app = SurvaleApp(archiveEvery: 2)
+            let fleet = FleetRun(configuration, engine: engine, logger: .quiet)
             outcome = try await FleetGate.run { try await fleet.run() }
         }
         return try #require(outcome)
@@ -72,6 +73,9 @@ import Testing
         #expect(c[.messagesSent] > 0 && c[.messagesFailed] * 10 <= c[.messagesSent], "\(c.sorted { $0.key < $1.key })")
         #expect(c[.messagesReceived] > 0 && c[.messagesReceived] <= c[.messagesExpected] + c[.messagesSent], "\(c.sorted { $0.key < $1.key })")
         #expect(outcome.metrics.statistic("message_latency", "count") == Double(c[.messagesReceived]))
+        // The archive: each phone's positions appended for replay in batches. A batch flushed after its operation
+        // ended is refused (only a current member of an active operation appends): at most one a phone.
+        #expect(c[.archived] > 0 && c[.archived] <= c[.updates] && c[.archiveFailures] <= 12, "\(c.sorted { $0.key < $1.key })")
     }
 
     @Test func anOperationTheBackendNeverEndsFailsTheCheck() async throws {

@@ -1,3 +1,4 @@
+import ConvoyCrypto
 import ConvoyWire
 
 /// Whom a phone's tick goes to.
@@ -34,6 +35,10 @@ extension AppProfile {
     public func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no group messages")
     }
+
+    public var archiveEvery: Double? { nil }
+
+    public func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int { 0 }
 }
 
 /// A message a phone posts to its group: Convoy's sequence number and intended send time, and its text.

@@ -135,6 +135,12 @@ public protocol AppProfile: Sendable {
     /// Posts a message to the phone's group (Survale: a chat line in `op_messages`); the request body's bytes.
     func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
 
+    /// How often the phone stores its own positions for later (Survale: the replay archive), seconds; nil: never.
+    var archiveEvery: Double? { get }
+
+    /// Stores `fixes` (this phone's, oldest first) as the app keeps them for replay; the request body's bytes.
+    func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
     // MARK: Probes
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).

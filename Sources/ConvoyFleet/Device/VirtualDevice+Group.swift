@@ -26,6 +26,7 @@ extension VirtualDevice {
         fix.reduced = reduced
         if reduced { metrics.count(.reducedAccuracySent) }
         let payload = app.plaintext(of: fix)
+        if app.archiveEvery != nil, archiveBuffer.count < Self.archiveBufferLimit { archiveBuffer.append(payload) }
         let started = clock.now()
         let sealed: String
         do {
@@ -180,5 +181,33 @@ extension VirtualDevice {
         guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
         metrics.count(.messagesReceived)
         metrics.record(.messageLatency, seconds: receivedAt - Double(message.sentNanos) / 1e9)
+    }
+}
+
+/// The app's own record of the phone's positions (Survale: `locations_archive`, for replay), appended in
+/// batches every `archiveEvery`; a batch that fails stays for the next round.
+extension VirtualDevice {
+    static let archiveBufferLimit = 2000
+
+    func flushArchive(intended: Double) async {
+        guard let every = app.archiveEvery, life.isReceiving else { return }
+        context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
+        guard !archiveBuffer.isEmpty else { return }
+        let batch = archiveBuffer
+        archiveBuffer = []
+        let clock = context.clock
+        let started = clock.now()
+        do {
+            let bytes = try await app.archive(batch, from: account.session, via: http)
+            metrics.record(.archivePost, seconds: clock.now() - started)
+            metrics.count(.archived, by: batch.count)
+            spendHTTP(body: bytes, since: started)
+        } catch {
+            metrics.count(.archiveFailures)
+            _ = countFailure(error)
+            archiveBuffer = Array((batch + archiveBuffer).suffix(Self.archiveBufferLimit))
+            spendHTTP(body: 0, since: started)
+        }
+        metrics.count(.httpRequests)
     }
 }

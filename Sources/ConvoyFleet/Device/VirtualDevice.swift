@@ -135,6 +135,8 @@ public actor VirtualDevice {
     /// Group messages: its own count, and the (sender, seq) pairs it has received.
     var messageSeq: UInt64 = 0
     var messagesSeen: Set<String> = []
+    /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
+    var archiveBuffer: [LocationPayload] = []
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
 
@@ -184,6 +186,9 @@ public actor VirtualDevice {
         schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
+        if let every = app.archiveEvery, app.audience == .group {
+            context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
+        }
         if let every = profile.messageEvery {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
         }

@@ -26,7 +26,10 @@ public final class SurvaleApp: AppProfile {
         var callsign: String
     }
 
-    public init() {}
+    /// How often positions are appended to the archive, seconds (30: the app's; tests shorten it).
+    let archiveInterval: Double
+
+    public init(archiveEvery: Double = 30) { archiveInterval = archiveEvery }
 
     static let modes: [(option: String, values: [String])] = []
 
@@ -184,6 +187,21 @@ public final class SurvaleApp: AppProfile {
         var seq: UInt64
         var sent_ns: Int64
         var text: String
+    }
+
+    /// Positions are appended to `locations_archive` for replay every 30 s (spec §8).
+    public var archiveEvery: Double? { archiveInterval }
+
+    /// One bulk insert into `locations_archive`, as the user, `return=minimal`.
+    public func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        guard let operation = operation(of: session.userID), !fixes.isEmpty else { return 0 }
+        let rows: [[String: Any]] = fixes.map { f in
+            ["operation_id": operation, "user_id": session.userID, "lat": f.lat, "lon": f.lon, "accuracy": f.acc,
+             "fix": f.reduced ? "reduced" : "gps", "recorded_at": CommitTimestamp.format(f.ts)]
+        }
+        let body = Array((try? JSONSerialization.data(withJSONObject: rows)) ?? Data())
+        try await SupabaseREST(http).insert("locations_archive", json: body, token: session.accessToken)
+        return body.count
     }
 
     /// A chat line in `op_messages`, as the sender, `return=minimal`.
