@@ -28,11 +28,11 @@ import Testing
             social:
               groups: 4..6
               abandon: \(abandon)
-              abandon_at: 2s
+              abandon_at: 5s
               auto_end: \(autoEnd)
             timeline:
               arrival_rate: 40/s
-              steady: 12s
+              steady: 14s
               ramp_down: 500ms
             """, file: "survale.yaml")
     }

@@ -27,30 +27,12 @@ extension VirtualDevice {
         if reduced { metrics.count(.reducedAccuracySent) }
         let payload = app.plaintext(of: fix)
         if app.archiveEvery != nil, archiveBuffer.count < Self.archiveBufferLimit { archiveBuffer.append(payload) }
-        let started = clock.now()
-        let sealed: String
-        do {
-            sealed = try app.seal(payload, to: account.keys.publicKey)
-        } catch {
-            metrics.count(.sealFailures)
-            return
-        }
-        let sealing = clock.now() - started
-        metrics.record(.seal, seconds: sealing)
-        spendCPU(seconds: sealing)
+        guard let sealed = sealTimed(payload, to: account.keys.publicKey) else { return }
         var expected: [Int32] = [], remote: [Int32] = []
         var offline = 0
-        for (i, m) in members.enumerated() {
-            if let shard = context.shard, !shard.owns(m.index) { remote.append(Int32(m.index)) } else if online[i] { expected.append(Int32(m.index)) } else { offline += 1 }
-        }
+        for (i, m) in members.enumerated() { addressee(m.index, online: online[i], expected: &expected, remote: &remote, offline: &offline) }
         lastShare = (intended, position)
-        metrics.count(.updates)
-        metrics.count(.sent, by: expected.count)
-        metrics.count(.sentOffline, by: offline)
-        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
-        sentOffline += offline
-        ledger.sent.append(.init(seq: tick, recipients: expected, failure: nil, wall: wall, remote: remote))
-        let entry = ledger.sent.count - 1
+        let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         do {
             let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", ciphertext: sealed), from: account.session, realtime: realtime, via: http)
             if let ref = sent.ref {

@@ -75,35 +75,13 @@ extension VirtualDevice {
                 ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
             // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
             if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
-            let started = clock.now()
-            let sealed: String
-            do {
-                sealed = try app.seal(payload, to: friend.publicKey)
-            } catch {
-                metrics.count(.sealFailures)
-                continue
-            }
-            let sealing = clock.now() - started
-            metrics.record(.seal, seconds: sealing)
-            spendCPU(seconds: sealing)
+            guard let sealed = sealTimed(payload, to: friend.publicKey) else { continue }
             outgoing.append(OutgoingUpdate(recipient: friend.userID, ciphertext: sealed))
-            if let shard = context.shard, !shard.owns(friend.index) {
-                remote.append(Int32(friend.index))
-            } else if online[i] {
-                expected.append(Int32(friend.index))
-            } else {
-                offline += 1
-            }
+            addressee(friend.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
         }
         guard !outgoing.isEmpty else { return }
         lastShare = (intended, measured.position)
-        metrics.count(.updates)
-        metrics.count(.sent, by: expected.count)
-        metrics.count(.sentOffline, by: offline)
-        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
-        sentOffline += offline
-        ledger.sent.append(.init(seq: tick, recipients: expected, failure: nil, wall: wall, remote: remote))
-        let entry = ledger.sent.count - 1
+        let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         let retrying = options.retry.mode == .retry
         if retrying, posting || !outbox.isEmpty {
             // An earlier update is in flight or waits to be posted again: this one goes behind it, so that
@@ -139,6 +117,44 @@ extension VirtualDevice {
         }
         spendHTTP(body: bytes, since: started)
         metrics.count(.httpRequests)
+    }
+
+    /// `payload` sealed to `key`, timed (`seal`, and the CPU it cost); nil when it cannot be (counted).
+    func sealTimed(_ payload: LocationPayload, to key: PublicKey) -> String? {
+        let started = context.clock.now()
+        let sealed: String
+        do {
+            sealed = try app.seal(payload, to: key)
+        } catch {
+            metrics.count(.sealFailures)
+            return nil
+        }
+        let sealing = context.clock.now() - started
+        metrics.record(.seal, seconds: sealing)
+        spendCPU(seconds: sealing)
+        return sealed
+    }
+
+    /// Where a tick's update to friend `index` is expected: here (online), on another shard, or nowhere (offline).
+    func addressee(_ index: Int, online: Bool, expected: inout [Int32], remote: inout [Int32], offline: inout Int) {
+        if let shard = context.shard, !shard.owns(index) {
+            remote.append(Int32(index))
+        } else if online {
+            expected.append(Int32(index))
+        } else {
+            offline += 1
+        }
+    }
+
+    /// Counts a tick and puts it in the ledger; its entry there.
+    func recordTick(_ tick: UInt64, expected: [Int32], remote: [Int32], offline: Int, wall: Double) -> Int {
+        metrics.count(.updates)
+        metrics.count(.sent, by: expected.count)
+        metrics.count(.sentOffline, by: offline)
+        if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
+        sentOffline += offline
+        ledger.sent.append(.init(seq: tick, recipients: expected, failure: nil, wall: wall, remote: remote))
+        return ledger.sent.count - 1
     }
 
     /// Whether this tick reads its friends' keys first (`key_lookup`).

@@ -69,23 +69,7 @@ public final class FleetRun: Sendable {
         let beforeDevices = ProcessResources.current()
         let n = scenario.deviceCount
         let shard = configuration.shard
-        if shard != nil, scenario.migration != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
-                                message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
-        }
-        if configuration.app.audience == .group, shard != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "\(configuration.app.name)'s teams are formed in one process (its set-up knows every member): drop --shard")
-        }
-        if configuration.app.pairsDuringRun, shard != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes")
-        }
-        if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "
-                                    + "use app: {name: \(configuration.app.name), payload: convoy} or drop --shard")
-        }
+        try checkRunnable()
         let mine = shard?.devices ?? Array(0..<n)
         let library = try configuration.tracks ?? Self.tracks(for: configuration)
         let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)

@@ -38,6 +38,23 @@ public enum SupabaseSchema {
         }
     }
 
+    /// A pg_cron job as a Supabase project schedules it, or a notice to run `statement` by hand where pg_cron is missing.
+    static func cronJob(_ comment: String, name: String, schedule: String, statement: String, every: String) -> String {
+        let quoted = statement.replacingOccurrences(of: "'", with: "''")
+        return """
+            -- \(comment)
+            DO $$ BEGIN
+              IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_cron') THEN
+                CREATE EXTENSION IF NOT EXISTS pg_cron;
+                PERFORM cron.schedule('\(name)', '\(schedule)', '\(quoted)');
+              ELSE
+                RAISE NOTICE 'pg_cron is not available here: run \(quoted) every \(every) yourself';
+              END IF;
+            END $$;
+
+            """
+    }
+
     /// What `convoy serve`'s platform gives an app's SQL that a Supabase project
     /// has otherwise: its clock (tests move it) becomes `now()`.
     static func portable(_ sql: String) -> String {

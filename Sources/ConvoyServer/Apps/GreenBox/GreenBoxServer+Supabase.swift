@@ -78,18 +78,9 @@ extension GreenBoxServer {
     }
 
     /// The PRD's purge every minute (§3.3) as pg_cron runs it on Supabase.
-    static let cron = """
-        -- Retention (PRD §3.3): the purge every minute, as pg_cron runs it on Supabase.
-        DO $$ BEGIN
-          IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_cron') THEN
-            CREATE EXTENSION IF NOT EXISTS pg_cron;
-            PERFORM cron.schedule('purge-old-locations', '* * * * *', 'SELECT public.purge_old_locations(''10 minutes'')');
-          ELSE
-            RAISE NOTICE 'pg_cron is not available here: run SELECT public.purge_old_locations(''10 minutes'') every minute yourself';
-          END IF;
-        END $$;
-
-        """
+    static let cron = SupabaseSchema.cronJob("Retention (PRD §3.3): the purge every minute, as pg_cron runs it on Supabase.",
+                                             name: "purge-old-locations", schedule: "* * * * *",
+                                             statement: "SELECT public.purge_old_locations('10 minutes')", every: "minute")
 
     /// `text` with `old` replaced; an error when `old` is not there (the SQL changed under this export).
     static func replacing(_ text: String, _ old: String, with new: String) throws -> String {

@@ -45,16 +45,7 @@ extension SurvaleServer {
         END $$;
         """
 
-    static let cron = """
-        -- Retention (spec §2): the purge every hour, as pg_cron runs it on Supabase.
-        DO $$ BEGIN
-          IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_cron') THEN
-            CREATE EXTENSION IF NOT EXISTS pg_cron;
-            PERFORM cron.schedule('purge-ended-operations', '0 * * * *', 'SELECT public.purge_ended_operations(''7 days'')');
-          ELSE
-            RAISE NOTICE 'pg_cron is not available here: run SELECT public.purge_ended_operations(''7 days'') every hour yourself';
-          END IF;
-        END $$;
-
-        """
+    static let cron = SupabaseSchema.cronJob("Retention (spec §2): the purge every hour, as pg_cron runs it on Supabase.",
+                                             name: "purge-ended-operations", schedule: "0 * * * *",
+                                             statement: "SELECT public.purge_ended_operations('7 days')", every: "hour")
 }
