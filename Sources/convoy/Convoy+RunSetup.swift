@@ -64,10 +64,12 @@ extension Convoy.Run {
 
 extension Convoy.Run {
     /// The embedded backend for `scenario`: its app's server side, the scenario's retention (a group app's own
-    /// unless the scenario is about retention) and the groups' auto-end time.
+    /// unless the scenario checks retention: its window then counts from each group's end) and the groups'
+    /// auto-end time.
     static func embeddedConfiguration(_ scenario: Scenario) -> ServerConfiguration {
         let group = Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group
-        let retention = group ? (ServerApps.defaultRetention(of: scenario.app.name) ?? scenario.retention.window) : scenario.retention.window
+        let retention = group && scenario.retention.checkEvery == 0
+            ? (ServerApps.defaultRetention(of: scenario.app.name) ?? scenario.retention.window) : scenario.retention.window
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
         if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
         configuration.autoEndAfter = scenario.social.autoEnd

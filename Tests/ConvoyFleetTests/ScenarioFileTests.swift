@@ -168,7 +168,7 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway", "survale-ops"]
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway", "survale-ops", "survale-retention"]
 
     @Test func theSubwayScenarioPutsItsGroupsOnTheirNetworksWithRetries() throws {
         let subway = try ScenarioFile.load(Self.folder.appendingPathComponent("subway.yaml").path)

@@ -39,6 +39,43 @@ extension AppProfile {
     public var archiveEvery: Double? { nil }
 
     public func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int { 0 }
+
+    public func groupID(of userID: String) -> String? { nil }
+
+    public func groupRemains(_ group: String, reader: String?, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> GroupRemains {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no groups")
+    }
+}
+
+/// What a group leaves behind, by kind, for the retention check.
+public enum GroupItem: String, Sendable, CaseIterable, Comparable {
+    /// Its messages (Survale: `op_messages`).
+    case messages
+    /// Positions kept for replay (Survale: `locations_archive`).
+    case archive
+    /// Photos and videos (Survale: objects in `op-media`).
+    case media
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// What of an ended group one reader can still read (`AppProfile.groupRemains`).
+public struct GroupRemains: Sendable, Equatable {
+    /// When the group ended, Unix seconds, and as the backend wrote it; nil while it goes on, or once the
+    /// reader cannot see it any more (purged).
+    public var endedAt: Double?
+    public var endedText: String?
+    /// The backend ended it (Survale: auto-end), not its owner.
+    public var byBackend = false
+    /// Items readable, by kind.
+    public var readable: [GroupItem: Int]
+    /// Of them the reader's own, where the app can tell (a kind missing here: only `readable` is known).
+    public var own: [GroupItem: Int]
+
+    public init(endedAt: Double? = nil, endedText: String? = nil, byBackend: Bool = false, readable: [GroupItem: Int] = [:],
+                own: [GroupItem: Int] = [:]) {
+        (self.endedAt, self.endedText, self.byBackend, self.readable, self.own) = (endedAt, endedText, byBackend, readable, own)
+    }
 }
 
 /// A message a phone posts to its group: Convoy's sequence number and intended send time, and its text.

@@ -141,6 +141,14 @@ public protocol AppProfile: Sendable {
     /// Stores `fixes` (this phone's, oldest first) as the app keeps them for replay; the request body's bytes.
     func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
 
+    /// The backend's id of `userID`'s group (Survale: its operation), for the retention check; nil: none.
+    func groupID(of userID: String) -> String?
+
+    /// What is left of group `group` as `token`'s holder reads it (a member, with `reader` its user id, or the
+    /// service key): when it ended, and per kind how many items are readable (Survale: the operation's chat,
+    /// archive and media, purged a set time after it ends).
+    func groupRemains(_ group: String, reader: String?, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> GroupRemains
+
     // MARK: Probes
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).

@@ -144,6 +144,7 @@ extension VirtualDevice {
             metrics.record(.messagePost, seconds: clock.now() - started)
             metrics.count(.messagesSent)
             metrics.count(.messagesExpected, by: online)
+            contributed[.messages, default: 0] += 1
             spendHTTP(body: bytes, since: started)
         } catch {
             metrics.count(.messagesFailed)
@@ -183,6 +184,7 @@ extension VirtualDevice {
             let bytes = try await app.archive(batch, from: account.session, via: http)
             metrics.record(.archivePost, seconds: clock.now() - started)
             metrics.count(.archived, by: batch.count)
+            contributed[.archive, default: 0] += batch.count
             spendHTTP(body: bytes, since: started)
         } catch {
             metrics.count(.archiveFailures)

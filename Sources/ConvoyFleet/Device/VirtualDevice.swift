@@ -137,6 +137,9 @@ public actor VirtualDevice {
     var messagesSeen: Set<String> = []
     /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
     var archiveBuffer: [LocationPayload] = []
+    /// What it has put in its group that the backend keeps (messages posted, positions archived): the
+    /// retention check expects all of it readable until the group's purge is due.
+    var contributed: [GroupItem: Int] = [:]
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
 
@@ -243,5 +246,12 @@ public actor VirtualDevice {
     func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
         guard life.onlineSince != nil, life.subscribed else { return nil }
         return (account.userID, account.session.accessToken, recentRows)
+    }
+
+    /// What the group retention check needs, online or not (a member reads its ended group's data until the
+    /// purge): who it is, its token, and what it put in its group.
+    func groupRetentionView() -> (userID: String, token: String, contributed: [GroupItem: Int])? {
+        guard groupRole != nil else { return nil }
+        return (account.userID, account.session.accessToken, contributed)
     }
 }

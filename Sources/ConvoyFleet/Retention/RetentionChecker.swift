@@ -18,21 +18,27 @@ public final class RetentionChecker: Sendable {
     /// Findings kept in the report; the counts go on past it.
     static let findingsKept = 20
 
-    private struct State {
+    struct State {
         var report: RetentionReport
         var kept: Set<Int64> = []
         var early: Set<Int64> = []
         var cursor = 0
+        /// Group apps: when each group ended, as first read (its row goes with the purge), and the scan's next group.
+        var groupEnds: [String: (at: Double, text: String, byBackend: Bool)] = [:]
+        var scanCursor = 0
     }
 
     public let policy: RetentionPolicy
-    private let metrics: Metrics
-    private let state: Mutex<State>
+    let metrics: Metrics
+    let state: Mutex<State>
 
-    public init(policy: RetentionPolicy, metrics: Metrics) {
+    /// `afterGroupEnd`: a group app's, whose data goes a set time after its group ends (`RetentionChecker+Groups`).
+    public init(policy: RetentionPolicy, metrics: Metrics, afterGroupEnd: Bool = false) {
         self.policy = policy
         self.metrics = metrics
-        state = Mutex(State(report: RetentionReport(windowSeconds: policy.window, purgeEverySeconds: policy.purgeEvery, graceSeconds: policy.grace)))
+        var report = RetentionReport(windowSeconds: policy.window, purgeEverySeconds: policy.purgeEvery, graceSeconds: policy.grace)
+        report.afterGroupEnd = afterGroupEnd
+        state = Mutex(State(report: report))
     }
 
     public var report: RetentionReport { state.withLock { $0.report } }
@@ -42,7 +48,7 @@ public final class RetentionChecker: Sendable {
     /// Rows someone could read at `now`: each older than the limit is a violation
     /// (counted once per row). Returns the oldest row's age.
     @discardableResult
-    public func judge(readable rows: [Row], now: Double, foundBy: String) -> Double? {
+    public func judge(readable rows: [Row], now: Double, foundBy: String, items: [Int64: String] = [:]) -> Double? {
         let limit = policy.limit
         var fresh: [RetentionReport.Finding] = []
         let oldest = rows.map { now - $0.createdAt }.max()
@@ -53,8 +59,9 @@ public final class RetentionChecker: Sendable {
                 // A row seen again is not a new violation, but it has been kept longer still.
                 s.report.maxOverageSeconds = max(s.report.maxOverageSeconds ?? 0, age - policy.window)
                 guard s.kept.insert(row.id).inserted else { continue }
-                let finding = RetentionReport.Finding(kind: "kept_too_long", rowID: row.id, createdAt: row.createdText, ageSeconds: age,
+                var finding = RetentionReport.Finding(kind: "kept_too_long", rowID: row.id, createdAt: row.createdText, ageSeconds: age,
                                                       overageSeconds: age - policy.window, foundBy: foundBy)
+                finding.item = items[row.id]
                 s.report.violations += 1
                 if s.report.findings.count < Self.findingsKept { s.report.findings.append(finding) }
                 fresh.append(finding)
@@ -68,7 +75,8 @@ public final class RetentionChecker: Sendable {
     /// Rows a recipient received (id, creation time) that should still be there at
     /// `now`, and which of them the backend still has. Rows within a second of
     /// creation or of the window's end are not judged.
-    public func judgeEarly(received: [(id: Int64, createdAt: Double)], present: Set<Int64>, now: Double) {
+    public func judgeEarly(received: [(id: Int64, createdAt: Double)], present: Set<Int64>, now: Double, items: [Int64: String] = [:],
+                           foundBy: String = "recipient") {
         let due = Self.dueForEarlyCheck(received, now: now, policy: policy)
         var gone = 0
         state.withLock { s in
@@ -78,8 +86,10 @@ public final class RetentionChecker: Sendable {
                 s.report.deletedEarly += 1
                 if s.report.findings.count < Self.findingsKept {
                     let age = now - row.createdAt
-                    s.report.findings.append(.init(kind: "deleted_early", rowID: row.id, createdAt: CommitTimestamp.format(row.createdAt), ageSeconds: age,
-                                                   overageSeconds: age - policy.window, foundBy: "recipient"))
+                    var finding = RetentionReport.Finding(kind: "deleted_early", rowID: row.id, createdAt: CommitTimestamp.format(row.createdAt),
+                                                          ageSeconds: age, overageSeconds: age - policy.window, foundBy: foundBy)
+                    finding.item = items[row.id]
+                    s.report.findings.append(finding)
                 }
             }
         }

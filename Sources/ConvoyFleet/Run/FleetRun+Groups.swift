@@ -45,8 +45,9 @@ extension FleetRun {
 
     /// How the teams ended, read from the backend with the service key once the abandoned ones are due:
     /// each abandoned team between `auto_end` and `auto_end` + grace after its last member left, and no
-    /// other team ended by the backend. Nil without a service key.
-    func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile) async -> GroupsReport? {
+    /// other team ended by the backend. Nil without a service key. `purged`: how groups ended as the
+    /// retention check saw them, by group id (a group purged since has no row left to read).
+    func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, purged: [String: GroupEnd] = [:]) async -> GroupsReport? {
         guard let serviceKey = configuration.target.serviceKey else {
             logger.notice("groups: no service key, so how the operations ended is not checked")
             return nil
@@ -76,7 +77,7 @@ extension FleetRun {
         }
         for (k, members) in graph.groups.enumerated() {
             guard let owner = members.first, let ownerID = await devices[owner]?.account.userID else { continue }
-            let end = ends[ownerID]
+            let end = ends[ownerID] ?? app.groupID(of: ownerID).flatMap { purged[$0] }
             report.add(group: k, abandoned: k < report.abandoned, ended: end?.ended ?? false, byBackend: end?.byBackend ?? false,
                        endedAt: end?.endedAt, lastLeft: lastLeft[k])
         }

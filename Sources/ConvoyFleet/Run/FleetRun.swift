@@ -246,9 +246,9 @@ public final class FleetRun: Sendable {
         if let migration = scenario.migration {
             scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
         }
-        // A group app's retention is its own (Survale: operations purged after they end), not rows by age.
-        let retention = scenario.retention.checkEvery > 0 && app.audience != .group
-            ? RetentionChecker(policy: scenario.retention, metrics: metrics) : nil
+        // A group app's retention counts from each group's end (Survale: operations purged after they end).
+        let retention = scenario.retention.checkEvery > 0
+            ? RetentionChecker(policy: scenario.retention, metrics: metrics, afterGroupEnd: app.audience == .group) : nil
         let fleet = devices
         var hostileCount = 0
         var probeTask: Task<ProbeSummary, Never>?
@@ -275,7 +275,11 @@ public final class FleetRun: Sendable {
                 var next = t0 + checker.policy.checkEvery
                 while !Task.isCancelled {
                     do { try await clock.monotonic.sleep(until: next) } catch { return }
-                    await checker.round(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
+                    if app.audience == .group {
+                        await checker.groupRound(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
+                    } else {
+                        await checker.round(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
+                    }
                     next = max(next + checker.policy.checkEvery, clock.now())
                 }
             }
@@ -321,7 +325,7 @@ public final class FleetRun: Sendable {
         retentionTask?.cancel()
         await retentionTask?.value
         for d in devices { await d.disconnect() }
-        let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app) : nil
+        let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app, purged: retention?.groupEndsSeen ?? [:]) : nil
         schedulerTask.cancel()
         await schedulerTask.value
         let shaping = proxy.map { p in

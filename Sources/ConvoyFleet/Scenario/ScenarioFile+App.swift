@@ -54,9 +54,9 @@ extension Reader {
             guard social?["groups"] != nil else {
                 throw (m["social"] ?? self).error("\(choice.name) shares with a team at once: give social.groups, a team size such as 4..8")
             }
-            for key in ["migration", "hostile", "retention"] {
+            for key in ["migration", "hostile"] {
                 if let r = m[key] {
-                    throw r.error("\(key) is not modelled for \(choice.name) yet (its phones have no keys, pairwise friends or rows kept by age)")
+                    throw r.error("\(key) is not modelled for \(choice.name) yet (its phones have no keys or pairwise friends)")
                 }
             }
         } else if let groups = social?["groups"] {

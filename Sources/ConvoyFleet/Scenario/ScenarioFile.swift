@@ -160,7 +160,7 @@ struct Reader {
         } else {
             seed = 1
         }
-        return Scenario(
+        var scenario = Scenario(
             name: name, seed: seed, target: try m["target"]?.target() ?? .embedded, groups: groups,
             social: try m["social"]?.social() ?? Social(), timeline: try m["timeline"]?.timeline() ?? Timeline(),
             workload: try m["workload"]?.choice(Scenario.Workload.self) ?? .open,
@@ -179,6 +179,12 @@ struct Reader {
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
               app: try checkedApp(m), retry: try m["retry"]?.retryPolicy() ?? .none)
+        // A group app keeps its data for a time after each group ends (Survale: 7 days), not row by row:
+        // checked only when the scenario gives that time (`retention:`, usually compressed).
+        if m["retention"] == nil, Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group {
+            scenario.retention.checkEvery = 0
+        }
+        return scenario
     }
 
     /// A profile name: letters, digits, `_` and `-`.

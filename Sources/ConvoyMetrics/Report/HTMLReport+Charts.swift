@@ -67,14 +67,17 @@ extension HTMLReport {
 
     static func retention(_ r: RetentionReport) -> String {
         let points = r.timeline.map { (x: $0.t, y: $0.oldestAgeSeconds) }
-        var out = SVGChart.line([.init(name: "oldest readable row", color: SVGChart.palette[0], points: points)],
-                                xLabel: "seconds since the first arrival", yLabel: "age, s",
+        var out = SVGChart.line([.init(name: r.afterGroupEnd ? "longest since its group ended, of what is readable" : "oldest readable row",
+                                       color: SVGChart.palette[0], points: points)],
+                                xLabel: "seconds since the first arrival", yLabel: r.afterGroupEnd ? "since the end, s" : "age, s",
                                 references: [.init(label: "limit \(SVGChart.format(r.limitSeconds)) s", y: r.limitSeconds, color: "#dc2626"),
                                              .init(label: "window \(SVGChart.format(r.windowSeconds)) s", y: r.windowSeconds, color: "#9ca3af")])
         out += "<p>\(r.holds ? "" : "<strong>")\(e(r.verdict.prefix(1).uppercased() + r.verdict.dropFirst()))\(r.holds ? "" : "</strong>").</p>"
         if !r.findings.isEmpty {
-            out += table(["finding", "row", "created_at", "age", "past the window", "found by"], r.findings.map { f in
-                [e(f.kind), String(f.rowID), e(f.createdAt), String(format: "%.1f s", f.ageSeconds), String(format: "%.1f s", f.overageSeconds), e(f.foundBy)]
+            let heads = r.afterGroupEnd ? ["finding", "what", "ended_at", "since the end", "past the window", "found by"]
+                : ["finding", "row", "created_at", "age", "past the window", "found by"]
+            out += table(heads, r.findings.map { f in
+                [e(f.kind), e(f.item ?? String(f.rowID)), e(f.createdAt), String(format: "%.1f s", f.ageSeconds), String(format: "%.1f s", f.overageSeconds), e(f.foundBy)]
             }, numeric: [1, 3, 4])
         }
         return out

@@ -9,6 +9,9 @@ public struct RetentionReport: Codable, Sendable, Equatable {
     public var graceSeconds: Double
     /// window + purge interval + grace: a readable row older than this is a violation.
     public var limitSeconds: Double
+    /// Ages count from the end of each group, not from each row's creation (a group app: Survale's
+    /// operations are purged a set time after they end, everything of them at once).
+    public var afterGroupEnd = false
     /// Recipient checks made (each one device asking for its own oldest rows).
     public var checks = 0
     /// Full-table scans made with the service key (0 without one).
@@ -37,6 +40,8 @@ public struct RetentionReport: Codable, Sendable, Equatable {
         public var overageSeconds: Double
         /// `recipient` (the row's own recipient could read it) or `scan` (the service-key scan).
         public var foundBy: String
+        /// What was found when it is not one row (`afterGroupEnd`): the group and the kind, e.g. `operation 1f0c…: messages`.
+        public var item: String?
 
         public init(kind: String, rowID: Int64, createdAt: String, ageSeconds: Double, overageSeconds: Double, foundBy: String) {
             (self.kind, self.rowID, self.createdAt, self.ageSeconds, self.overageSeconds, self.foundBy)
@@ -50,6 +55,7 @@ public struct RetentionReport: Codable, Sendable, Equatable {
             case ageSeconds = "age_s"
             case overageSeconds = "overage_s"
             case foundBy = "found_by"
+            case item
         }
     }
 
@@ -71,14 +77,19 @@ public struct RetentionReport: Codable, Sendable, Equatable {
     /// One line a person reads: what was kept too long, or that the policy held.
     public var verdict: String {
         func s(_ x: Double) -> String { String(format: "%.1f s", x) }
+        func things(_ n: Int) -> String { afterGroupEnd ? "\(n) kind\(n == 1 ? "" : "s") of a group's data" : "\(n) row\(n == 1 ? "" : "s")" }
+        let window = afterGroupEnd ? "\(s(windowSeconds)) window after the group ended" : "\(s(windowSeconds)) window"
         var parts: [String] = []
         if violations > 0 {
-            parts.append("\(violations) row\(violations == 1 ? "" : "s") kept too long: readable up to \(s(maxOverageSeconds ?? 0)) past the \(s(windowSeconds)) window (limit \(s(limitSeconds)) with the purge interval and grace)")
+            parts.append("\(things(violations)) kept too long: readable up to \(s(maxOverageSeconds ?? 0)) past the \(window) (limit \(s(limitSeconds)) with the purge interval and grace)")
         }
         if deletedEarly > 0 {
-            parts.append("\(deletedEarly) row\(deletedEarly == 1 ? "" : "s") deleted before the \(s(windowSeconds)) window ended")
+            parts.append("\(things(deletedEarly)) deleted before the \(window) ended")
         }
         if parts.isEmpty {
+            if afterGroupEnd {
+                return checks + scans == 0 ? "not checked" : "held: \(checks) checks\(scans > 0 ? " and \(scans) scans" : ""), nothing of a group readable past \(s(limitSeconds)) after its end, nothing gone before \(s(windowSeconds - graceSeconds)) (\(earlyChecked) looked for)"
+            }
             return checks == 0 ? "not checked" : "held: \(checks) checks\(scans > 0 ? " and \(scans) scans" : ""), no row past \(s(limitSeconds)), no young row deleted early (\(earlyChecked) looked for)"
         }
         return parts.joined(separator: "; ")
@@ -91,6 +102,7 @@ public struct RetentionReport: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case checks, scans, violations, findings, timeline
+        case afterGroupEnd = "after_group_end"
         case windowSeconds = "window_s"
         case purgeEverySeconds = "purge_every_s"
         case graceSeconds = "grace_s"

@@ -65,13 +65,19 @@ extension RunSummary {
 
         if let r = retention {
             out += "\n## Retention\n\n"
-            out += "Policy: rows live \(Self.seconds(r.windowSeconds)), purged every \(Self.seconds(r.purgeEverySeconds)); "
-            out += "a readable row older than \(Self.seconds(r.limitSeconds)) (with \(Self.seconds(r.graceSeconds)) grace) is a violation.\n\n"
+            if r.afterGroupEnd {
+                out += "Policy: everything of a group goes \(Self.seconds(r.windowSeconds)) after it ends, purged every \(Self.seconds(r.purgeEverySeconds)); "
+                out += "anything of it readable \(Self.seconds(r.limitSeconds)) after its end (with \(Self.seconds(r.graceSeconds)) grace) is a violation.\n\n"
+            } else {
+                out += "Policy: rows live \(Self.seconds(r.windowSeconds)), purged every \(Self.seconds(r.purgeEverySeconds)); "
+                out += "a readable row older than \(Self.seconds(r.limitSeconds)) (with \(Self.seconds(r.graceSeconds)) grace) is a violation.\n\n"
+            }
             out += (r.holds ? "" : "**") + r.verdict.prefix(1).uppercased() + r.verdict.dropFirst() + (r.holds ? "" : "**") + ".\n"
             if !r.findings.isEmpty {
-                out += "\n| finding | row | created_at | age | past the window | found by |\n|---|---:|---|---:|---:|---|\n"
+                out += r.afterGroupEnd ? "\n| finding | what | ended_at | since the end | past the window | found by |\n|---|---|---|---:|---:|---|\n"
+                    : "\n| finding | row | created_at | age | past the window | found by |\n|---|---:|---|---:|---:|---|\n"
                 for f in r.findings.prefix(10) {
-                    out += "| \(f.kind) | \(f.rowID) | \(f.createdAt) | \(Self.seconds(f.ageSeconds)) | \(Self.seconds(f.overageSeconds)) | \(f.foundBy) |\n"
+                    out += "| \(f.kind) | \(f.item ?? String(f.rowID)) | \(f.createdAt) | \(Self.seconds(f.ageSeconds)) | \(Self.seconds(f.overageSeconds)) | \(f.foundBy) |\n"
                 }
             }
         }
