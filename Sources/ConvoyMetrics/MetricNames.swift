@@ -59,12 +59,15 @@ extension HistogramName {
     public static let messagePost = HistogramName("message_post")
     /// Apps that archive a phone's positions: one batch's round trip.
     public static let archivePost = HistogramName("archive_post")
+    /// Group apps: at each of a phone's ticks, how old the last position it shows of each online teammate is.
+    public static let teammateStaleness = HistogramName("teammate_staleness")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
+        .teammateStaleness,
     ]
 }
 

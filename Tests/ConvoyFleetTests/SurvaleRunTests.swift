@@ -68,6 +68,9 @@ import Testing
         #expect(groups.autoEndAfterSeconds.allSatisfy { $0 >= 7 && $0 <= 8 + groups.graceSeconds }, "\(groups.autoEndAfterSeconds)")
         #expect(c[.groupEndedSeen] > 0, "members saw their case agent end the operation")
         #expect(c[.reducedAccuracySent] > 0 && c[.reducedAccuracyReceived] > 0, "GPS-denied fixes reach the team flagged reduced")
+        // Each phone's map of its teammates: fresh to about a cadence (600–900 ms here) and the latency.
+        #expect(outcome.metrics.statistic("teammate_staleness", "count") ?? 0 > 0)
+        #expect(outcome.metrics.statistic("teammate_staleness", "p50") ?? 9e9 < 2e6, "p50 in µs: \(outcome.metrics.statistic("teammate_staleness", "p50") ?? -1)")
         // Chat: lines posted to op_messages reach the members on the private chat channel, each once.
         // A line posted as its operation ends is refused (the member is no longer in an active operation).
         #expect(c[.messagesSent] > 0 && c[.messagesFailed] * 10 <= c[.messagesSent], "\(c.sorted { $0.key < $1.key })")

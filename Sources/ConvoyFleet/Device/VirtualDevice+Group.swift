@@ -30,7 +30,11 @@ extension VirtualDevice {
         guard let sealed = sealTimed(payload, to: account.keys.publicKey) else { return }
         var expected: [Int32] = [], remote: [Int32] = []
         var offline = 0
-        for (i, m) in members.enumerated() { addressee(m.index, online: online[i], expected: &expected, remote: &remote, offline: &offline) }
+        for (i, m) in members.enumerated() {
+            addressee(m.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
+            // How fresh its map is: the last position it shows of each teammate online now.
+            if online[i], let seen = teamMap.lastSeen(Int32(m.index)) { metrics.record(.teammateStaleness, seconds: wall - seen) }
+        }
         lastShare = (intended, position)
         let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         do {

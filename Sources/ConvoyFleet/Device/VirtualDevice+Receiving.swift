@@ -188,6 +188,7 @@ extension VirtualDevice {
         }
         let dot = update.acc <= context.options.dotAccuracy
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
+        if app.audience == .group { teamMap.add(sender, lat: update.lat, lon: update.lon, ts: update.ts) }
         metrics.count(dot ? .renderDot : .renderCircle)
         metrics.count(.received)
         if update.reduced { metrics.count(.reducedAccuracyReceived) }

@@ -77,6 +77,8 @@ public actor VirtualDevice {
     var seq: UInt64 = 0
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
+    /// Group apps: each teammate's last position and 10-minute trail, as the app draws them.
+    var teamMap = TeamMap()
     var backfilling = false
     /// The catch-up still owed since then (wall clock), and whether a comeback asked for another pass meanwhile.
     var owedSince: Double?
