@@ -54,7 +54,7 @@ extension Reader {
             guard social?["groups"] != nil else {
                 throw (m["social"] ?? self).error("\(choice.name) shares with a team at once: give social.groups, a team size such as 4..8")
             }
-            for key in ["migration", "hostile", "retention"] {
+            for key in ["migration", "retention"] {
                 if let r = m[key] {
                     throw r.error("\(key) is not modelled for \(choice.name) yet (its phones have no keys, pairwise friends or rows kept by age)")
                 }
