@@ -3,7 +3,7 @@ import ConvoyGeo
 /// Hostile devices of an app that shares with a team at once (Survale): the cast is drawn from
 /// the run's teams, not from friends of friends. The attacker is a member (not the owner) of its
 /// team; the friend is that team's owner (its case agent); the victim owns another team; the
-/// stranger is in a third team, or else another member of the victim's.
+/// stranger is in a third team (in neither: fewer than three teams leave the device unmatched).
 extension FleetRun {
     /// `groups[k]`: team k's devices, its owner first (as `formGroups` made them). Deterministic from the seed.
     static func groupHostileCasts(_ hostile: Hostile, groups: [[Int]], seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
@@ -25,7 +25,7 @@ extension FleetRun {
             let theirs = others[Int(rng.next() % UInt64(others.count))]
             let victim = groups[theirs][0]
             let thirds = others.filter { $0 != theirs }
-            let pool = thirds.isEmpty ? Array(groups[theirs].dropFirst()) : thirds.flatMap { groups[$0] }
+            let pool = thirds.flatMap { groups[$0] }
             guard !pool.isEmpty else {
                 unmatched.append(a)
                 continue
