@@ -154,6 +154,12 @@ public protocol AppProfile: Sendable {
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).
     func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError)
 
+    /// Sets up a standalone probe cast as the app relates its users (`AppProfile+Probes.swift`; default: `befriendForProbes`).
+    func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Placeholder values the app knows of a cast, by role name → user id (Survale: `victim.operation`); default none.
+    func probeValues(roles: [String: String]) -> [String: String]
+
     /// The request that posts `ciphertext` to `recipient` as `sender` (a replay probe's re-post).
     func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest
 }

@@ -4,6 +4,9 @@ public enum Apps {
     /// The apps Convoy simulates, by `app:` name.
     public static let names = ["greenbox", "survale"]
 
+    /// Per-party placeholders the apps' probe casts fill (`{{victim.operation}}`), for catalogues to name.
+    public static let probeFields = SurvaleApp.probeFields
+
     /// The default when a scenario names none.
     public static let defaultName = "greenbox"
 

@@ -164,6 +164,11 @@ extension VirtualDevice {
             metrics.count(.receivedFromStrangers)
             return
         }
+        // A hostile device's probe (a line its victim posted to be stolen): counted apart.
+        guard message.seq < ProbeTraffic.seqBase else {
+            metrics.count(.probeRowsReceived)
+            return
+        }
         // A line heard twice (a rejoin's overlap) is counted once.
         guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
         metrics.count(.messagesReceived)

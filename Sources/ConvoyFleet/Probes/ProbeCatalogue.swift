@@ -36,6 +36,7 @@ public struct ProbeStep: Sendable {
         case request(ProbeRequest)
         case realtime(RealtimeProbe)
         case replay(ReplayProbe)
+        case channel(ChannelProbe)
     }
 
     public var action: Action
@@ -47,8 +48,15 @@ public struct ProbeStep: Sendable {
     public var findingIf: ProbeMatch?
     /// Where the step is in its file (`file:line`), for reports.
     public var source: String
+    /// A control: checked first; if it does not hold the legitimate party could not do it, so the step
+    /// is inconclusive (nothing was tested) and its other rules are not applied.
+    public var requires: ProbeMatch? = nil
+    /// Values kept from a 2xx response's first row for later steps of the probe: `{{saved.<name>}}` ← column.
+    public var save: [(name: String, column: String)] = []
 
     public var isJudged: Bool { expect != nil || leakIf != nil || findingIf != nil }
+    /// Whether the step is counted: judged, or a control.
+    public var checks: Bool { isJudged || requires != nil }
 }
 
 /// Who sends a request: sets `apikey` and `Authorization` (overridable by `headers`).
@@ -106,6 +114,28 @@ public struct RealtimeProbe: Sendable {
     public var wait: Double
 }
 
+/// A Realtime channel joined for broadcast and presence (Realtime Authorization when
+/// `isPrivate`): as `actor` (or with `token`), after `control` joined it as the app does and
+/// tracked its presence. Once joined the actor tracks `track` and sends `broadcast`; the control
+/// sends a marker it must hear itself (or the step is inconclusive). Judged by `joined`,
+/// `events` (broadcasts the actor heard), `presences` (others it saw present) and `delivered`
+/// (its broadcasts the control heard).
+public struct ChannelProbe: Sendable {
+    public var actor: ProbeActor
+    /// A token to join with instead of the actor's own.
+    public var token: String?
+    /// The channel's name, without `realtime:` (e.g. `op_{{victim.operation}}_locations`).
+    public var topic: String
+    public var isPrivate: Bool
+    /// A broadcast the actor sends once joined: its event and payload (a JSON object).
+    public var broadcast: (event: String, payload: ProbeJSON)?
+    /// Presence the actor tracks once joined (a JSON object).
+    public var track: ProbeJSON?
+    public var control: ProbeActor?
+    /// Seconds to wait for the control's marker and the actor's broadcast.
+    public var wait: Double
+}
+
 /// Replay of a captured ciphertext (docs/probes.md): the friend posts two
 /// updates to the victim; `actor` re-posts the first as `sender`; the server's
 /// answer is judged by the step's rules, and the victim device's `ReplayCheck`
@@ -126,8 +156,14 @@ public struct ProbeMatch: Sendable {
     public var bodyLacks: String?
     /// Rows in a JSON array body (an object is one row).
     public var rows: Comparison?
-    /// Realtime changes the actor received.
+    /// Realtime changes (or, on a channel, broadcasts) the actor received.
     public var events: Comparison?
+    /// Whether the actor's channel join was accepted (channel steps).
+    public var joined: Bool?
+    /// The actor's broadcasts the control heard (channel steps).
+    public var delivered: Comparison?
+    /// Presence keys other than the actor's own that it saw (channel steps).
+    public var presences: Comparison?
 
     public enum StatusPattern: Sendable, Equatable {
         case exact(Int)

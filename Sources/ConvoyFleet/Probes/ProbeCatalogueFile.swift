@@ -48,17 +48,30 @@ extension Reader {
     }
 
     func step() throws(ScenarioError) -> ProbeStep {
-        let m = try mapping(["request", "realtime", "replay", "expect", "leak_if", "finding_if"])
-        let actions = ["request", "realtime", "replay"].filter { m[$0] != nil }
-        guard actions.count == 1 else { throw error("a step is one of request, realtime or replay (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))") }
+        let m = try mapping(["request", "realtime", "replay", "channel", "expect", "leak_if", "finding_if", "requires", "save"])
+        let actions = ["request", "realtime", "replay", "channel"].filter { m[$0] != nil }
+        guard actions.count == 1 else {
+            throw error("a step is one of request, realtime, replay or channel (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))")
+        }
         let action: ProbeStep.Action
         switch actions[0] {
         case "request": action = .request(try m["request"]!.request())
         case "realtime": action = .realtime(try m["realtime"]!.realtime())
+        case "channel": action = .channel(try m["channel"]!.channel())
         default: action = .replay(try m["replay"]!.replay())
         }
+        var save: [(name: String, column: String)] = []
+        if let s = m["save"] {
+            guard actions[0] == "request" else { throw s.error("save keeps columns of a request's response; this step is a \(actions[0])") }
+            for (name, column) in try s.pairs() {
+                guard ProbeTemplate.savedName("saved.\(name)") != nil, !column.isEmpty else {
+                    throw s.error("save maps a name (letters, digits, _) to a column, e.g. {request: id}; found \(name): \(column)")
+                }
+                save.append((name, column))
+            }
+        }
         return ProbeStep(action: action, expect: try m["expect"]?.match(), leakIf: try m["leak_if"]?.match(),
-                         findingIf: try m["finding_if"]?.match(), source: source)
+                         findingIf: try m["finding_if"]?.match(), source: source, requires: try m["requires"]?.match(), save: save)
     }
 
     func request() throws(ScenarioError) -> ProbeRequest {
@@ -88,14 +101,44 @@ extension Reader {
                              wait: try m["wait"]?.duration() ?? 3)
     }
 
+    func channel() throws(ScenarioError) -> ChannelProbe {
+        let m = try mapping(["as", "token", "topic", "private", "broadcast", "track", "control", "wait"])
+        guard let topicNode = m["topic"] else { throw error("a channel step needs a topic (e.g. op_{{victim.operation}}_locations)") }
+        let topic = try topicNode.templated()
+        guard !topic.isEmpty, !topic.hasPrefix("realtime:") else { throw topicNode.error("a topic is the channel's name, without realtime: (found \"\(topic)\")") }
+        var broadcast: (event: String, payload: ProbeJSON)?
+        if let b = m["broadcast"] {
+            let bm = try b.mapping(["event", "payload"])
+            guard let event = try bm["event"]?.string(), !event.isEmpty else { throw b.error("a broadcast needs an event (e.g. position)") }
+            broadcast = (event, try bm["payload"]?.object() ?? .object([]))
+        }
+        return ChannelProbe(actor: try m["as"]?.choice(ProbeActor.self) ?? .attacker, token: try m["token"]?.templated(), topic: topic,
+                            isPrivate: try m["private"]?.truth() ?? true, broadcast: broadcast, track: try m["track"]?.object(),
+                            control: try m["control"]?.choice(ProbeActor.self), wait: try m["wait"]?.duration() ?? 2)
+    }
+
+    /// A JSON object (a broadcast's payload, presence).
+    func object() throws(ScenarioError) -> ProbeJSON {
+        guard case .mapping = node else { throw error("expected a mapping (a JSON object)") }
+        return try json()
+    }
+
+    func truth() throws(ScenarioError) -> Bool {
+        switch try string().lowercased() {
+        case "true", "yes": return true
+        case "false", "no": return false
+        case let s: throw error("expected true or false, found \"\(s)\"")
+        }
+    }
+
     func replay() throws(ScenarioError) -> ReplayProbe {
         let m = try mapping(["as", "sender"])
         return ReplayProbe(actor: try m["as"]?.choice(ProbeActor.self) ?? .attacker, sender: try m["sender"]?.templated() ?? "{{attacker.id}}")
     }
 
     func match() throws(ScenarioError) -> ProbeMatch {
-        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events"])
-        guard !m.isEmpty else { throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events)") }
+        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events", "joined", "delivered", "presences"])
+        guard !m.isEmpty else { throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events, joined, delivered, presences)") }
         var match = ProbeMatch()
         if let s = m["status"] {
             let items: [Reader] = if case .sequence = s.node { try s.sequence() } else { [s] }
@@ -112,11 +155,17 @@ extension Reader {
         }
         match.bodyContains = try m["body_contains"]?.templated()
         match.bodyLacks = try m["body_lacks"]?.templated()
-        for key in ["rows", "events"] {
+        match.joined = try m["joined"]?.truth()
+        for key in ["rows", "events", "delivered", "presences"] {
             guard let r = m[key] else { continue }
             let text = try r.string()
             guard let c = ProbeMatch.Comparison.parse(text) else { throw r.error("expected a count such as 0, >0, >=2 or <3, found \"\(text)\"") }
-            if key == "rows" { match.rows = c } else { match.events = c }
+            switch key {
+            case "rows": match.rows = c
+            case "events": match.events = c
+            case "delivered": match.delivered = c
+            default: match.presences = c
+            }
         }
         return match
     }

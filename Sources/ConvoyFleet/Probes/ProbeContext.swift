@@ -7,7 +7,7 @@ import Foundation
 struct ProbeContext: Sendable {
     let target: SupabaseTarget
     let parties: [ProbeActor: ProbeParty]
-    let values: [String: String]
+    var values: [String: String]
     let redactor: ProbeRedactor
     /// The victim's published public key, when readable.
     let victimKey: PublicKey?
@@ -46,6 +46,8 @@ struct ProbeContext: Sendable {
             redactor.add(tokens.forgedService, "forged service_role token (wrong secret)")
             redactor.add(tokens.algNone, "alg:none token (victim's sub)")
         }
+        // What the app's cast adds (Survale: each party's operation and callsign).
+        values.merge(runner.app.probeValues(roles: Dictionary(uniqueKeysWithValues: parties.map { ($0.key.rawValue, $0.value.userID) }))) { a, _ in a }
         let victimKey = values["victim.public_key"].flatMap { try? PublicKey(base64: $0) }
         if let victimKey {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
@@ -57,6 +59,15 @@ struct ProbeContext: Sendable {
     }
 
     func fill(_ s: String) throws(ProbeTemplate.Unavailable) -> String { try ProbeTemplate.fill(s, values) }
+
+    /// Keeps columns of a response's first row as `saved.<name>` for the probe's later steps.
+    mutating func save(_ save: [(name: String, column: String)], from body: [UInt8]) {
+        let json = try? JSONSerialization.jsonObject(with: Data(body))
+        guard let row = (json as? [[String: Any]])?.first ?? json as? [String: Any] else { return }
+        for (name, column) in save {
+            if let v = row[column] { values["saved.\(name)"] = (v as? String) ?? "\(v)" }
+        }
+    }
 
     /// The access token `actor` sends (nil: none).
     func token(_ actor: ProbeActor) throws(ProbeTemplate.Unavailable) -> String? {
@@ -133,6 +144,8 @@ struct ProbeFacts {
     var body: String
     var rows: Int
     var events = 0
+    /// A channel step's: joined, the actor's broadcasts the control heard, others seen present.
+    var channel: (joined: Bool, delivered: Int, presences: Int)?
 
     init(status: Int, code: String? = nil, body: String, rows: Int, events: Int = 0) {
         (self.status, self.code, self.body, self.rows, self.events) = (status, code, body, rows, events)
@@ -154,6 +167,9 @@ struct ProbeFacts {
         if let t = m.bodyLacks, contains((try? context.fill(t)) ?? t) { return false }
         if let r = m.rows, !r.matches(rows) { return false }
         if let e = m.events, !e.matches(events) { return false }
+        if let j = m.joined, channel?.joined != j { return false }
+        if let d = m.delivered, !d.matches(channel?.delivered ?? 0) { return false }
+        if let p = m.presences, !p.matches(channel?.presences ?? 0) { return false }
         return true
     }
 
@@ -162,7 +178,13 @@ struct ProbeFacts {
         body.contains(text) || (text.contains("/") && body.contains(text.replacingOccurrences(of: "/", with: "\\/")))
     }
 
-    var summary: String { "HTTP \(status)\(code.map { " \($0)" } ?? ""), \(rows) row\(rows == 1 ? "" : "s"), \(events) event\(events == 1 ? "" : "s")" }
+    var summary: String {
+        if let c = channel {
+            return "\(c.joined ? "joined" : "refused"), heard \(events) broadcast\(events == 1 ? "" : "s"), \(c.presences) other\(c.presences == 1 ? "" : "s") present, "
+                + "\(c.delivered) of its broadcasts delivered"
+        }
+        return "HTTP \(status)\(code.map { " \($0)" } ?? ""), \(rows) row\(rows == 1 ? "" : "s"), \(events) event\(events == 1 ? "" : "s")"
+    }
 }
 
 extension ProbeMatch {
@@ -181,6 +203,9 @@ extension ProbeMatch {
         if let t = bodyLacks { parts.append("body lacks \"\(t)\"") }
         if let r = rows { parts.append("rows \(r.op.rawValue) \(r.value)") }
         if let e = events { parts.append("events \(e.op.rawValue) \(e.value)") }
+        if let j = joined { parts.append("joined \(j)") }
+        if let d = delivered { parts.append("delivered \(d.op.rawValue) \(d.value)") }
+        if let p = presences { parts.append("presences \(p.op.rawValue) \(p.value)") }
         return "{" + parts.joined(separator: ", ") + "}"
     }
 }

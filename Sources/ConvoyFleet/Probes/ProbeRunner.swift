@@ -43,11 +43,14 @@ public struct ProbeRunner: Sendable {
         for probe in catalogue.probes {
             var outcome = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
             outcome.notes += setupNotes
+            // What a step saves (`{{saved.…}}`) is the probe's own.
+            var context = context
             for step in probe.steps {
                 switch step.action {
-                case .request(let request): await runRequest(step, request, context, &outcome)
+                case .request(let request): await runRequest(step, request, &context, &outcome)
                 case .realtime(let realtime): await runRealtime(step, realtime, context, &outcome)
                 case .replay(let replay): await runReplay(step, replay, context, &outcome)
+                case .channel(let channel): await runChannel(step, channel, context, &outcome)
                 }
             }
             if outcome.leaked > 0 {
@@ -65,25 +68,32 @@ public struct ProbeRunner: Sendable {
 
     // MARK: Plain requests
 
-    func runRequest(_ step: ProbeStep, _ request: ProbeRequest, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
+    func runRequest(_ step: ProbeStep, _ request: ProbeRequest, _ context: inout ProbeContext, _ outcome: inout ProbeOutcome) async {
         switch await send(request, context) {
         case .skipped(let why):
-            if step.isJudged { outcome.notes.append("skipped \(step.source): \(why)") }
+            if step.checks { outcome.notes.append("skipped \(step.source): \(why)") }
         case .failed(let why):
-            if step.isJudged {
+            if step.checks {
                 outcome.tried += 1
                 outcome.notes.append("inconclusive \(step.source): \(why)")
             }
         case .sent(let response, let sent):
-            judge(step, ProbeFacts(response), context, &outcome) {
-                context.evidence(step, sent, status: response.status, body: response.body, kind: $0, detail: $1)
+            let now = context
+            judge(step, ProbeFacts(response), now, &outcome) {
+                now.evidence(step, sent, status: response.status, body: response.body, kind: $0, detail: $1)
             }
+            if !step.save.isEmpty, response.status < 300 { context.save(step.save, from: response.body) }
         }
     }
 
     /// Applies a step's rules to what came back.
     func judge(_ step: ProbeStep, _ facts: ProbeFacts, _ context: ProbeContext, _ outcome: inout ProbeOutcome,
                evidence: (ProbeEvidence.Kind, String) -> ProbeEvidence) {
+        if let requires = step.requires, !facts.matches(requires, context) {
+            outcome.tried += 1
+            outcome.notes.append("inconclusive \(step.source): the control needs \(requires.summary), got \(facts.summary): nothing was tested")
+            return
+        }
         guard step.isJudged else { return }
         outcome.tried += 1
         var why: [String] = []

@@ -6,13 +6,20 @@ public enum ProbeTemplate {
     public static let names: [String] = {
         var n: [String] = []
         for party in ["attacker", "victim", "friend", "stranger"] {
-            for field in ["id", "token", "public_key", "email"] { n.append("\(party).\(field)") }
+            for field in ["id", "token", "public_key", "email"] + Apps.probeFields { n.append("\(party).\(field)") }
         }
         return n + ["anon_key", "service_key", "token.expired", "token.forged", "token.forged_service", "token.alg_none",
                     "captured.ciphertext", "run", "uuid"]
     }()
 
-    static func isKnown(_ name: String) -> Bool { names.contains(name) || bigSize(name) != nil }
+    static func isKnown(_ name: String) -> Bool { names.contains(name) || bigSize(name) != nil || savedName(name) != nil }
+
+    /// `saved.request` → `request`: a value an earlier step of the probe saved (`save:`).
+    static func savedName(_ name: String) -> String? {
+        guard name.hasPrefix("saved.") else { return nil }
+        let rest = name.dropFirst(6)
+        return !rest.isEmpty && rest.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) ? String(rest) : nil
+    }
 
     /// `big:2MB` → 2,097,152 (B, KB, MB; at most 64 MB).
     static func bigSize(_ name: String) -> Int? {

@@ -253,7 +253,8 @@ public final class FleetRun: Sendable {
         var hostileCount = 0
         var probeTask: Task<ProbeSummary, Never>?
         if let hostile = scenario.hostile, let catalogue {
-            var (casts, unmatched) = Self.hostileCasts(hostile, graph: graph, seed: scenario.seed)
+            var (casts, unmatched) = app.audience == .group ? Self.groupHostileCasts(hostile, groups: graph.groups, seed: scenario.seed)
+                : Self.hostileCasts(hostile, graph: graph, seed: scenario.seed)
             if let shard {
                 // Each shard runs its own hostile devices; their victims may be anywhere.
                 casts = casts.filter { shard.owns($0.attacker) }

@@ -54,10 +54,8 @@ extension Reader {
             guard social?["groups"] != nil else {
                 throw (m["social"] ?? self).error("\(choice.name) shares with a team at once: give social.groups, a team size such as 4..8")
             }
-            for key in ["migration", "hostile"] {
-                if let r = m[key] {
-                    throw r.error("\(key) is not modelled for \(choice.name) yet (its phones have no keys or pairwise friends)")
-                }
+            if let r = m["migration"] {
+                throw r.error("migration is not modelled for \(choice.name) yet (its phones have no keys or pairwise friends)")
             }
         } else if let groups = social?["groups"] {
             throw groups.error("groups are teams for apps that share with a team at once (app: survale); \(choice.name) shares with each friend")

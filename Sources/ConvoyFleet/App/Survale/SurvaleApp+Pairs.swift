@@ -5,7 +5,8 @@ import ConvoyWire
 /// What Survale does not have: keys, pairwise friendships, per-friend rows and
 /// their retention (its purge acts on ended operations, not on rows by age).
 /// The run never calls these for a group app; a scenario that would (a
-/// `retention:` check, `hostile:` probes) is refused when it is read.
+/// `retention:` check) is refused when it is read. Probe casts are operations
+/// (`SurvaleApp+Probes.swift`), so `befriendForProbes` is never called either.
 extension SurvaleApp {
     /// Nothing to publish: the agency provisions the user in `formGroup`.
     public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {}
