@@ -61,6 +61,12 @@ extension HistogramName {
     public static let archivePost = HistogramName("archive_post")
     /// Group apps: at each of a phone's ticks, how old the last position it shows of each online teammate is.
     public static let teammateStaleness = HistogramName("teammate_staleness")
+    /// Group apps' chat media: intended send time → the upload done (Survale: a signed upload URL, then the bytes to it).
+    public static let mediaUpload = HistogramName("media_upload")
+    /// Group apps' chat media: intended send time → a member has downloaded it (its chat line heard, then the object fetched).
+    public static let mediaLatency = HistogramName("media_latency")
+    /// Group apps' chat media: a member's download, its round trip (Survale: a signed download URL, then the GET).
+    public static let mediaDownload = HistogramName("media_download")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
@@ -68,6 +74,7 @@ extension HistogramName {
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness,
+        .mediaUpload, .mediaLatency, .mediaDownload,
     ]
 }
 
@@ -180,6 +187,26 @@ extension CounterName {
     /// Positions archived (rows), and batches that failed (kept for the next round).
     public static let archived = CounterName("archived")
     public static let archiveFailures = CounterName("archive_failures")
+    /// Chat posts tried again after a failure (each attempt), text and media.
+    public static let messagesRetried = CounterName("messages_retried")
+    /// Group media (photos, videos): posted (uploaded, and its chat line inserted), the downloads expected (members
+    /// online when posted), done by a member, failed at a member (`media_lost.<reason>`), given up by the sender
+    /// (`media_failed.<reason>`), and attempts tried again.
+    public static let mediaSent = CounterName("media_sent")
+    public static let mediaExpected = CounterName("media_expected")
+    public static let mediaReceived = CounterName("media_received")
+    public static let mediaFailed = CounterName("media_failed")
+    public static let mediaLost = CounterName("media_lost")
+    public static let mediaRetried = CounterName("media_retried")
+    /// Media bytes uploaded (each attempt that completed) and downloaded; upload progress reports (libcurl's).
+    public static let mediaBytesUp = CounterName("media_bytes_up")
+    public static let mediaBytesDown = CounterName("media_bytes_down")
+    public static let mediaProgress = CounterName("media_progress")
+
+    /// `messages_failed.<reason>`, `media_failed.<reason>`, `media_lost.<reason>`.
+    public static func messagesFailed(reason: String) -> CounterName { CounterName("\(messagesFailed.name).\(reason)") }
+    public static func mediaFailed(reason: String) -> CounterName { CounterName("\(mediaFailed.name).\(reason)") }
+    public static func mediaLost(reason: String) -> CounterName { CounterName("\(mediaLost.name).\(reason)") }
 
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
@@ -198,11 +225,12 @@ extension CounterName {
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
-        .archived, .archiveFailures,
+        .archived, .archiveFailures, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
+        .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.
-    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost"]
+    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "media_failed", "media_lost"]
 
     /// Whether `name` is a counter a run records (one of `all`, or of a family).
     public static func isKnown(_ name: String) -> Bool {

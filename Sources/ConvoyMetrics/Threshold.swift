@@ -43,6 +43,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         "delivery.duplicates": (CounterName.duplicate.name, CounterName.sent.name),
         "delivery.stale": (CounterName.staleRejected.name, CounterName.sent.name),
         "http.errors": (CounterName.httpErrors.name, CounterName.httpRequests.name),
+        "media.loss": (CounterName.mediaLost.name, CounterName.mediaExpected.name),
     ]
 
     public struct ParseError: Error, Sendable, CustomStringConvertible {

@@ -81,6 +81,46 @@ import Testing
         #expect(c[.archived] > 0 && c[.archived] <= c[.updates] && c[.archiveFailures] <= 12, "\(c.sorted { $0.key < $1.key })")
     }
 
+    @Test func photosAndVideosReachTheTeamThroughStorageWithEveryDownloadAccounted() async throws {
+        let scenario = try ScenarioFile.parse("""
+            name: survale-media
+            seed: 5
+            app: survale
+            groups:
+              - name: units
+                count: 8
+                tracks: { synthetic: drive }
+                cadence: 1s..2s
+                photo_every: 1s..2s
+                photo_size: 20KB..40KB
+                video_every: 4s..6s
+                video_size: 60KB..90KB
+            social:
+              groups: 4
+            timeline:
+              arrival_rate: 40/s
+              steady: 8s
+            """, file: "survale.yaml")
+        let outcome = try await Self.run(scenario)
+        let c = outcome.metrics.counters
+        let media = try #require(outcome.groups?.media, "\(c.sorted { $0.key < $1.key })")
+        #expect(media.sent >= 16 && media.sent == c[.mediaSent], "\(media)")
+        #expect(media.expected == c[.mediaExpected] && media.expected >= media.sent, "teammates were online: \(media)")
+        // Accounting closes: every download expected is delivered or lost with a reason, and the counters say so.
+        #expect(media.closes && media.lostTotal == c[.mediaLost] && media.delivered > 0, "\(media)")
+        #expect(media.lostTotal * 10 <= media.expected, "\(media)")
+        #expect(media.failedTotal * 10 <= media.sent, "a post as the operation ends may be refused: \(media)")
+        #expect(c[.mediaReceived] == media.delivered + media.unexpected)
+        // Bytes: each upload 20–90 KB; each member downloads what was uploaded.
+        #expect(media.bytesUp >= media.sent * 20_000 && media.bytesUp <= (media.sent + media.failedTotal + media.retried) * 90_000, "\(media)")
+        #expect(media.bytesDown >= media.delivered * 20_000 && c[.mediaProgress] >= media.sent, "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.metrics.statistic("media_upload", "count") ?? 0 >= Double(media.sent))
+        #expect(outcome.metrics.statistic("media_latency", "count") == Double(c[.mediaReceived]))
+        #expect(outcome.metrics.statistic("media_latency", "p50") ?? 0 >= outcome.metrics.statistic("media_download", "p50") ?? .infinity,
+                "delivery includes the download")
+        #expect(c[.messagesSent] == 0 && c[.messagesExpected] == 0, "media lines are not counted as text")
+    }
+
     @Test func anOperationTheBackendNeverEndsFailsTheCheck() async throws {
         // Auto-end off on the backend: the abandoned operation stays active, and the run says so.
         let outcome = try await Self.run(try Self.scenario(devices: 8, autoEnd: "1s"), autoEnd: 1, housekeeps: false)

@@ -45,7 +45,19 @@ extension AppProfile {
     public func groupRemains(_ group: String, reader: String?, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> GroupRemains {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no groups")
     }
+
+    public var sendsMedia: Bool { false }
+
+    public func uploadMedia(_ kind: MediaKind, bytes: [UInt8], seq: UInt64, from session: Session, via http: SupabaseHTTP,
+                            progress: (@Sendable (HTTPProgress) -> Void)?) async throws(SupabaseError) -> MediaRef {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no media")
+    }
+
+    public func fetchMedia(_ media: MediaRef, as session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no media")
+    }
 }
+
 
 /// What a group leaves behind, by kind, for the retention check.
 public enum GroupItem: String, Sendable, CaseIterable, Comparable {
@@ -78,14 +90,39 @@ public struct GroupRemains: Sendable, Equatable {
     }
 }
 
-/// A message a phone posts to its group: Convoy's sequence number and intended send time, and its text.
+/// A message a phone posts to its group: Convoy's sequence number and intended send time, its text, and the
+/// photo or video it carries (uploaded first).
 public struct GroupMessage: Sendable, Equatable {
     public var seq: UInt64
     /// Intended send time, Unix nanoseconds.
     public var sentNanos: Int64
     public var text: String
+    public var media: MediaRef?
 
-    public init(seq: UInt64, sentNanos: Int64, text: String) { (self.seq, self.sentNanos, self.text) = (seq, sentNanos, text) }
+    public init(seq: UInt64, sentNanos: Int64, text: String, media: MediaRef? = nil) {
+        (self.seq, self.sentNanos, self.text, self.media) = (seq, sentNanos, text, media)
+    }
+}
+
+/// Chat media: a photo or a short video.
+public enum MediaKind: String, Sendable, Equatable, CaseIterable {
+    case photo, video
+
+    public var contentType: String {
+        switch self {
+        case .photo: "image/jpeg"
+        case .video: "video/mp4"
+        }
+    }
+}
+
+/// Uploaded media as a chat line names it: what it is, its size, and where the app stored it (opaque to the phone).
+public struct MediaRef: Sendable, Equatable {
+    public var kind: MediaKind
+    public var bytes: Int
+    public var location: String
+
+    public init(kind: MediaKind, bytes: Int, location: String) { (self.kind, self.bytes, self.location) = (kind, bytes, location) }
 }
 
 /// How a group ended, as its backend recorded it.

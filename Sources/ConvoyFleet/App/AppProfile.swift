@@ -149,6 +149,17 @@ public protocol AppProfile: Sendable {
     /// archive and media, purged a set time after it ends).
     func groupRemains(_ group: String, reader: String?, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> GroupRemains
 
+    /// Whether the phones can send photos and videos to their group (Survale's chat media).
+    var sendsMedia: Bool { get }
+
+    /// Stores one photo or video where the group can fetch it (Survale: a signed upload URL, then the bytes
+    /// to it); `progress` hears the transfer. What the chat line then names, as `GroupMessage.media`.
+    func uploadMedia(_ kind: MediaKind, bytes: [UInt8], seq: UInt64, from session: Session, via http: SupabaseHTTP,
+                     progress: (@Sendable (HTTPProgress) -> Void)?) async throws(SupabaseError) -> MediaRef
+
+    /// Fetches the media a chat line names, as a member (Survale: a signed download URL, then the GET); the bytes received.
+    func fetchMedia(_ media: MediaRef, as session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
     // MARK: Probes
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).

@@ -23,6 +23,8 @@ public final class FleetContext: Sendable {
     public let health: FleetHealth
     /// Group apps: how long each phone's presence takes to reach its group.
     public let convergence: PresenceConvergence
+    /// Group apps' chat media: who should download each photo or video, and who did.
+    public let media = MediaLedger()
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
@@ -72,6 +74,8 @@ public struct DeviceOptions: Sendable, Equatable {
     public var pairingAcceptAfter: ClosedRange<Double> = 2...8
     /// What a phone does with an insert that failed (the scenario's `retry:`).
     public var retry = RetryPolicy.none
+    /// How a phone retries a chat line or a photo whose post or upload failed (the app's retry queue).
+    var chatRetry = ChatRetryQueue<ChatPost>.Policy()
 
     public init() {}
 }

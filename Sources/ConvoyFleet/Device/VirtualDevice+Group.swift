@@ -137,25 +137,9 @@ extension VirtualDevice {
     func postMessage(intended: Double) async {
         guard let every = profile.messageEvery, life.onlineSince != nil else { return }
         context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
-        let clock = context.clock
         messageSeq += 1
-        let members = friends.filter(\.active)
-        let online = context.presence.areOnline(members.map(\.index)).filter { $0 }.count
-        let message = GroupMessage(seq: messageSeq, sentNanos: Int64(clock.wall(intended) * 1e9), text: "Convoy message \(messageSeq)")
-        let started = clock.now()
-        do {
-            let bytes = try await app.sendMessage(message, from: account.session, via: http)
-            metrics.record(.messagePost, seconds: clock.now() - started)
-            metrics.count(.messagesSent)
-            metrics.count(.messagesExpected, by: online)
-            contributed[.messages, default: 0] += 1
-            spendHTTP(body: bytes, since: started)
-        } catch {
-            metrics.count(.messagesFailed)
-            _ = countFailure(error)
-            spendHTTP(body: 0, since: started)
-        }
-        metrics.count(.httpRequests)
+        let message = GroupMessage(seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), text: "Convoy message \(messageSeq)")
+        await attempt(ChatPost(message: message, upload: nil, intended: intended), attempts: 0)
     }
 
     func receiveMessage(_ message: GroupMessage, from sender: String, at receivedAt: Double) {
@@ -171,6 +155,10 @@ extension VirtualDevice {
         }
         // A line heard twice (a rejoin's overlap) is counted once.
         guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
+        if let media = message.media, let from = friendIndex[sender] {
+            fetchMedia(media, of: message, from: from)
+            return
+        }
         metrics.count(.messagesReceived)
         metrics.record(.messageLatency, seconds: receivedAt - Double(message.sentNanos) / 1e9)
     }

@@ -42,6 +42,8 @@ public actor VirtualDevice {
         public var tunnel: TunnelProxy?
         /// Group apps: how often it posts a message to its group, seconds (nil: never).
         public var messageEvery: ClosedRange<Double>?
+        /// Group apps with media: the photos and videos it sends to its group.
+        public var media: [MediaPlan] = []
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
                     battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
@@ -137,6 +139,8 @@ public actor VirtualDevice {
     /// Group messages: its own count, and the (sender, seq) pairs it has received.
     var messageSeq: UInt64 = 0
     var messagesSeen: Set<String> = []
+    /// Chat lines and media waiting to be tried again (`VirtualDevice+Media`).
+    var chatQueue: ChatRetryQueue<ChatPost>
     /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
     var archiveBuffer: [LocationPayload] = []
     /// What it has put in its group that the backend keeps (messages posted, positions archived): the
@@ -160,6 +164,7 @@ public actor VirtualDevice {
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
         retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
+        chatQueue = ChatRetryQueue(policy: context.options.chatRetry)
     }
 
     var metrics: Metrics { context.metrics }
@@ -197,12 +202,14 @@ public actor VirtualDevice {
         if let every = profile.messageEvery {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
         }
+        scheduleMedia(from: intended)
     }
 
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.
     /// A device that has not arrived yet never will.
     public func leave() {
         if life.leave() { stopGPS(at: context.clock.now()) }
+        closeChatQueue(sawGroupEnd ? "group_ended" : "left")
         if app.audience == .group { context.convergence.subscribed(index, false) }
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }

@@ -188,7 +188,7 @@ public final class FleetRun: Sendable {
             // Draws added since: a stream of their own, so the ones above stay what they were for every seed.
             var permissions = SeededGenerator(seed: scenario.seed ^ UInt64(i), stream: 0x1A11)
             profile.whenInUseOnly = background && permissions.chance(group.whenInUseShare)
-            profile.messageEvery = group.messageEvery
+            (profile.messageEvery, profile.media) = (group.messageEvery, group.media)
             (profile.backgroundMode, profile.keyLookup, profile.keyCacheTTL, profile.general)
                 = (group.backgroundMode, group.keyLookup, group.keyCacheTTL, group.general)
             if let link = links[i] { (profile.link, profile.tunnel) = (link, proxy?.tunnel(for: i)) }

@@ -185,6 +185,8 @@ public struct DeviceGroup: Sendable, Equatable {
     public var gpsDenied = GPSDenied()
     /// Group apps: each phone posts a message to its group this often, drawn uniformly in the range, seconds (nil: none).
     public var messageEvery: ClosedRange<Double>?
+    /// Group apps with media: photos and videos each phone sends to its group (`photo_every`, `video_every`).
+    public var media: [MediaPlan] = []
     /// Where `tracks` and `network` are in the scenario file (for errors found when they are loaded).
     public var tracksLine = 0
     public var tracksColumn = 0

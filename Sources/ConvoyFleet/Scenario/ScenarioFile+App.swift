@@ -66,6 +66,14 @@ extension Reader {
                 }
             }
         }
+        if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
+            for g in try m["groups"]?.sequence() ?? [] {
+                let keys = try g.mapping(Self.groupKeys)
+                if let key = Self.mediaKeys.first(where: { keys[$0] != nil }), let r = keys[key] {
+                    throw r.error("\(key) sends media to a team's chat (app: survale); \(choice.name) has no media")
+                }
+            }
+        }
         return choice
     }
 

@@ -6,7 +6,7 @@ import Yams
 extension Reader {
     static let groupKeys = ["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
                             "precise_share", "network", "location_mode", "when_in_use_share", "background_mode", "key_lookup",
-                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions", "message_every"]
+                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions", "message_every"] + mediaKeys
 
     func group() throws(ScenarioError) -> DeviceGroup {
         let m = try mapping(Self.groupKeys)
@@ -35,6 +35,7 @@ extension Reader {
         }
         if let denied = m["gps_denied"] { group.gpsDenied = try denied.gpsDenied() }
         if let every = m["message_every"] { group.messageEvery = try every.range() }
+        group.media = try mediaPlans(m)
         let mark = (m["tracks"] ?? self).node.mark
         (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)
         let networkMark = (m["network"] ?? self).node.mark

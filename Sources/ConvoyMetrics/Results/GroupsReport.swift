@@ -27,6 +27,8 @@ public struct GroupsReport: Codable, Sendable, Equatable {
     /// Abandoned groups: their last member leaving → the backend ending them, seconds.
     public var autoEndAfterSeconds: [Double] = []
     public var findings: [Finding] = []
+    /// The groups' chat media (nil: none was sent).
+    public var media: MediaReport?
 
     public struct Finding: Codable, Sendable, Equatable {
         public var group: Int
@@ -59,7 +61,7 @@ public struct GroupsReport: Codable, Sendable, Equatable {
     static func s(_ seconds: Double) -> String { String(format: seconds >= 10 ? "%.0f s" : "%.1f s", seconds) }
 
     enum CodingKeys: String, CodingKey {
-        case groups, abandoned, findings
+        case groups, abandoned, findings, media
         case autoEndSeconds = "auto_end_s"
         case graceSeconds = "grace_s"
         case endedByOwner = "ended_by_owner"

@@ -91,6 +91,7 @@ extension RunSummary {
                 out += "\(g.autoEnded) ended in time" + (after.isEmpty ? "" : " (\(after) after the last member left)")
             }
             out += ".\n\n" + (g.holds ? "" : "**") + g.verdict.prefix(1).uppercased() + g.verdict.dropFirst() + (g.holds ? "" : "**") + ".\n"
+            if let m = g.media { out += "\n" + mediaLine(m) + "\n" }
             if !g.findings.isEmpty {
                 out += "\n| group | finding | detail |\n|---:|---|---|\n"
                 for f in g.findings.prefix(10) { out += "| \(f.group) | \(f.kind) | \(f.detail) |\n" }
@@ -130,6 +131,15 @@ extension RunSummary {
             out += "\n## Counters\n\n" + shown.map { "- \($0.key): \($0.value)" }.joined(separator: "\n") + "\n"
         }
         return out
+    }
+
+    /// Chat media in one line: the accounting, then upload and delivery latency.
+    func mediaLine(_ m: MediaReport) -> String {
+        var out = "Media: " + m.line
+        for (name, what) in [("media_upload", "upload"), ("media_latency", "delivery")] {
+            if let h = latencyMs[name], h.count > 0 { out += "; \(what) p50 \(Self.ms(h.p50)) ms, p99 \(Self.ms(h.p99)) ms" }
+        }
+        return out + "."
     }
 
     static func ms(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }

@@ -24,10 +24,10 @@ extension SurvaleApp {
             remains.own[.messages] = try await rest.count("op_messages", filter: "\(of)&sender_id=eq.\(reader)", token: token)
             remains.own[.archive] = try await rest.count("locations_archive", filter: "\(of)&user_id=eq.\(reader)", token: token)
         }
-        remains.readable[.media] = try await SupabaseStorage(http).list(bucket: Self.mediaBucket, prefix: group, limit: 1000, token: token).count
+        // Objects are `<operation>/<sender's first 8>-<seq>-<nonce>.<ext>` (SurvaleApp+Media).
+        let objects = try await SupabaseStorage(http).list(bucket: Self.mediaBucket, prefix: group, limit: 1000, token: token)
+        remains.readable[.media] = objects.count
+        if let reader { remains.own[.media] = objects.filter { $0.name.hasPrefix("\(reader.prefix(8))-") }.count }
         return remains
     }
-
-    /// Chat photos and videos: objects named `<operation id>/<file>`.
-    static let mediaBucket = "op-media"
 }

@@ -177,16 +177,20 @@ public final class SurvaleApp: AppProfile {
             guard let sender = change.record["sender_id"], let body = change.record["body"],
                   let line = try? JSONDecoder().decode(ChatLine.self, from: Data(body.utf8))
             else { return .malformed }
-            return .groupMessage(sender: sender, GroupMessage(seq: line.seq, sentNanos: line.sent_ns, text: line.text))
+            return .groupMessage(sender: sender, GroupMessage(seq: line.seq, sentNanos: line.sent_ns, text: line.text,
+                                                              media: Self.media(of: line, path: change.record["media_path"])))
         default: return .notMine
         }
     }
 
     /// A chat line as the phones write it in `op_messages.body`: Convoy's seq and send time with the text.
+    /// A line with media also says what it is and its size (the object is `op_messages.media_path`).
     struct ChatLine: Codable {
         var seq: UInt64
         var sent_ns: Int64
         var text: String
+        var kind: String?
+        var bytes: Int?
     }
 
     /// Positions are appended to `locations_archive` for replay every 30 s (spec §8).
@@ -207,9 +211,12 @@ public final class SurvaleApp: AppProfile {
     /// A chat line in `op_messages`, as the sender, `return=minimal`.
     public func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
         guard let operation = operation(of: session.userID) else { throw SupabaseError(kind: .notJoined, message: "no operation") }
-        let body = String(decoding: (try? JSONEncoder().encode(ChatLine(seq: message.seq, sent_ns: message.sentNanos, text: message.text))) ?? Data(),
-                          as: UTF8.self)
-        let row = Array((try? JSONSerialization.data(withJSONObject: ["operation_id": operation, "sender_id": session.userID, "body": body])) ?? Data())
+        let line = ChatLine(seq: message.seq, sent_ns: message.sentNanos, text: message.text, kind: message.media?.kind.rawValue,
+                            bytes: message.media?.bytes)
+        let body = String(decoding: (try? JSONEncoder().encode(line)) ?? Data(), as: UTF8.self)
+        var fields: [String: Any] = ["operation_id": operation, "sender_id": session.userID, "body": body]
+        if let media = message.media { fields["media_path"] = media.location }
+        let row = Array((try? JSONSerialization.data(withJSONObject: fields)) ?? Data())
         try await SupabaseREST(http).insert("op_messages", json: row, token: session.accessToken)
         return row.count
     }
