@@ -42,9 +42,9 @@ import Testing
         let summary = try RetentionPairTests.summary(out)
         let retention = try #require(summary["retention"] as? [String: Any])
         let findings = try #require(retention["findings"] as? [[String: Any]])
-        // The chat and the archive of each abandoned operation, found by a member or by the scan.
+        // The chat, the archive and the photos of each abandoned operation, found by a member or by the scan.
         let items = Set(findings.compactMap { $0["item"] as? String })
-        #expect(items.contains { $0.hasSuffix(": messages") } && items.contains { $0.hasSuffix(": archive") }, "\(items)")
+        #expect(["messages", "archive", "media"].allSatisfy { kind in items.contains { $0.hasSuffix(": \(kind)") } }, "\(items)")
         #expect(findings.allSatisfy { $0["kind"] as? String == "kept_too_long" && ($0["age_s"] as? Double ?? 0) > 15 })
         let failed = (summary["thresholds"] as? [[String: Any]] ?? []).filter { $0["passed"] as? Bool == false }.compactMap { $0["threshold"] as? String }
         #expect(failed == ["retention_violations == 0"])
