@@ -61,6 +61,10 @@ extension HistogramName {
     public static let archivePost = HistogramName("archive_post")
     /// Group apps: at each of a phone's ticks, how old the last position it shows of each online teammate is.
     public static let teammateStaleness = HistogramName("teammate_staleness")
+    /// Group apps: a member who joins by request asks → it reads its request approved.
+    public static let joinApproval = HistogramName("join_approval")
+    /// Group apps: a member who joins by request asks → it is on its group's channel.
+    public static let joinChannel = HistogramName("join_channel")
     /// Group apps' chat media: intended send time → the upload done (Survale: a signed upload URL, then the bytes to it).
     public static let mediaUpload = HistogramName("media_upload")
     /// Group apps' chat media: intended send time → a member has downloaded it (its chat line heard, then the object fetched).
@@ -73,7 +77,7 @@ extension HistogramName {
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
-        .teammateStaleness,
+        .teammateStaleness, .joinApproval, .joinChannel,
         .mediaUpload, .mediaLatency, .mediaDownload,
     ]
 }
@@ -187,6 +191,11 @@ extension CounterName {
     /// Positions archived (rows), and batches that failed (kept for the next round).
     public static let archived = CounterName("archived")
     public static let archiveFailures = CounterName("archive_failures")
+    /// Group apps' join requests: asked, checked again (polls), approved by an owner, and failed requests.
+    public static let joinRequests = CounterName("join_requests")
+    public static let joinPolls = CounterName("join_polls")
+    public static let joinApproved = CounterName("join_approved")
+    public static let joinRequestFailures = CounterName("join_request_failures")
     /// Chat posts tried again after a failure (each attempt), text and media.
     public static let messagesRetried = CounterName("messages_retried")
     /// Group media (photos, videos): posted (uploaded, and its chat line inserted), the downloads expected (members
@@ -225,7 +234,7 @@ extension CounterName {
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
-        .archived, .archiveFailures, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
+        .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
         .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress,
     ]
 

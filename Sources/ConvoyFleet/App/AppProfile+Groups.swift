@@ -13,9 +13,24 @@ public enum Audience: Sendable, Equatable {
 extension AppProfile {
     public var audience: Audience { .eachFriend }
 
-    public func formGroup(_ members: [Session], number: Int, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
+    public func formGroup(_ members: [Session], joiningLater: Set<String>, number: Int, serviceKey: String?,
+                          via http: SupabaseHTTP) async throws(SupabaseError) {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no groups")
     }
+
+    public func askToJoin(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no join requests")
+    }
+
+    public func joinDecision(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool? {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no join requests")
+    }
+
+    public func approveJoin(_ id: String, owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no join requests")
+    }
+
+    public func pendingJoinRequests(owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> [String] { [] }
 
     public func sendToGroup(_ update: OutgoingUpdate, from session: Session, realtime: RealtimeClient?,
                             via http: SupabaseHTTP) async throws(SupabaseError) -> (bytes: Int, ref: String?) {

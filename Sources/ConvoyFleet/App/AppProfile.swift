@@ -107,9 +107,23 @@ public protocol AppProfile: Sendable {
     /// Whom one tick goes to: each friend apart (sealed per friend, sent in one request), or the whole group at once.
     var audience: Audience { get }
 
-    /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it.
+    /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it but those
+    /// `joiningLater` (user ids), who ask to during the run (`askToJoin`).
     /// `serviceKey`: the project's, for apps whose users an administrator provisions.
-    func formGroup(_ members: [Session], number: Int, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError)
+    func formGroup(_ members: [Session], joiningLater: Set<String>, number: Int, serviceKey: String?,
+                   via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Asks to join the group `session`'s user belongs to (Survale: a join request to the team's operation); the request's id.
+    func askToJoin(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> String
+
+    /// What the owner decided on request `id`, as its asker reads it: nil while undecided.
+    func joinDecision(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool?
+
+    /// The owner lets request `id` in.
+    func approveJoin(_ id: String, owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Requests to the owner's group not yet decided (what the owner's phone shows on coming back).
+    func pendingJoinRequests(owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> [String]
 
     /// One tick's update for the whole group, as the app sends it (a broadcast on the group's channel):
     /// the bytes it sent, and the push's ref when the server will acknowledge it. A channel not
@@ -227,6 +241,8 @@ public enum Incoming: Sendable {
     case groupEnded
     /// A message to the group from `sender` (Survale: a chat line).
     case groupMessage(sender: String, GroupMessage)
+    /// Someone asks to join the owner's group: the request's id (Survale: a join request the case agent sees).
+    case joinRequest(String)
     /// Something the app's client does not act on (another table, another event).
     case notMine
     /// An update the phone cannot read (a column missing).

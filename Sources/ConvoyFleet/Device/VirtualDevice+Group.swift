@@ -61,7 +61,7 @@ extension VirtualDevice {
             case .update(let update):
                 if catchingUp { heldLive.append(update) } else { receive(update) }
             case .groupEnded: groupEnded()
-            case .pairing, .groupMessage: break
+            case .pairing, .groupMessage, .joinRequest: break
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
@@ -127,8 +127,16 @@ public struct GroupRole: Sendable, Equatable {
     public var owner: Bool
     /// Its group is abandoned: its members leave early and nobody ends it (Survale: left to auto-end).
     public var abandons: Bool
+    /// It was not let in at set-up: it asks to join when it comes online, and its owner lets it in.
+    public var joinsByRequest = false
+    /// An owner: how long it takes to decide a join request it has seen, seconds.
+    public var approveAfter: ClosedRange<Double> = 1...3
+    /// An owner of a group some of whose members join by request: it lists the pending ones on subscribing.
+    public var hearsJoinRequests = false
 
-    public init(owner: Bool, abandons: Bool) { (self.owner, self.abandons) = (owner, abandons) }
+    public init(owner: Bool, abandons: Bool, joinsByRequest: Bool = false, approveAfter: ClosedRange<Double> = 1...3) {
+        (self.owner, self.abandons, self.joinsByRequest, self.approveAfter) = (owner, abandons, joinsByRequest, approveAfter)
+    }
 }
 
 /// Group messages (Survale's chat): posted at the group's `message_every`, each received by every member

@@ -31,9 +31,16 @@ extension VirtualDevice {
         case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
             if life.onlineSince != nil { trackPresence(on: topic) }
+            if groupRole?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
             switch life.subscription() {
             case .first(let arrivedAt?):
-                metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
+                // One that joined by request waited to be let in: its own figure, not the subscription's.
+                if let asked = joinAskedAt {
+                    metrics.record(.joinChannel, seconds: context.clock.now() - asked)
+                    joinAskedAt = nil
+                } else {
+                    metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
+                }
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
@@ -83,6 +90,7 @@ extension VirtualDevice {
             case .pairing(let event): pairingEvent(event)
             case .groupEnded: groupEnded()
             case .groupMessage(let sender, let message): receiveMessage(message, from: sender, at: change.receivedAt)
+            case .joinRequest(let id): heardJoinRequest(id)
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }

@@ -143,6 +143,11 @@ public actor VirtualDevice {
     var chatQueue: ChatRetryQueue<ChatPost>
     /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
     var archiveBuffer: [LocationPayload] = []
+    /// Joining by request: its request and when it asked (until let in), when it asked (until on the
+    /// group's channel), and, as an owner, the requests it is deciding.
+    var joinRequest: (id: String, askedAt: Double)?
+    var joinAskedAt: Double?
+    var deciding: Set<String> = []
     /// What it has put in its group that the backend keeps (messages posted, positions archived): the
     /// retention check expects all of it readable until the group's purge is due.
     var contributed: [GroupItem: Int] = [:]
@@ -181,6 +186,14 @@ public actor VirtualDevice {
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard life.onlineSince != nil else { return }
+        // Not let in yet: it asks, and connects once its owner has let it in.
+        if groupRole?.joinsByRequest == true { return await askToJoin() }
+        connect(at: intended)
+    }
+
+    /// Online and in its group: connects to Realtime, joins its channels, and starts sharing at a random
+    /// phase of its cadence (and its other timers).
+    func connect(at intended: Double) {
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
         for subscription in app.subscriptions(for: account.userID) {

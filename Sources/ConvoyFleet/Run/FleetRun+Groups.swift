@@ -1,3 +1,4 @@
+import ConvoyGeo
 import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
@@ -13,13 +14,15 @@ extension FleetRun {
     func formGroups(_ graph: SocialGraph, accounts: [Int: DeviceAccount], app: any AppProfile) async throws -> [[Friend]] {
         let http = SupabaseHTTP(engine: engine, target: configuration.target)
         let serviceKey = configuration.target.serviceKey
+        let roles = Self.groupRoles(graph, social: configuration.scenario.social, seed: configuration.scenario.seed)
         try await withThrowingTaskGroup(of: Void.self) { group in
             var started = 0
             for (k, members) in graph.groups.enumerated() {
                 if started >= configuration.onboardingConcurrency { try await group.next() }
                 started += 1
                 let sessions = members.compactMap { accounts[$0]?.session }
-                group.addTask { try await app.formGroup(sessions, number: k, serviceKey: serviceKey, via: http) }
+                let later = Set(members.filter { roles[$0]?.joinsByRequest == true }.compactMap { accounts[$0]?.userID })
+                group.addTask { try await app.formGroup(sessions, joiningLater: later, number: k, serviceKey: serviceKey, via: http) }
             }
             try await group.waitForAll()
         }
@@ -34,11 +37,17 @@ extension FleetRun {
         return friends
     }
 
-    /// Each device's place in its team: its first member owns it; the first `abandoned` teams are abandoned.
-    static func groupRoles(_ graph: SocialGraph, abandoned: Int) -> [GroupRole?] {
+    /// Each device's place in its team: its first member owns it; the first `abandoned` teams are abandoned;
+    /// a seeded `join_by_request` share of the other members ask to join during the run.
+    static func groupRoles(_ graph: SocialGraph, social: Social, seed: UInt64) -> [GroupRole?] {
         var roles = [GroupRole?](repeating: nil, count: graph.devices)
+        var rng = SeededGenerator(seed: seed, stream: 0x10B)
         for (k, members) in graph.groups.enumerated() {
-            for (j, d) in members.enumerated() { roles[d] = GroupRole(owner: j == 0, abandons: k < abandoned) }
+            for (j, d) in members.enumerated() {
+                let asks = j > 0 && social.joinByRequest > 0 && rng.uniform() < social.joinByRequest
+                roles[d] = GroupRole(owner: j == 0, abandons: k < social.abandoned, joinsByRequest: asks, approveAfter: social.approveAfter)
+            }
+            if let owner = members.first, members.contains(where: { roles[$0]?.joinsByRequest == true }) { roles[owner]?.hearsJoinRequests = true }
         }
         return roles
     }

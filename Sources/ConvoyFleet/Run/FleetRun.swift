@@ -165,7 +165,7 @@ public final class FleetRun: Sendable {
                            ledger: empty)
         }
 
-        let roles = app.audience == .group ? Self.groupRoles(graph, abandoned: scenario.social.abandoned) : Array(repeating: nil, count: n)
+        let roles = app.audience == .group ? Self.groupRoles(graph, social: scenario.social, seed: scenario.seed) : Array(repeating: nil, count: n)
         // Every device's draws are made on every shard (the streams stay aligned); each shard builds its own devices.
         var slots = [VirtualDevice?](repeating: nil, count: n)
         let groupStart = scenario.groups.indices.map { g in scenario.groups[..<g].reduce(0) { $0 + $1.count } }

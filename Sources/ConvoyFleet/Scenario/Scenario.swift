@@ -246,6 +246,11 @@ public struct Social: Sendable, Equatable {
     public var autoEnd = 600.0
     /// How late past `autoEnd` an end still counts as in time; nil: the backend's check interval (`autoEnd` ÷ 20, at most 5 s) + 5 s.
     public var autoEndGrace: Double?
+    /// Group apps: the fraction of each group's members (not its owner) who are not invited in set-up but ask to
+    /// join when they come online, and are let in by the owner (Survale: a join request the case agent approves).
+    public var joinByRequest = 0.0
+    /// How long an owner takes to decide a request it has seen, drawn uniformly.
+    public var approveAfter: ClosedRange<Double> = 1...3
 
     public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0, acceptLater: Double = 0) {
         (self.friends, self.communities, self.decideLater, self.acceptLater) = (friends, communities, decideLater, acceptLater)

@@ -292,7 +292,8 @@ struct Reader {
         return low...high
     }
 
-    static let socialKeys = ["friends", "communities", "decide_later", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace"]
+    static let socialKeys = ["friends", "communities", "decide_later", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace",
+                             "join_by_request", "approve_after"]
 
     func social() throws(ScenarioError) -> Social {
         let m = try mapping(Self.socialKeys)
@@ -321,6 +322,14 @@ struct Reader {
         if let a = m["abandon_at"] { social.abandonAt = try a.duration() }
         if let a = m["auto_end"] { social.autoEnd = try a.duration(minimum: 0.001) }
         if let a = m["auto_end_grace"] { social.autoEndGrace = try a.duration() }
+        if let j = m["join_by_request"] {
+            guard social.groups != nil else { throw j.error("join_by_request needs groups (members who ask to join their team's group)") }
+            social.joinByRequest = try j.fraction()
+        }
+        if let a = m["approve_after"] {
+            guard social.groups != nil else { throw a.error("approve_after needs groups (an owner deciding join requests)") }
+            social.approveAfter = try a.range(fromZero: true)
+        }
         if let d = m["decide_later"] { social.decideLater = try d.fraction() }
         if let a = m["accept_later"] {
             social.acceptLater = try a.fraction()

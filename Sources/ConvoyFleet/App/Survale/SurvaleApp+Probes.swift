@@ -11,8 +11,8 @@ extension SurvaleApp {
     public func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
         // Operation numbers apart from a fleet's (0…), so names say where a row came from.
         let number = 900_000 + Int.random(in: 0..<90_000) * 10
-        try await formGroup([cast.friend, cast.attacker], number: number, serviceKey: serviceKey, via: http)
-        try await formGroup([cast.victim], number: number + 1, serviceKey: serviceKey, via: http)
+        try await formGroup([cast.friend, cast.attacker], joiningLater: [], number: number, serviceKey: serviceKey, via: http)
+        try await formGroup([cast.victim], joiningLater: [], number: number + 1, serviceKey: serviceKey, via: http)
         guard let serviceKey else { return }
         let rest = SupabaseREST(http)
         let agency = try await Self.created(rest, "agencies", ["name": "Convoy agency \(number + 2)"], token: serviceKey)

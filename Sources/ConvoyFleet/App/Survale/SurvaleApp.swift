@@ -24,6 +24,7 @@ public final class SurvaleApp: AppProfile {
     struct Member: Sendable {
         var operation: String
         var callsign: String
+        var caseAgent = false
     }
 
     /// How often positions are appended to the archive, seconds (30: the app's; tests shorten it).
@@ -38,8 +39,10 @@ public final class SurvaleApp: AppProfile {
     public var audience: Audience { .group }
 
     /// Provisions group `number`'s agency, team and users (service key), then its case agent creates the
-    /// operation, invites every member, each accepts, and the case agent starts it.
-    public func formGroup(_ group: [Session], number: Int, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
+    /// operation, invites every member but those `joiningLater` (they ask to join once it runs), each
+    /// accepts, and the case agent starts it.
+    public func formGroup(_ group: [Session], joiningLater: Set<String>, number: Int, serviceKey: String?,
+                          via http: SupabaseHTTP) async throws(SupabaseError) {
         guard let serviceKey else {
             throw SupabaseError(kind: .unexpectedResponse,
                                 message: "Survale's users are provisioned by their agency: the run needs the project's service key (--service-key)")
@@ -58,7 +61,7 @@ public final class SurvaleApp: AppProfile {
         guard let operation = (created as? [String: Any])?["id"] as? String else {
             throw SupabaseError(kind: .unexpectedResponse, message: "create_operation: no id")
         }
-        let invitees = group.dropFirst()
+        let invitees = group.dropFirst().filter { !joiningLater.contains($0.userID) }
         if !invitees.isEmpty {
             let invites: [[String: Any]] = invitees.map { ["operation_id": operation, "invitee_id": $0.userID, "invited_by": owner.userID] }
             let rows = try await rest.insertReturning("operation_invites", objects: invites, token: owner.accessToken)
@@ -73,7 +76,9 @@ public final class SurvaleApp: AppProfile {
         }
         _ = try await rest.rpc("start_operation", ["operation_id": operation], token: owner.accessToken)
         members.withLock { m in
-            for (s, callsign) in zip(group, callsigns) { m[s.userID] = Member(operation: operation, callsign: callsign) }
+            for (i, (s, callsign)) in zip(group, callsigns).enumerated() {
+                m[s.userID] = Member(operation: operation, callsign: callsign, caseAgent: i == 0)
+            }
         }
     }
 
@@ -155,8 +160,12 @@ public final class SurvaleApp: AppProfile {
     /// the operation's own row changing (its end).
     public func subscription(for userID: String) -> AppSubscription {
         let operation = operation(of: userID) ?? "unknown"
-        return AppSubscription(topic: Self.locations(operation),
-                               bindings: [RealtimeClient.Binding(event: "UPDATE", table: "operations", filter: "id=eq.\(operation)")],
+        var bindings = [RealtimeClient.Binding(event: "UPDATE", table: "operations", filter: "id=eq.\(operation)")]
+        // The case agent hears join requests to its operation (RLS: only the requester and the case agent read them).
+        if members.withLock({ $0[userID]?.caseAgent == true }) {
+            bindings.append(RealtimeClient.Binding(event: "INSERT", table: "join_requests", filter: "operation_id=eq.\(operation)"))
+        }
+        return AppSubscription(topic: Self.locations(operation), bindings: bindings,
                                options: RealtimeClient.ChannelOptions(isPrivate: true, broadcastAck: true, presenceKey: userID),
                                tracksPresence: true)
     }
@@ -173,6 +182,9 @@ public final class SurvaleApp: AppProfile {
     public func incoming(_ change: RealtimeClient.Change) -> Incoming {
         switch change.table {
         case "operations": return change.record["status"] == "ended" ? .groupEnded : .notMine
+        case "join_requests":
+            guard let id = change.record["id"] else { return .malformed }
+            return change.record["status"] == "pending" ? .joinRequest(id) : .notMine
         case "op_messages":
             guard let sender = change.record["sender_id"], let body = change.record["body"],
                   let line = try? JSONDecoder().decode(ChatLine.self, from: Data(body.utf8))

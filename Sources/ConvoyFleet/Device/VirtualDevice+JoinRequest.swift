@@ -1,0 +1,103 @@
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoyWire
+import Logging
+
+/// Joining a group that has started (Survale: "asks to join and is approved"): a member not let in at
+/// set-up asks when it comes online and checks its request every `joinPollInterval`; its owner, who hears
+/// the request live (or lists the pending ones when it subscribes), lets it in after a human's
+/// `approve_after`; once let in, the member connects and joins the group's channels. `join_approval`:
+/// asked → approved as the member reads it; `join_channel`: asked → on the channel.
+extension VirtualDevice {
+    /// How often a member waiting to be let in checks its request, seconds.
+    static let joinPollInterval = 2.0
+
+    func askToJoin() async {
+        guard life.onlineSince != nil, joinRequest == nil else { return }
+        let clock = context.clock
+        let started = clock.now()
+        joinAskedAt = joinAskedAt ?? started
+        metrics.count(.httpRequests)
+        do {
+            let id = try await app.askToJoin(account.session, via: http)
+            spendHTTP(body: 120, since: started)
+            metrics.count(.joinRequests)
+            joinRequest = (id, joinAskedAt ?? started)
+            context.scheduler.at(clock.now() + Self.joinPollInterval) { [weak self] _ in await self?.pollJoin() }
+        } catch {
+            spendHTTP(body: 0, since: started)
+            _ = countFailure(error)
+            metrics.count(.joinRequestFailures)
+            // Asked again a while later, as a person would, while it is online.
+            context.scheduler.at(clock.now() + 5) { [weak self] _ in await self?.askToJoin() }
+        }
+    }
+
+    /// Checks its request: still pending (again later), approved (it connects), or denied (it stays out).
+    func pollJoin() async {
+        guard life.onlineSince != nil, let request = joinRequest else { return }
+        let clock = context.clock
+        let started = clock.now()
+        metrics.count(.httpRequests)
+        metrics.count(.joinPolls)
+        let decision: Bool?
+        do {
+            decision = try await app.joinDecision(request.id, session: account.session, via: http)
+            spendHTTP(body: 0, response: 40, since: started)
+        } catch {
+            spendHTTP(body: 0, since: started)
+            _ = countFailure(error)
+            context.scheduler.at(clock.now() + Self.joinPollInterval) { [weak self] _ in await self?.pollJoin() }
+            return
+        }
+        switch decision {
+        case nil:
+            context.scheduler.at(clock.now() + Self.joinPollInterval) { [weak self] _ in await self?.pollJoin() }
+        case true?:
+            metrics.record(.joinApproval, seconds: clock.now() - request.askedAt)
+            joinRequest = nil
+            connect(at: clock.now())
+        case false?:
+            joinRequest = nil
+            context.logger.notice("device \(index): its join request was denied")
+        }
+    }
+
+    /// An owner heard a request to its group: it decides after a while (it reads the request first).
+    func heardJoinRequest(_ id: String) {
+        guard let role = groupRole, role.owner, !sawGroupEnd, deciding.insert(id).inserted else { return }
+        let delay = rng.uniform(role.approveAfter.lowerBound, role.approveAfter.upperBound)
+        context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.approveJoin(id) }
+    }
+
+    func approveJoin(_ id: String) async {
+        guard !sawGroupEnd else { return }
+        let started = context.clock.now()
+        metrics.count(.httpRequests)
+        do {
+            try await app.approveJoin(id, owner: account.session, via: http)
+            spendHTTP(body: 60, since: started)
+            metrics.count(.joinApproved)
+        } catch {
+            spendHTTP(body: 0, since: started)
+            _ = countFailure(error)
+            // Left for the list it reads when it next subscribes.
+            deciding.remove(id)
+        }
+    }
+
+    /// An owner subscribing (first or again): the requests it has not seen yet.
+    func decidePending() async {
+        guard groupRole?.owner == true, !sawGroupEnd else { return }
+        let started = context.clock.now()
+        metrics.count(.httpRequests)
+        do {
+            let pending = try await app.pendingJoinRequests(owner: account.session, via: http)
+            spendHTTP(body: 0, response: 20 * pending.count, since: started)
+            for id in pending { heardJoinRequest(id) }
+        } catch {
+            spendHTTP(body: 0, since: started)
+            _ = countFailure(error)
+        }
+    }
+}

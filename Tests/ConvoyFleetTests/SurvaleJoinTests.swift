@@ -1,0 +1,59 @@
+@testable import ConvoyFleet
+import ConvoyMetrics
+import Testing
+
+/// Survale's members who were not invited: each asks to join its team's running operation when it comes
+/// online, its case agent (hearing the request on the operation's channel) lets it in, and it then joins the
+/// private channels that refused it before, and is a member like any other.
+@Suite(.serialized) struct SurvaleJoinTests {
+    static func scenario(share: String) throws -> Scenario {
+        try ScenarioFile.parse("""
+            name: survale-join
+            seed: 5
+            app: survale
+            groups:
+              - name: units
+                count: 12
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+                message_every: 1s..2s
+            social:
+              groups: 4..4
+              join_by_request: \(share)
+              approve_after: 200ms..600ms
+            timeline:
+              arrival_rate: 40/s
+              steady: 8s
+              ramp_down: 500ms
+            """, file: "survale-join.yaml")
+    }
+
+    @Test func membersWhoAskAreLetInAndThenShareLikeTheOthers() async throws {
+        let scenario = try Self.scenario(share: "50%")
+        let graph = SocialGraph(devices: 12, social: scenario.social, seed: scenario.seed)
+        let roles = FleetRun.groupRoles(graph, social: scenario.social, seed: scenario.seed)
+        let asking = roles.filter { $0?.joinsByRequest == true }.count
+        #expect(asking > 0 && asking < 9, "a seeded share of the 9 members who are not case agents: \(asking)")
+        #expect(roles.allSatisfy { r in r.map { !($0.owner && $0.joinsByRequest) } ?? false }, "a case agent never asks")
+
+        let outcome = try await SurvaleRunTests.run(scenario)
+        let c = outcome.metrics.counters
+        #expect(c[.joinRequests] == asking && c[.joinApproved] == asking && c[.joinRequestFailures] == 0, "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.metrics.statistic("join_approval", "count") == Double(asking))
+        #expect(outcome.metrics.statistic("join_channel", "count") == Double(asking))
+        // Let in within the case agent's 0.6 s and a couple of 2 s polls.
+        #expect((outcome.metrics.statistic("join_approval", "max") ?? .infinity) < 5e6, "µs")
+        // Once in, they are members: they track presence, broadcast and hear the others, and nothing is lost for it.
+        #expect(c[.presenceTracks] >= 12 && c[.presenceUnconverged] == 0 && c[.devicesNeverSubscribed] == 0, "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.accounting.sent > 0 && outcome.accounting.closes)
+        #expect(outcome.accounting.lostTotal * 20 <= outcome.accounting.sent, "\(outcome.accounting.lost)")
+        #expect(c[.realtimeJoinFailures] == 0, "nobody tried a private channel before it was let in")
+    }
+
+    @Test func theKeysAreReadStrictly() throws {
+        #expect(try Self.scenario(share: "25%").social.joinByRequest == 0.25)
+        #expect(throws: ScenarioError.self) { try Self.scenario(share: "lots") }
+        let pairwise = "name: x\ngroups: [{ name: g, count: 4 }]\nsocial: { join_by_request: 10% }\n"
+        #expect { try ScenarioFile.parse(pairwise, file: "x.yaml") } throws: { "\($0)".contains("x.yaml:3:28: social.join_by_request: join_by_request needs groups") }
+    }
+}
