@@ -196,6 +196,9 @@ extension CounterName {
     public static let joinPolls = CounterName("join_polls")
     public static let joinApproved = CounterName("join_approved")
     public static let joinRequestFailures = CounterName("join_request_failures")
+    /// Group apps: members who left their group during the run, and came back onto its channels.
+    public static let groupLeaves = CounterName("group_leaves")
+    public static let groupRejoins = CounterName("group_rejoins")
     /// Chat posts tried again after a failure (each attempt), text and media.
     public static let messagesRetried = CounterName("messages_retried")
     /// Group media (photos, videos): posted (uploaded, and its chat line inserted), the downloads expected (members
@@ -234,7 +237,7 @@ extension CounterName {
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
-        .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
+        .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
         .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress,
     ]
 

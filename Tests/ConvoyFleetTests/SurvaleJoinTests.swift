@@ -4,7 +4,8 @@ import Testing
 
 /// Survale's members who were not invited: each asks to join its team's running operation when it comes
 /// online, its case agent (hearing the request on the operation's channel) lets it in, and it then joins the
-/// private channels that refused it before, and is a member like any other.
+/// private channels that refused it before, and is a member like any other. Members who leave their operation for a
+/// while ask the same way to be let in again.
 @Suite(.serialized) struct SurvaleJoinTests {
     static func scenario(share: String) throws -> Scenario {
         try ScenarioFile.parse("""
@@ -48,6 +49,43 @@ import Testing
         #expect(outcome.accounting.sent > 0 && outcome.accounting.closes)
         #expect(outcome.accounting.lostTotal * 20 <= outcome.accounting.sent, "\(outcome.accounting.lost)")
         #expect(c[.realtimeJoinFailures] == 0, "nobody tried a private channel before it was let in")
+    }
+
+    @Test func membersWhoLeaveForAWhileAskAgainAndAreBackOnTheChannels() async throws {
+        let scenario = try ScenarioFile.parse("""
+            name: survale-leave
+            seed: 8
+            app: survale
+            groups:
+              - name: units
+                count: 12
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+                message_every: 1s..2s
+            social:
+              groups: 4..4
+              leave_rejoin: 50%
+              leave_at: 1s..2s
+              rejoin_after: 1s..2s
+              approve_after: 200ms..400ms
+            timeline:
+              arrival_rate: 40/s
+              steady: 10s
+              ramp_down: 500ms
+            """, file: "survale-leave.yaml")
+        let graph = SocialGraph(devices: 12, social: scenario.social, seed: scenario.seed)
+        let leaving = FleetRun.groupRoles(graph, social: scenario.social, seed: scenario.seed).filter { $0?.leavesAt != nil }.count
+        #expect(leaving > 0 && leaving < 9, "a seeded share of the 9 members: \(leaving)")
+
+        let outcome = try await SurvaleRunTests.run(scenario)
+        let c = outcome.metrics.counters
+        #expect(c[.groupLeaves] == leaving && c[.groupRejoins] == leaving, "\(c.sorted { $0.key < $1.key })")
+        #expect(c[.joinRequests] == leaving && c[.joinApproved] == leaving)
+        #expect(outcome.metrics.statistic("join_channel", "count") == Double(leaving))
+        // While out it is nobody's addressee and shares nothing; back in, it is a member again: nothing is lost for it.
+        #expect(outcome.accounting.sent > 0 && outcome.accounting.closes)
+        #expect(outcome.accounting.lostTotal * 20 <= outcome.accounting.sent, "\(outcome.accounting.lost)")
+        #expect(c[.presenceUnconverged] == 0 && c[.realtimeJoinFailures] == 0 && c[.archiveFailures] <= 12, "\(c.sorted { $0.key < $1.key })")
     }
 
     @Test func theKeysAreReadStrictly() throws {

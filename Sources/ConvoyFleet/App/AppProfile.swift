@@ -137,7 +137,8 @@ public protocol AppProfile: Sendable {
     /// What the phone tracks as its presence once subscribed; nil: none.
     func presence(for userID: String) -> [String: String]?
 
-    /// The phone is done with its group at the end of the run: its owner ends it (unless it abandons it).
+    /// The phone is done with its group: its owner ends it at the end of the run (unless it abandons it); a
+    /// member leaves it during the run (and may ask to join again).
     func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError)
 
     /// How each group this run formed has ended, read with the service key, by its owner's user id.

@@ -13,6 +13,8 @@ extension VirtualDevice {
     /// it), `remote` those on other shards, `offline` how many are not online.
     /// `reduced`: a GPS-denied fix (Wi-Fi or cell), flagged as such in the update.
     func shareWithGroup(_ position: GeoPoint, accuracy: Double, reduced: Bool, intended: Double) async {
+        // Out of its group for a while (it left, and has not been let in again): nothing to share with.
+        guard !outOfGroup else { return }
         let clock = context.clock
         seq += 1
         let tick = seq
@@ -133,6 +135,9 @@ public struct GroupRole: Sendable, Equatable {
     public var approveAfter: ClosedRange<Double> = 1...3
     /// An owner of a group some of whose members join by request: it lists the pending ones on subscribing.
     public var hearsJoinRequests = false
+    /// A member who leaves its group this long into the steady part, and asks to join again `rejoinAfter` later.
+    public var leavesAt: Double?
+    public var rejoinAfter = 0.0
 
     public init(owner: Bool, abandons: Bool, joinsByRequest: Bool = false, approveAfter: ClosedRange<Double> = 1...3) {
         (self.owner, self.abandons, self.joinsByRequest, self.approveAfter) = (owner, abandons, joinsByRequest, approveAfter)
@@ -145,6 +150,7 @@ extension VirtualDevice {
     func postMessage(intended: Double) async {
         guard let every = profile.messageEvery, life.onlineSince != nil else { return }
         context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
+        guard !outOfGroup else { return }
         messageSeq += 1
         let message = GroupMessage(seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), text: "Convoy message \(messageSeq)")
         await attempt(ChatPost(message: message, upload: nil, intended: intended), attempts: 0)
@@ -180,7 +186,7 @@ extension VirtualDevice {
     func flushArchive(intended: Double) async {
         guard let every = app.archiveEvery, life.isReceiving else { return }
         context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
-        guard !archiveBuffer.isEmpty else { return }
+        guard !archiveBuffer.isEmpty, !outOfGroup else { return }
         let batch = archiveBuffer
         archiveBuffer = []
         let clock = context.clock

@@ -56,7 +56,13 @@ extension VirtualDevice {
         case true?:
             metrics.record(.joinApproval, seconds: clock.now() - request.askedAt)
             joinRequest = nil
-            connect(at: clock.now())
+            if outOfGroup, let realtime {
+                // Back in: onto the channels it left, on the connection it kept.
+                rejoining = true
+                for s in app.subscriptions(for: account.userID) { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
+            } else {
+                connect(at: clock.now())
+            }
         case false?:
             joinRequest = nil
             context.logger.notice("device \(index): its join request was denied")
@@ -99,5 +105,41 @@ extension VirtualDevice {
             spendHTTP(body: 0, since: started)
             _ = countFailure(error)
         }
+    }
+
+    /// A member leaves its group for a while (its role's `leavesAt`): off the group's channels, out of the group
+    /// on the backend (Survale: `leave_operation`), and asks to join again `rejoinAfter` later. Its teammates
+    /// expect nothing of it meanwhile (it is not online to them).
+    func leaveForAWhile() async {
+        guard let role = groupRole, !role.owner, life.onlineSince != nil, !outOfGroup, !sawGroupEnd, joinRequest == nil,
+              let realtime else { return }
+        outOfGroup = true
+        closeChatQueue("left")
+        for s in app.subscriptions(for: account.userID) { realtime.leave(s.topic) }
+        context.convergence.subscribed(index, false)
+        context.presence.set(index, online: false)
+        if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
+        metrics.count(.groupLeaves)
+        let started = context.clock.now()
+        metrics.count(.httpRequests)
+        do {
+            try await app.leaveGroup(account.session, owner: false, via: http)
+            spendHTTP(body: 60, since: started)
+        } catch {
+            spendHTTP(body: 0, since: started)
+            _ = countFailure(error)
+        }
+        context.scheduler.at(context.clock.now() + role.rejoinAfter) { [weak self] _ in await self?.askToJoin() }
+    }
+
+    /// On its group's channel again after leaving it: online to its teammates from now.
+    func backInGroup() {
+        guard rejoining else { return }
+        (rejoining, outOfGroup) = (false, false)
+        context.presence.set(index, online: true)
+        ledger.online.append(.init(from: context.clock.wallNow()))
+        metrics.count(.groupRejoins)
+        if let asked = joinAskedAt { metrics.record(.joinChannel, seconds: context.clock.now() - asked) }
+        joinAskedAt = nil
     }
 }

@@ -32,6 +32,7 @@ extension VirtualDevice {
         context.scheduler.at(intended + rng.uniform(plan.every.lowerBound, plan.every.upperBound)) { [weak self] t in
             await self?.sendMedia(plan, intended: t)
         }
+        guard !outOfGroup else { return }
         messageSeq += 1
         let size = Int.random(in: plan.size, using: &rng)
         let message = GroupMessage(seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), text: "Convoy \(plan.kind.rawValue) \(messageSeq)")

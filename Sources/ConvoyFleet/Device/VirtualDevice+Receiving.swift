@@ -30,6 +30,7 @@ extension VirtualDevice {
             context.health.disconnected(index, at: now)
         case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
+            if rejoining { backInGroup() }
             if life.onlineSince != nil { trackPresence(on: topic) }
             if groupRole?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
             switch life.subscription() {

@@ -148,6 +148,9 @@ public actor VirtualDevice {
     var joinRequest: (id: String, askedAt: Double)?
     var joinAskedAt: Double?
     var deciding: Set<String> = []
+    /// It left its group for a while (`leaveForAWhile`), and whether it is on its way back onto the channels.
+    var outOfGroup = false
+    var rejoining = false
     /// What it has put in its group that the backend keeps (messages posted, positions archived): the
     /// retention check expects all of it readable until the group's purge is due.
     var contributed: [GroupItem: Int] = [:]

@@ -46,8 +46,16 @@ extension FleetRun {
             for (j, d) in members.enumerated() {
                 let asks = j > 0 && social.joinByRequest > 0 && rng.uniform() < social.joinByRequest
                 roles[d] = GroupRole(owner: j == 0, abandons: k < social.abandoned, joinsByRequest: asks, approveAfter: social.approveAfter)
+                // Its own stream: the draws above stay what they were for every seed.
+                var leaving = SeededGenerator(seed: seed ^ UInt64(d), stream: 0x1EA7E)
+                if j > 0, k >= social.abandoned, social.leaveRejoin > 0, leaving.uniform() < social.leaveRejoin {
+                    roles[d]?.leavesAt = leaving.uniform(social.leaveAt.lowerBound, social.leaveAt.upperBound)
+                    roles[d]?.rejoinAfter = leaving.uniform(social.rejoinAfter.lowerBound, social.rejoinAfter.upperBound)
+                }
             }
-            if let owner = members.first, members.contains(where: { roles[$0]?.joinsByRequest == true }) { roles[owner]?.hearsJoinRequests = true }
+            if let owner = members.first, members.contains(where: { roles[$0].map { $0.joinsByRequest || $0.leavesAt != nil } ?? false }) {
+                roles[owner]?.hearsJoinRequests = true
+            }
         }
         return roles
     }

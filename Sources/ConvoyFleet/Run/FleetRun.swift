@@ -225,6 +225,7 @@ public final class FleetRun: Sendable {
         for (k, i) in order.enumerated() {
             guard let device = slots[i] else { continue }
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
+            if let at = roles[i]?.leavesAt { scheduler.at(rampUpEnd + at) { _ in await device.leaveForAWhile() } }
             if roles[i]?.abandons == true {
                 // An abandoned team: every member leaves early, and nobody ends it (the backend's auto-end will).
                 let leave = rampUpEnd + abandonedAt

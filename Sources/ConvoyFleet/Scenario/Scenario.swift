@@ -251,6 +251,11 @@ public struct Social: Sendable, Equatable {
     public var joinByRequest = 0.0
     /// How long an owner takes to decide a request it has seen, drawn uniformly.
     public var approveAfter: ClosedRange<Double> = 1...3
+    /// Group apps: the fraction of the members (not owners, not of abandoned groups) who leave their group
+    /// during the steady part, `leaveAt` into it, and ask to join again `rejoinAfter` later.
+    public var leaveRejoin = 0.0
+    public var leaveAt: ClosedRange<Double> = 30...90
+    public var rejoinAfter: ClosedRange<Double> = 10...30
 
     public init(friends: ClosedRange<Int> = 2...5, communities: Int = 1, decideLater: Double = 0, acceptLater: Double = 0) {
         (self.friends, self.communities, self.decideLater, self.acceptLater) = (friends, communities, decideLater, acceptLater)

@@ -293,7 +293,7 @@ struct Reader {
     }
 
     static let socialKeys = ["friends", "communities", "decide_later", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace",
-                             "join_by_request", "approve_after"]
+                             "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after"]
 
     func social() throws(ScenarioError) -> Social {
         let m = try mapping(Self.socialKeys)
@@ -326,6 +326,12 @@ struct Reader {
             guard social.groups != nil else { throw j.error("join_by_request needs groups (members who ask to join their team's group)") }
             social.joinByRequest = try j.fraction()
         }
+        for key in ["leave_rejoin", "leave_at", "rejoin_after"] where m[key] != nil && social.groups == nil {
+            throw m[key]!.error("\(key) needs groups (members who leave their team's group and ask to join again)")
+        }
+        if let l = m["leave_rejoin"] { social.leaveRejoin = try l.fraction() }
+        if let l = m["leave_at"] { social.leaveAt = try l.range(fromZero: true) }
+        if let r = m["rejoin_after"] { social.rejoinAfter = try r.range() }
         if let a = m["approve_after"] {
             guard social.groups != nil else { throw a.error("approve_after needs groups (an owner deciding join requests)") }
             social.approveAfter = try a.range(fromZero: true)

@@ -121,9 +121,10 @@ public final class SurvaleApp: AppProfile {
         return ["user_id": userID, "callsign": callsign, "vehicle": "sedan"]
     }
 
+    /// The case agent ends the operation; a member leaves it (`leave_operation`), and may ask to join again.
     public func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError) {
-        guard owner, let operation = operation(of: session.userID) else { return }
-        _ = try await SupabaseREST(http).rpc("end_operation", ["operation_id": operation], token: session.accessToken)
+        guard let operation = operation(of: session.userID) else { return }
+        _ = try await SupabaseREST(http).rpc(owner ? "end_operation" : "leave_operation", ["operation_id": operation], token: session.accessToken)
     }
 
     public func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd] {
