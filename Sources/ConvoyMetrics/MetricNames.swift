@@ -71,6 +71,10 @@ extension HistogramName {
     public static let mediaLatency = HistogramName("media_latency")
     /// Group apps' chat media: a member's download, its round trip (Survale: a signed download URL, then the GET).
     public static let mediaDownload = HistogramName("media_download")
+    /// Group apps: a message's intended send time → its loading by a member who was off its network when it was posted.
+    public static let messageCatchUpLatency = HistogramName("message_catch_up_latency")
+    /// Group apps' chat media: intended send time → downloaded by a member who loaded its chat line after a gap.
+    public static let mediaCatchUpLatency = HistogramName("media_catch_up_latency")
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
@@ -78,7 +82,7 @@ extension HistogramName {
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness, .joinApproval, .joinChannel,
-        .mediaUpload, .mediaLatency, .mediaDownload,
+        .mediaUpload, .mediaLatency, .mediaDownload, .messageCatchUpLatency, .mediaCatchUpLatency,
     ]
 }
 
@@ -214,9 +218,16 @@ extension CounterName {
     public static let mediaBytesUp = CounterName("media_bytes_up")
     public static let mediaBytesDown = CounterName("media_bytes_down")
     public static let mediaProgress = CounterName("media_progress")
+    /// Group chat after a gap: catch-up passes (each a comeback or a retry), and of the received lines and media
+    /// those loaded by it rather than heard live; the lines expected that no member had at the end (`messages_lost.<reason>`).
+    public static let chatCatchUps = CounterName("chat_catch_ups")
+    public static let messagesCaughtUp = CounterName("messages_caught_up")
+    public static let mediaCaughtUp = CounterName("media_caught_up")
+    public static let messagesLost = CounterName("messages_lost")
 
-    /// `messages_failed.<reason>`, `media_failed.<reason>`, `media_lost.<reason>`.
+    /// `messages_failed.<reason>`, `messages_lost.<reason>`, `media_failed.<reason>`, `media_lost.<reason>`.
     public static func messagesFailed(reason: String) -> CounterName { CounterName("\(messagesFailed.name).\(reason)") }
+    public static func messagesLost(reason: String) -> CounterName { CounterName("\(messagesLost.name).\(reason)") }
     public static func mediaFailed(reason: String) -> CounterName { CounterName("\(mediaFailed.name).\(reason)") }
     public static func mediaLost(reason: String) -> CounterName { CounterName("\(mediaLost.name).\(reason)") }
 
@@ -237,12 +248,13 @@ extension CounterName {
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
         .retentionHTTPRequests, .presenceTracks, .presenceUnconverged, .groupNotJoined, .groupEndedSeen,
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
-        .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried, .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
-        .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress,
+        .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried,
+        .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
+        .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
     ]
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.
-    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "media_failed", "media_lost"]
+    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "messages_lost", "media_failed", "media_lost"]
 
     /// Whether `name` is a counter a run records (one of `all`, or of a family).
     public static func isKnown(_ name: String) -> Bool {

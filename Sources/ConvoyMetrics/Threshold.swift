@@ -44,6 +44,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         "delivery.stale": (CounterName.staleRejected.name, CounterName.sent.name),
         "http.errors": (CounterName.httpErrors.name, CounterName.httpRequests.name),
         "media.loss": (CounterName.mediaLost.name, CounterName.mediaExpected.name),
+        "messages.loss": (CounterName.messagesLost.name, CounterName.messagesExpected.name),
     ]
 
     public struct ParseError: Error, Sendable, CustomStringConvertible {

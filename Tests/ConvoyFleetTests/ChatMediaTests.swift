@@ -62,14 +62,14 @@ import Testing
     }
 
     @Test func everyExpectedDownloadIsDeliveredOrLostWithAReason() {
-        let ledger = MediaLedger()
+        let ledger = ChatLedger()
         // A member may download before the sender hears its post succeed.
-        ledger.downloaded(sender: 0, seq: 1, by: 1)
-        ledger.posted(sender: 0, seq: 1, members: [1, 2, 3])
+        ledger.delivered(sender: 0, seq: 1, by: 1, caughtUp: false)
+        ledger.posted(sender: 0, seq: 1, members: [1, 2, 3], at: 100)
         ledger.failed(sender: 0, seq: 1, by: 2, reason: "download_http_403")
-        ledger.downloaded(sender: 0, seq: 1, by: 4)
-        ledger.posted(sender: 1, seq: 1, members: [0])
-        ledger.downloaded(sender: 5, seq: 9, by: 0)
+        ledger.delivered(sender: 0, seq: 1, by: 4, caughtUp: false)
+        ledger.posted(sender: 1, seq: 1, members: [0], at: 100)
+        ledger.delivered(sender: 5, seq: 9, by: 0, caughtUp: false)
         let c = ledger.close()
         #expect(c.expected == 4 && c.delivered == 1 && c.lost == ["download_http_403": 1, "not_received": 2] && c.unexpected == 2)
         var r = MediaReport()

@@ -147,6 +147,11 @@ public protocol AppProfile: Sendable {
     /// Every channel the phone joins (the first is `subscription(for:)`'s; Survale adds its chat channel).
     func subscriptions(for userID: String) -> [AppSubscription]
 
+    /// The group's messages posted since `since` (Unix seconds) past `cursor`, oldest first, at most `limit`
+    /// (Survale: its operation's `op_messages`): what a phone loads after a gap (`AppProfile+Chat.swift`).
+    func missedMessages(for session: Session, since: Double, after cursor: Int64, limit: Int,
+                        via http: SupabaseHTTP) async throws(SupabaseError) -> MissedMessages
+
     /// Posts a message to the phone's group (Survale: a chat line in `op_messages`); the request body's bytes.
     func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
 
@@ -279,9 +284,12 @@ public struct AppSubscription: Sendable, Equatable {
 
     /// The phone tracks its presence on this channel once subscribed (`AppProfile.presence(for:)`).
     public var tracksPresence: Bool
+    /// The group's messages arrive here: after a loss of this channel the phone loads what it missed (`missedMessages`).
+    public var carriesMessages: Bool
 
-    public init(topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init(), tracksPresence: Bool = false) {
-        (self.topic, self.bindings, self.options, self.tracksPresence) = (topic, bindings, options, tracksPresence)
+    public init(topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init(), tracksPresence: Bool = false,
+                carriesMessages: Bool = false) {
+        (self.topic, self.bindings, self.options, self.tracksPresence, self.carriesMessages) = (topic, bindings, options, tracksPresence, carriesMessages)
     }
 }
 

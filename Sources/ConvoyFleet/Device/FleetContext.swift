@@ -24,7 +24,9 @@ public final class FleetContext: Sendable {
     /// Group apps: how long each phone's presence takes to reach its group.
     public let convergence: PresenceConvergence
     /// Group apps' chat media: who should download each photo or video, and who did.
-    public let media = MediaLedger()
+    public let media = ChatLedger()
+    /// Group apps' chat lines (without media): who should have each, and who did, live or after a gap.
+    public let messages = ChatLedger()
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
@@ -76,6 +78,8 @@ public struct DeviceOptions: Sendable, Equatable {
     public var retry = RetryPolicy.none
     /// How a phone retries a chat line or a photo whose post or upload failed (the app's retry queue).
     var chatRetry = ChatRetryQueue<ChatPost>.Policy()
+    /// Group apps: a phone back from a gap loads the chat it missed (off: what it missed stays missed, as before).
+    var catchUpChat = true
 
     public init() {}
 }

@@ -144,8 +144,9 @@ public struct GroupRole: Sendable, Equatable {
     }
 }
 
-/// Group messages (Survale's chat): posted at the group's `message_every`, each received by every member
-/// online then; `message_latency` from its intended send time to its arrival.
+/// Group messages (Survale's chat): posted at the group's `message_every`, each expected by every member in
+/// the group then (on its network or not: one off it loads the line when it comes back); `message_latency`
+/// from its intended send time to its arrival live, `message_catch_up_latency` to its loading after a gap.
 extension VirtualDevice {
     func postMessage(intended: Double) async {
         guard let every = profile.messageEvery, life.onlineSince != nil else { return }
@@ -156,7 +157,8 @@ extension VirtualDevice {
         await attempt(ChatPost(message: message, upload: nil, intended: intended), attempts: 0)
     }
 
-    func receiveMessage(_ message: GroupMessage, from sender: String, at receivedAt: Double) {
+    /// `caughtUp`: loaded after a gap (`VirtualDevice+ChatCatchUp`), not heard live.
+    func receiveMessage(_ message: GroupMessage, from sender: String, at receivedAt: Double, caughtUp: Bool = false) {
         guard sender != account.userID else { return }
         guard friendIndex[sender] != nil else {
             metrics.count(.receivedFromStrangers)
@@ -169,12 +171,20 @@ extension VirtualDevice {
         }
         // A line heard twice (a rejoin's overlap) is counted once.
         guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
-        if let media = message.media, let from = friendIndex[sender] {
-            fetchMedia(media, of: message, from: from)
+        guard let from = friendIndex[sender] else { return }
+        if let media = message.media {
+            fetchMedia(media, of: message, from: from, caughtUp: caughtUp)
             return
         }
+        let latency = receivedAt - Double(message.sentNanos) / 1e9
         metrics.count(.messagesReceived)
-        metrics.record(.messageLatency, seconds: receivedAt - Double(message.sentNanos) / 1e9)
+        if caughtUp {
+            metrics.count(.messagesCaughtUp)
+            metrics.record(.messageCatchUpLatency, seconds: latency)
+        } else {
+            metrics.record(.messageLatency, seconds: latency)
+        }
+        context.messages.delivered(sender: Int(from), seq: message.seq, by: index, caughtUp: caughtUp)
     }
 }
 

@@ -72,10 +72,11 @@ extension VirtualDevice {
             if media {
                 metrics.count(.mediaSent)
                 metrics.count(.mediaExpected, by: online.count)
-                context.media.posted(sender: index, seq: post.message.seq, members: online)
+                context.media.posted(sender: index, seq: post.message.seq, members: online, at: clock.wallNow())
             } else {
                 metrics.count(.messagesSent)
                 metrics.count(.messagesExpected, by: online.count)
+                context.messages.posted(sender: index, seq: post.message.seq, members: online, at: clock.wallNow())
             }
         } catch {
             spendHTTP(body: 0, since: started)
@@ -134,12 +135,13 @@ extension VirtualDevice {
 
     // MARK: Receiving
 
-    /// A teammate's chat line with media: downloaded at once, beside whatever else the phone is doing.
-    func fetchMedia(_ media: MediaRef, of message: GroupMessage, from sender: Int32) {
-        tasks.append(Task { [weak self] in await self?.download(media, of: message, from: Int(sender)) })
+    /// A teammate's chat line with media (heard live, or loaded after a gap: `caughtUp`): downloaded at once,
+    /// beside whatever else the phone is doing.
+    func fetchMedia(_ media: MediaRef, of message: GroupMessage, from sender: Int32, caughtUp: Bool = false) {
+        tasks.append(Task { [weak self] in await self?.download(media, of: message, from: Int(sender), caughtUp: caughtUp) })
     }
 
-    private func download(_ media: MediaRef, of message: GroupMessage, from sender: Int) async {
+    private func download(_ media: MediaRef, of message: GroupMessage, from sender: Int, caughtUp: Bool) async {
         let clock = context.clock
         let started = clock.now()
         do {
@@ -152,9 +154,15 @@ extension VirtualDevice {
                 return
             }
             metrics.record(.mediaDownload, seconds: clock.now() - started)
-            metrics.record(.mediaLatency, seconds: clock.wallNow() - Double(message.sentNanos) / 1e9)
+            let latency = clock.wallNow() - Double(message.sentNanos) / 1e9
             metrics.count(.mediaReceived)
-            context.media.downloaded(sender: sender, seq: message.seq, by: index)
+            if caughtUp {
+                metrics.count(.mediaCaughtUp)
+                metrics.record(.mediaCatchUpLatency, seconds: latency)
+            } else {
+                metrics.record(.mediaLatency, seconds: latency)
+            }
+            context.media.delivered(sender: sender, seq: message.seq, by: index, caughtUp: caughtUp)
         } catch {
             spendHTTP(body: 0, since: started)
             metrics.count(.httpRequests)

@@ -27,12 +27,14 @@ extension VirtualDevice {
             // What was lost may have been on its way since the last message heard (a busy phone hears of the loss late).
             let now = context.clock.wallNow()
             life.lost(at: min(now, lastHeard ?? now))
+            chatLost(at: min(now, lastHeard ?? now))
             context.health.disconnected(index, at: now)
         case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
             if rejoining { backInGroup() }
             if life.onlineSince != nil { trackPresence(on: topic) }
             if groupRole?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
+            chatSubscribed(topic)
             switch life.subscription() {
             case .first(let arrivedAt?):
                 // One that joined by request waited to be let in: its own figure, not the subscription's.
@@ -78,6 +80,7 @@ extension VirtualDevice {
             if app.audience == .group { context.convergence.subscribed(index, false) }
             context.logger.debug("device \(index): channel closed: \(reason)")
             life.lost(at: context.clock.wallNow())
+            chatLost(at: context.clock.wallNow(), topic: topic)
             await rejoin(topic)
         case .change(_, let change):
             lastHeard = change.receivedAt

@@ -139,6 +139,8 @@ public actor VirtualDevice {
     /// Group messages: its own count, and the (sender, seq) pairs it has received.
     var messageSeq: UInt64 = 0
     var messagesSeen: Set<String> = []
+    /// The chat it owes itself since a gap (`VirtualDevice+ChatCatchUp`).
+    var missedChat = MissedChat()
     /// Chat lines and media waiting to be tried again (`VirtualDevice+Media`).
     var chatQueue: ChatRetryQueue<ChatPost>
     /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
@@ -239,6 +241,7 @@ public actor VirtualDevice {
         leave()
         if disconnectedAt == nil, !life.isGone, life.subscribed { disconnectedAt = context.clock.wallNow() }
         if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
+        if !life.isGone { chatGone() }
         life.disconnect()
         abandonQueue()
         context.health.closed(index)
@@ -250,7 +253,8 @@ public actor VirtualDevice {
     var isGone: Bool { life.isGone }
 
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
-    var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling }
+    var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling
+        && !missedChat.running && !missedChat.isOwed }
 
     /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
     /// for it), or at `deadline` (the run's clock).

@@ -66,7 +66,8 @@ extension FleetRun {
     /// retention check saw them, by group id (a group purged since has no row left to read).
     func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, purged: [String: GroupEnd] = [:]) async -> GroupsReport? {
         // The fleet's context, shared by every device.
-        let media = devices.lazy.compactMap { $0 }.first.flatMap { closeMedia($0.context.media) }
+        let context = devices.lazy.compactMap { $0 }.first?.context
+        let (media, messages) = (context.flatMap { closeMedia($0.media) }, context.flatMap { closeMessages($0.messages) })
         guard let serviceKey = configuration.target.serviceKey else {
             logger.notice("groups: no service key, so how the operations ended is not checked")
             return nil
@@ -76,7 +77,7 @@ extension FleetRun {
         // machine: five more seconds unless the scenario says (`auto_end_grace`).
         var report = GroupsReport(groups: graph.groups.count, abandoned: min(social.abandoned, graph.groups.count),
                                   autoEndSeconds: social.autoEnd, graceSeconds: social.autoEndGrace ?? (min(5, social.autoEnd / 20) + 5))
-        report.media = media
+        (report.media, report.messages) = (media, messages)
         var lastLeft: [Int: Double] = [:]
         for k in 0..<report.abandoned {
             var last: Double?
@@ -101,22 +102,6 @@ extension FleetRun {
             report.add(group: k, abandoned: k < report.abandoned, ended: end?.ended ?? false, byBackend: end?.byBackend ?? false,
                        endedAt: end?.endedAt, lastLeft: lastLeft[k])
         }
-        return report
-    }
-
-    /// Closes the chat media's accounting (every download expected is delivered or lost with a reason) into the
-    /// counters `media_lost` and `media_lost.<reason>`; nil when no media was sent.
-    func closeMedia(_ ledger: MediaLedger) -> MediaReport? {
-        let c = metrics.snapshot().counters
-        let closed = ledger.close()
-        guard c[.mediaSent] + c[.mediaFailed] > 0 else { return nil }
-        var report = MediaReport()
-        (report.sent, report.retried, report.bytesUp, report.bytesDown) = (c[.mediaSent], c[.mediaRetried], c[.mediaBytesUp], c[.mediaBytesDown])
-        let prefix = CounterName.mediaFailed.name + "."
-        for (name, n) in c where name.hasPrefix(prefix) { report.failed[String(name.dropFirst(prefix.count))] = n }
-        (report.expected, report.delivered, report.lost, report.unexpected) = (closed.expected, closed.delivered, closed.lost, closed.unexpected)
-        metrics.count(.mediaLost, by: report.lostTotal)
-        for (reason, n) in report.lost { metrics.count(.mediaLost(reason: reason), by: n) }
         return report
     }
 }

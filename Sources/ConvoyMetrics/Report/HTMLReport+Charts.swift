@@ -87,6 +87,7 @@ extension HTMLReport {
         var out = "<p>\(g.groups) groups; \(g.endedByOwner) ended by their owner; \(g.abandoned) abandoned to auto-end after "
             + "\(SVGChart.format(g.autoEndSeconds)) s (grace \(SVGChart.format(g.graceSeconds)) s), \(g.autoEnded) ended in time.</p>"
         out += "<p>\(g.holds ? "" : "<strong>")\(e(g.verdict.prefix(1).uppercased() + g.verdict.dropFirst()))\(g.holds ? "" : "</strong>").</p>"
+        if let m = g.messages { out += "<p>\(e("Chat: " + m.line(expecting: "receipts"))).</p>" }
         if let m = g.media { out += "<p>\(e("Media: " + m.line)).</p>" }
         if !g.findings.isEmpty {
             out += table(["group", "finding", "detail"], g.findings.map { [String($0.group), e($0.kind), e($0.detail)] }, numeric: [0])

@@ -19,6 +19,10 @@ public enum JUnitReport {
             correctness.append(Case(name: "auto-end: abandoned groups end \(SVGChart.format(g.autoEndSeconds)) s (+ \(SVGChart.format(g.graceSeconds)) s) after their last member left",
                                     failure: g.autoEndLate + g.endedEarly > 0 ? g.verdict : nil))
             correctness.append(Case(name: "auto-end: never while a member is on the group", failure: g.endedWhileConnected > 0 ? g.verdict : nil))
+            if let m = g.messages {
+                correctness.append(Case(name: "chat accounting closes (expected = delivered + lost)",
+                                        failure: m.closes ? nil : "expected \(m.expected) ≠ delivered \(m.delivered) + lost \(m.lostTotal)"))
+            }
             if let m = g.media {
                 correctness.append(Case(name: "media accounting closes (expected = delivered + lost)",
                                         failure: m.closes ? nil : "expected \(m.expected) ≠ delivered \(m.delivered) + lost \(m.lostTotal)"))

@@ -29,6 +29,8 @@ public struct GroupsReport: Codable, Sendable, Equatable {
     public var findings: [Finding] = []
     /// The groups' chat media (nil: none was sent).
     public var media: MediaReport?
+    /// The groups' chat lines without media, accounted as media are (no bytes; nil: none was posted).
+    public var messages: MediaReport?
 
     public struct Finding: Codable, Sendable, Equatable {
         public var group: Int
@@ -61,7 +63,7 @@ public struct GroupsReport: Codable, Sendable, Equatable {
     static func s(_ seconds: Double) -> String { String(format: seconds >= 10 ? "%.0f s" : "%.1f s", seconds) }
 
     enum CodingKeys: String, CodingKey {
-        case groups, abandoned, findings, media
+        case groups, abandoned, findings, media, messages
         case autoEndSeconds = "auto_end_s"
         case graceSeconds = "grace_s"
         case endedByOwner = "ended_by_owner"

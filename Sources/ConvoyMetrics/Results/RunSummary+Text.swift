@@ -91,6 +91,7 @@ extension RunSummary {
                 out += "\(g.autoEnded) ended in time" + (after.isEmpty ? "" : " (\(after) after the last member left)")
             }
             out += ".\n\n" + (g.holds ? "" : "**") + g.verdict.prefix(1).uppercased() + g.verdict.dropFirst() + (g.holds ? "" : "**") + ".\n"
+            if let m = g.messages { out += "\n" + chatLine(m) + "\n" }
             if let m = g.media { out += "\n" + mediaLine(m) + "\n" }
             if !g.findings.isEmpty {
                 out += "\n| group | finding | detail |\n|---:|---|---|\n"
@@ -133,10 +134,19 @@ extension RunSummary {
         return out
     }
 
+    /// Chat lines in one line: the accounting, then live and after-a-gap latency.
+    func chatLine(_ m: MediaReport) -> String {
+        var out = "Chat: " + m.line(expecting: "receipts")
+        for (name, what) in [("message_latency", "live"), ("message_catch_up_latency", "after a gap")] {
+            if let h = latencyMs[name], h.count > 0 { out += "; \(what) p50 \(Self.ms(h.p50)) ms, p99 \(Self.ms(h.p99)) ms" }
+        }
+        return out + "."
+    }
+
     /// Chat media in one line: the accounting, then upload and delivery latency.
     func mediaLine(_ m: MediaReport) -> String {
         var out = "Media: " + m.line
-        for (name, what) in [("media_upload", "upload"), ("media_latency", "delivery")] {
+        for (name, what) in [("media_upload", "upload"), ("media_latency", "delivery"), ("media_catch_up_latency", "after a gap")] {
             if let h = latencyMs[name], h.count > 0 { out += "; \(what) p50 \(Self.ms(h.p50)) ms, p99 \(Self.ms(h.p99)) ms" }
         }
         return out + "."

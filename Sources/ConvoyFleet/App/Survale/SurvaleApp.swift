@@ -177,7 +177,7 @@ public final class SurvaleApp: AppProfile {
         return [subscription(for: userID),
                 AppSubscription(topic: "realtime:op_\(operation)_chat",
                                 bindings: [RealtimeClient.Binding(event: "INSERT", table: "op_messages", filter: "operation_id=eq.\(operation)")],
-                                options: RealtimeClient.ChannelOptions(isPrivate: true))]
+                                options: RealtimeClient.ChannelOptions(isPrivate: true), carriesMessages: true)]
     }
 
     public func incoming(_ change: RealtimeClient.Change) -> Incoming {
