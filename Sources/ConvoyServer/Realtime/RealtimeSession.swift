@@ -89,8 +89,9 @@ struct RealtimeSession: Sendable {
         }
     }
 
-    /// A join's boolean as Supabase casts it (`FlexibleBoolean`): true or false, or the text
-    /// "true" or "false" in any case; anything else is false, as Supabase drops an invalid field.
+    /// A join's boolean as Supabase casts it (`FlexibleBoolean` for `private`, Ecto's boolean for
+    /// `self` and `ack`): true or false, or the text "true" or "false"; anything else is false,
+    /// as Supabase drops a field it cannot cast.
     static func flag(_ value: Any?) -> Bool {
         switch value {
         case let text as String: text.lowercased() == "true"
