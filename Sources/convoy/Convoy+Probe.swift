@@ -36,14 +36,16 @@ extension Convoy {
         @Option(help: "A folder for probes.json and junit.xml.")
         var out: String?
 
-        @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", "))).")
-        var app: String = Apps.defaultName
+        @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", ")); by default the catalogue's, when its name is an app's, else \(Apps.defaultName)).")
+        var app: String?
 
         @Option(name: .customLong("mode"), help: "One of the app's modes as a scenario sets it, KEY=VALUE (greenbox: pairing=prd for a project without invite codes).")
         var modes: [String] = []
 
-        /// The app with the modes given, as a scenario's `app:` would choose it.
-        func chosenApp() throws -> any AppProfile {
+        /// The app with the modes given, as a scenario's `app:` would choose it; without --app,
+        /// the one `catalogue` is named after (probes/survale.yaml is `catalogue: survale`).
+        func chosenApp(for catalogue: ProbeCatalogue) throws -> any AppProfile {
+            let app = self.app ?? (Apps.names.contains(catalogue.name) ? catalogue.name : Apps.defaultName)
             guard let modes = Apps.modes(of: app) else {
                 throw CommandFailure.badInput("no app \"\(app)\" (apps: \(Apps.names.joined(separator: ", ")))")
             }
@@ -69,13 +71,13 @@ extension Convoy {
         }
 
         func run() async throws {
-            let profile = try chosenApp()
             let loaded: ProbeCatalogue
             do {
                 loaded = try ProbeCatalogueFile.load(catalogue)
             } catch {
                 throw CommandFailure.badInput(error.description)
             }
+            let profile = try chosenApp(for: loaded)
             let backend: SupabaseTarget
             if let keysFile {
                 backend = try Run.readKeys(keysFile, relativeTo: "./")

@@ -66,6 +66,25 @@ final class PhoenixTestClient: Sendable {
         return ref
     }
 
+    /// Sends `text` as it is: a frame that breaks the protocol.
+    func sendText(_ text: String) { outgoing.yield(text) }
+
+    /// A frame whose event or payload may be any JSON value (nil: no payload at all); its ref.
+    @discardableResult
+    func sendRaw(_ topic: String, event: Any, payload: Any?) -> String {
+        let ref = refs.next()
+        var frame: [String: Any] = ["topic": topic, "event": event, "ref": ref, "join_ref": ref]
+        if let payload { frame["payload"] = payload }
+        sendText(String(decoding: try! JSONSerialization.data(withJSONObject: frame), as: UTF8.self))
+        return ref
+    }
+
+    /// The reply to `ref` if there is one: a heartbeat round trip shows everything the server sent before it.
+    func answer(to ref: String) async throws -> [String: Any]? {
+        try await sync()
+        return await inbox.take { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == ref }.map(Inbox.decode)
+    }
+
     /// The first frame that matches, waiting up to 30 s (a bound for a starved machine, not a timing assertion).
     func next(_ match: @escaping @Sendable ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + .seconds(30)

@@ -93,10 +93,11 @@ final class RealtimeHub: Sendable {
     }
 
     /// Joins (or re-joins) a topic; false when the connection has too many channels.
+    /// A re-join ends the presence the channel had, as Phoenix closes the channel it replaces.
     func join(_ id: ConnectionID, topic: String, member: Member) -> Bool {
-        state.withLock { s in
+        let (joined, replaced): (Bool, String?) = state.withLock { s in
             let joined = s.channels[id] ?? [:]
-            if joined[topic] == nil, joined.count >= Self.maxChannels { return false }
+            if joined[topic] == nil, joined.count >= Self.maxChannels { return (false, nil) }
             if let old = joined[topic] {
                 Self.unindex(&s, SubKey(connection: id, topic: topic), old.bindings)
                 Self.remove(&s, id, room: old.room(topic))
@@ -104,8 +105,10 @@ final class RealtimeHub: Sendable {
             s.channels[id, default: [:]][topic] = member
             s.topics[member.room(topic), default: []].insert(id)
             Self.index(&s, SubKey(connection: id, topic: topic), member.bindings)
-            return true
+            return (true, joined[topic]?.room(topic))
         }
+        if let replaced { untrack(id, topic: topic, room: replaced) }
+        return joined
     }
 
     func member(_ id: ConnectionID, topic: String) -> Member? {

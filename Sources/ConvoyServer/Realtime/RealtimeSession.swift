@@ -40,7 +40,7 @@ struct RealtimeSession: Sendable {
         func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": reason])) }
         guard m.topic.hasPrefix("realtime:") else { return refuse("TopicNameRequired: topics start with realtime:") }
         let config = m.payload["config"] as? [String: Any] ?? [:]
-        let isPrivate = config["private"] as? Bool == true
+        let isPrivate = Self.flag(config["private"])
         let token = (m.payload["access_token"] as? String) ?? apikey
         let claims: Claims
         do {
@@ -75,7 +75,7 @@ struct RealtimeSession: Sendable {
         }
         let member = RealtimeHub.Member(
             principal: principal, expiresAt: claims.exp.map(Double.init), bindings: bindings,
-            broadcastSelf: broadcast["self"] as? Bool ?? false, broadcastAck: broadcast["ack"] as? Bool ?? false,
+            broadcastSelf: Self.flag(broadcast["self"]), broadcastAck: Self.flag(broadcast["ack"]),
             presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name, policies: policies)
         // Reply first, then index: a change can never reach the client before the
         // reply that tells it the binding ids (realtime-js would drop it).
@@ -87,6 +87,22 @@ struct RealtimeSession: Sendable {
         if member.readsPresence {
             hub.send(id, PhoenixFrame(topic: m.topic, event: PhoenixFrame.Event.presenceState, payload: hub.presenceState(id, topic: m.topic)))
         }
+    }
+
+    /// A join's boolean as Supabase casts it (`FlexibleBoolean` for `private`, Ecto's boolean for
+    /// `self` and `ack`): true or false, or the text "true" or "false"; anything else is false,
+    /// as Supabase drops a field it cannot cast.
+    static func flag(_ value: Any?) -> Bool {
+        switch value {
+        case let text as String: text.lowercased() == "true"
+        case let bool as Bool: bool
+        default: false
+        }
+    }
+
+    /// What Phoenix answers a frame on a topic the connection has not joined.
+    private func unmatched(_ m: PhoenixFrame) {
+        hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "unmatched topic"]))
     }
 
     private enum Permissions {
@@ -123,9 +139,11 @@ struct RealtimeSession: Sendable {
         return computed
     }
 
-    /// `access_token`: a fresh token for a joined channel; a bad one closes it.
+    /// `access_token`: a fresh token for a joined channel; a bad one closes it. One that is not
+    /// text is ignored, as Supabase ignores it.
     private func refresh(_ m: PhoenixFrame) async {
-        guard hub.member(id, topic: m.topic) != nil, let token = m.payload["access_token"] as? String else { return }
+        guard hub.member(id, topic: m.topic) != nil else { return unmatched(m) }
+        guard let token = m.payload["access_token"] as? String else { return }
         let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
         func shut(_ message: String) {
             hub.send(id, .system(m.topic, status: "error", message: message, channel: name, extension: "system"))
@@ -161,31 +179,38 @@ struct RealtimeSession: Sendable {
     }
 
     /// A broadcast a private channel's policies do not let it send is dropped
-    /// without a reply, ack or not, as Supabase drops it.
+    /// without a reply, ack or not, as Supabase drops it. One with no event name
+    /// (no payload, a payload that is not an object) is answered with an error and
+    /// goes to nobody, where Supabase would pass it on: no client could route it.
     private func broadcast(_ m: PhoenixFrame) async {
-        guard let member = hub.member(id, topic: m.topic) else {
-            return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "join the channel first"]))
+        guard let member = hub.member(id, topic: m.topic) else { return unmatched(m) }
+        guard m.payload["event"] is String else {
+            return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "a broadcast needs an event name"]))
         }
         guard await writePolicies(member, topic: m.topic)?.broadcastWrite == true else { return }
         hub.broadcast(from: id, topic: m.topic, payload: m.payload, includeSelf: member.broadcastSelf)
         if member.broadcastAck { hub.send(id, .reply(m.topic, ref: m.ref)) }
     }
 
-    /// A track a private channel's policies do not allow gets an error reply, as on Supabase.
+    /// A track a private channel's policies do not allow gets an error reply, as on Supabase;
+    /// so do a track whose `payload` is not an object and an event that is neither track nor untrack.
     private func presence(_ m: PhoenixFrame) async {
-        guard let member = hub.member(id, topic: m.topic) else { return }
-        switch m.payload["event"] as? String {
+        guard let member = hub.member(id, topic: m.topic) else { return unmatched(m) }
+        func refuse(_ response: [String: Any] = [:]) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: response)) }
+        switch (m.payload["event"] as? String)?.lowercased() {
         case "track":
-            guard await writePolicies(member, topic: m.topic)?.presenceWrite == true else {
-                return hub.send(id, .reply(m.topic, ref: m.ref, status: "error"))
-            }
-            var meta = m.payload["payload"] as? [String: Any] ?? [:]
+            guard await writePolicies(member, topic: m.topic)?.presenceWrite == true else { return refuse() }
+            let given = m.payload["payload"]
+            guard given == nil || given is [String: Any] else { return refuse(["reason": "Presence track payload must be a map"]) }
+            var meta = given as? [String: Any] ?? [:]
             meta["phx_ref"] = m.ref ?? UUID().uuidString
             hub.track(id, topic: m.topic, key: member.presenceKey, meta: meta)
         case "untrack":
             hub.untrack(id, topic: m.topic)
-        default:
+        case nil where m.payload["event"] == nil:
             break
+        default:
+            return refuse()
         }
         hub.send(id, .reply(m.topic, ref: m.ref))
     }
