@@ -52,6 +52,14 @@ import ConvoyWire
         #expect(try await f.rpc("decide_join_request", ["request_id": requestID, "approve": true], as: m1).status == 403)
         #expect(try await f.rpc("decide_join_request", ["request_id": requestID, "approve": true], as: ca).status == 200)
         #expect(try await f.get("operation_members?operation_id=eq.\(op)&select=user_id", as: m2).count == 3)
+        // One pending request a member: a member who left may ask again, and is let in again.
+        #expect(try await f.rpc("leave_operation", ["operation_id": op], as: m2).status == 200)
+        let again = try await f.post("join_requests", ["operation_id": op, "requester_id": m2.id], as: m2)
+        #expect(again.status == 201)
+        #expect(try await f.post("join_requests", ["operation_id": op, "requester_id": m2.id], as: m2).status == 409, "one pending at a time")
+        let againID = try #require(again.rows.first?["id"])
+        #expect(try await f.rpc("decide_join_request", ["request_id": againID, "approve": true], as: ca).status == 200)
+        #expect(try await f.get("operation_members?operation_id=eq.\(op)&user_id=eq.\(m2.id)&left_at=is.null&select=user_id", as: m2).count == 1)
 
         // Chat and the archive: members write as themselves, others not at all.
         #expect(try await f.post("op_messages", ["operation_id": op, "sender_id": m1.id, "body": "on scene"], as: m1).status == 201)

@@ -21,7 +21,9 @@ struct SurvaleServer: ServerApp {
 
     var sqliteMigrations: [SQLiteMigration] {
         [SQLiteMigration(identifier: "survale v1: agencies, teams, operations, chat and archive", sql: Self.sqliteTables),
-         SQLiteMigration(identifier: "survale v1: the op-media bucket", sql: Self.mediaBucket, afterPlatform: true)]
+         SQLiteMigration(identifier: "survale v1: the op-media bucket", sql: Self.mediaBucket, afterPlatform: true),
+         SQLiteMigration(identifier: "survale v2: one pending join request a member (a member who left may ask again)",
+                         sql: Self.joinRequestsAgain)]
     }
 
     func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {

@@ -77,9 +77,11 @@ CREATE TABLE IF NOT EXISTS public.join_requests (
   status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved', 'denied')),
   created_at timestamptz NOT NULL DEFAULT auth.now(),
   decided_by uuid REFERENCES public.users(id),
-  decided_at timestamptz,
-  UNIQUE (operation_id, requester_id)
+  decided_at timestamptz
 );
+-- One pending request per member and operation: a member who left may ask again.
+ALTER TABLE public.join_requests DROP CONSTRAINT IF EXISTS join_requests_operation_id_requester_id_key;
+CREATE UNIQUE INDEX IF NOT EXISTS join_requests_one_pending ON public.join_requests (operation_id, requester_id) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS public.targets (
   id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
   operation_id uuid NOT NULL REFERENCES public.operations(id) ON DELETE CASCADE,
