@@ -109,6 +109,37 @@ quickpic_bad = [
      "error": "unsupported_version"},
 ]
 
+# QuickPic's data model: encrypted_content (the blob's body), content_type, and signature (Ed25519 over
+# encrypted_content), apart.
+def message(content: bytes, content_type="text", **kw):
+    raw = base64.b64decode(quickpic(content, **kw))
+    return {"encrypted_content": b64(raw[:-64]), "content_type": content_type, "signature": b64(raw[-64:])}
+
+
+message_ok = [
+    {"name": "text message", "content": b"hello from PyNaCl", "content_type": "text"},
+    {"name": "gzipped image", "content": bytes.fromhex("1f8b0800000000000003") + bytes(range(200)), "content_type": "image"},
+    {"name": "empty content", "content": b"", "content_type": "text"},
+]
+for case in message_ok:
+    case.update(message(case["content"], case["content_type"]))
+    case["content"] = b64(case["content"])
+
+first, second = message(b"first"), message(b"second")
+message_bad = [
+    {"name": "signature of another message", "encrypted_content": first["encrypted_content"],
+     "signature": second["signature"], "error": "bad_signature"},
+    {"name": "signature cut short", "encrypted_content": first["encrypted_content"],
+     "signature": b64(base64.b64decode(first["signature"])[:32]), "error": "bad_signature"},
+    {"name": "content changed in transit", "encrypted_content": flip(first["encrypted_content"], 100),
+     "signature": first["signature"], "error": "bad_signature"},
+    {"name": "signed by someone else", **message(b"x", signer=SigningKey(seed("eve-sign"))), "error": "bad_signature"},
+    {"name": "sealed to another recipient", **message(b"x", to=mallory), "error": "wrong_key"},
+    {"name": "sender signed a corrupt ciphertext", **message(b"x", corrupt_cipher=True), "error": "tampered"},
+    {"name": "encrypted_content too short", "encrypted_content": b64(base64.b64decode(first["encrypted_content"])[:50]),
+     "signature": first["signature"], "error": "truncated"},
+]
+
 json.dump({
     "generator": f"scripts/make_crypto_vectors.py with PyNaCl {nacl.__version__} (libsodium {bindings.sodium_version_string() if hasattr(bindings, 'sodium_version_string') else 'bundled'})",
     "keys": {
@@ -118,5 +149,6 @@ json.dump({
     },
     "greenbox": {"open": greenbox_ok, "reject": greenbox_bad},
     "quickpic": {"open": quickpic_ok, "reject": quickpic_bad},
+    "quickpic_message": {"open": message_ok, "reject": message_bad},
 }, sys.stdout, indent=2)
 sys.stdout.write("\n")

@@ -59,6 +59,30 @@ import Testing
         }
     }
 
+    @Test(arguments: Vectors.shared.quickpic_message.open.map(\.name))
+    func opensQuickPicMessagesMadeByPyNaCl(name: String) throws {
+        let case_ = v.quickpic_message.open.first { $0.name == name }!
+        let sender = try PublicKey(base64: v.keys.sender_sign_public)
+        let json = #"{"encrypted_content":"\#(case_.encrypted_content)","content_type":"\#(case_.content_type)","signature":"\#(case_.signature)"}"#
+        let message = try JSONDecoder().decode(QuickPicMessage.self, from: Data(json.utf8))
+        #expect(message.contentType.rawValue == case_.content_type)
+        #expect(try message.open(with: recipient, from: sender) == [UInt8](Data(base64: case_.content)))
+    }
+
+    @Test(arguments: Vectors.shared.quickpic_message.reject.map(\.name))
+    func rejectsBadQuickPicMessagesWithTheRightError(name: String) throws {
+        let case_ = v.quickpic_message.reject.first { $0.name == name }!
+        let sender = try PublicKey(base64: v.keys.sender_sign_public)
+        let message = QuickPicMessage(encryptedContent: [UInt8](Data(base64: case_.encrypted_content!)), contentType: .text,
+                                      signature: [UInt8](Data(base64: case_.signature!)))
+        do {
+            _ = try message.open(with: recipient, from: sender)
+            Issue.record("\(name): opened, expected \(case_.error)")
+        } catch {
+            #expect(error.reason == case_.error, "\(name)")
+        }
+    }
+
     /// Convoy seals to the vectors' public key; the vectors' secret key opens it.
     @Test func convoyCiphertextsOpenWithTheVectorsKeys() throws {
         let to = try PublicKey(base64: v.keys.recipient_public)
@@ -93,6 +117,10 @@ import Testing
             "sender_sign_public": signer.publicKey.base64,
             "greenbox": try payloads.map { try GreenBoxEnvelope.seal($0, to: to) },
             "quickpic": try contents.map { Data(try QuickPicEnvelope.seal($0, to: to, signedBy: signer)).base64EncodedString() },
+            "quickpic_message": try contents.map { content -> [String: String] in
+                let m = try QuickPicMessage.seal(content, contentType: QuickPicMessage.ContentType.image, to: to, signedBy: signer)
+                return ["encrypted_content": Data(m.encryptedContent).base64EncodedString(), "signature": Data(m.signature).base64EncodedString()]
+            },
         ]
         let output = try runPython(script: "scripts/open_with_pynacl.py", input: JSONSerialization.data(withJSONObject: request))
         let reply = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
@@ -106,6 +134,8 @@ import Testing
         }
         let quick = try #require(reply["quickpic"] as? [String])
         #expect(quick.map { [UInt8](Data(base64: $0)) } == contents)
+        let messages = try #require(reply["quickpic_message"] as? [String])
+        #expect(messages.map { [UInt8](Data(base64: $0)) } == contents)
     }
 
     private func runPython(script: String, input: Data) throws -> Data {

@@ -22,8 +22,17 @@ struct Vectors: Decodable, Sendable {
         let name: String
         let payload: String?
         let blob: String?
+        let encrypted_content: String?
+        let signature: String?
         let error: String
         let key: String?
+    }
+    struct MessageOpen: Decodable, Sendable {
+        let name: String
+        let content: String
+        let content_type: String
+        let encrypted_content: String
+        let signature: String
     }
     struct QuickPicOpen: Decodable, Sendable {
         let name: String
@@ -39,6 +48,7 @@ struct Vectors: Decodable, Sendable {
     let keys: Keys
     let greenbox: Suite<GreenBoxOpen>
     let quickpic: Suite<QuickPicOpen>
+    let quickpic_message: Suite<MessageOpen>
 
     static let shared: Vectors = {
         let url = Bundle.module.url(forResource: "pynacl-vectors", withExtension: "json", subdirectory: "Vectors")!
