@@ -63,8 +63,11 @@ import Testing
         // The accounting closes per member, and little is left missing.
         #expect(messages.closes && messages.expected == c[.messagesExpected] && messages.lostTotal == c[.messagesLost], "\(messages)")
         #expect(media.closes && media.expected == c[.mediaExpected] && media.lostTotal == c[.mediaLost], "\(media)")
-        #expect(messages.lostTotal * 20 <= messages.expected, "\(messages)")
-        #expect(media.lostTotal * 10 <= media.expected, "\(media)")
+        // What is still missing is what members owed when the run ended (`never_back`: how much depends on how
+        // loaded the machine is at the end); a member back on its network misses almost nothing.
+        #expect(Set(messages.lost.keys).isSubset(of: ["never_back", "not_received"]), "\(messages)")
+        #expect((messages.lost["not_received"] ?? 0) * 20 <= messages.expected, "\(messages)")
+        #expect((media.lostTotal - (media.lost["never_back"] ?? 0)) * 10 <= media.expected, "\(media)")
         // Live and caught-up latency kept apart.
         #expect(outcome.metrics.statistic("message_latency", "count") == Double(c[.messagesReceived] - c[.messagesCaughtUp]))
         #expect(outcome.metrics.statistic("message_catch_up_latency", "count") == Double(c[.messagesCaughtUp]))

@@ -32,7 +32,7 @@ struct Lifecycle: Sendable {
     private(set) var joined = false
     private(set) var subscribed = false
     /// Wall time the connection or channel last went down, until the next subscription.
-    private var lostAt: Double?
+    private(set) var lostAt: Double?
 
     /// Comes online at `t`; false when it is not waiting (it arrived already, or left before arriving).
     mutating func arrive(at t: Double) -> Bool {

@@ -277,6 +277,9 @@ public actor VirtualDevice {
         return (account.userID, account.session.accessToken, recentRows)
     }
 
+    /// Online and subscribed to its rows or channels now.
+    var isListening: Bool { life.onlineSince != nil && life.subscribed && life.lostAt == nil }
+
     /// What the group retention check needs, online or not (a member reads its ended group's data until the
     /// purge): who it is, its token, and what it put in its group.
     func groupRetentionView() -> (userID: String, token: String, contributed: [GroupItem: Int])? {

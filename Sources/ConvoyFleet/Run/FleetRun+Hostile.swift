@@ -119,6 +119,14 @@ extension FleetRun {
                 await withTaskGroup(of: [ProbeOutcome].self) { group in
                     for cast in casts {
                         group.addTask {
+                            // Probes that post to the victim judge what its phone hears: it listens first (a phone slow
+                            // to subscribe on a loaded machine would hear nothing), for at most 30 s.
+                            if let victim = devices[cast.victim] {
+                                let until = clock.now() + 30
+                                while await !victim.isListening, clock.now() < until {
+                                    try? await clock.monotonic.sleep(until: clock.now() + 0.25)
+                                }
+                            }
                             let attacker = await party(cast.attacker)
                             let victims = ProbeVictims(friend: await party(cast.friend), victim: await party(cast.victim),
                                                        stranger: await party(cast.stranger))
