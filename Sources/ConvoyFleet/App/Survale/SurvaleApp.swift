@@ -188,10 +188,9 @@ public final class SurvaleApp: AppProfile {
             return change.record["status"] == "pending" ? .joinRequest(id) : .notMine
         case "op_messages":
             guard let sender = change.record["sender_id"], let body = change.record["body"],
-                  let line = try? JSONDecoder().decode(ChatLine.self, from: Data(body.utf8))
+                  let message = Self.message(body: body, mediaPath: change.record["media_path"])
             else { return .malformed }
-            return .groupMessage(sender: sender, GroupMessage(seq: line.seq, sentNanos: line.sent_ns, text: line.text,
-                                                              media: Self.media(of: line, path: change.record["media_path"])))
+            return .groupMessage(sender: sender, message)
         default: return .notMine
         }
     }
