@@ -62,9 +62,12 @@ extension ProbeRunner {
         }
         if let control {
             // The control's own marker: the channel delivers (and a joined actor would hear it).
+            // Its marker is a positive event, awaited as long as a join (a loaded server is slow, not
+            // deaf); the actor's broadcast went first, so by then it has had its chance to arrive too.
             control.client.broadcast(topic, event: "probe_marker", payload: ["probe_ref": ref + "-control"])
-            guard await control.heard(ref + "-control", within: probe.wait) else {
-                return inconclusive("the control (\(probe.control!.rawValue)) did not hear its own broadcast within \(probe.wait) s")
+            let markerWait = max(probe.wait, 10)
+            guard await control.heard(ref + "-control", within: markerWait) else {
+                return inconclusive("the control (\(probe.control!.rawValue)) did not hear its own broadcast within \(markerWait) s")
             }
         }
         if joined, probe.broadcast != nil, let control {
