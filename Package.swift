@@ -51,11 +51,14 @@ let package = Package(
         .systemLibrary(
             name: "CGPS", pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
 
         // Leaves. ConvoySodium is the one wrapper of libsodium (keys, boxes, AEAD,
         // signatures, Argon2id); ConvoyCrypto holds the app envelopes on top of it.
         .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
-        .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium"], swiftSettings: swiftSettings),
+        .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "CZlib"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
         .target(
             name: "ConvoyMetrics",

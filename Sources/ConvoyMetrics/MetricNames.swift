@@ -83,7 +83,7 @@ extension HistogramName {
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness, .joinApproval, .joinChannel,
         .mediaUpload, .mediaLatency, .mediaDownload, .messageCatchUpLatency, .mediaCatchUpLatency,
-    ]
+    ] + mailbox
 }
 
 extension CounterName {
@@ -251,10 +251,11 @@ extension CounterName {
         .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried,
         .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
         .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
-    ]
+    ] + mailbox
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.
-    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "messages_lost", "media_failed", "media_lost"]
+    public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "messages_lost", "media_failed",
+                                  "media_lost"] + mailboxFamilies
 
     /// Whether `name` is a counter a run records (one of `all`, or of a family).
     public static func isKnown(_ name: String) -> Bool {

@@ -45,6 +45,9 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         "http.errors": (CounterName.httpErrors.name, CounterName.httpRequests.name),
         "media.loss": (CounterName.mediaLost.name, CounterName.mediaExpected.name),
         "messages.loss": (CounterName.messagesLost.name, CounterName.messagesExpected.name),
+        // Mailbox apps: messages a recipient polling in time never got (the backend's loss), of those sent; polls that found nothing.
+        "mailbox.loss": (CounterName.mailboxLost(reason: "not_fetched").name, CounterName.mailboxSent.name),
+        "mailbox.empty_polls": (CounterName.mailboxPollsEmpty.name, CounterName.mailboxPolls.name),
     ]
 
     public struct ParseError: Error, Sendable, CustomStringConvertible {

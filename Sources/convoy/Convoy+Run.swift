@@ -295,6 +295,7 @@ extension Convoy {
             summary.probes = outcome.probes
             summary.network = outcome.network
             summary.groups = outcome.groups
+            summary.mailbox = outcome.mailbox
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters[.sentOtherShards])

@@ -15,6 +15,21 @@ public protocol AppProfile: Sendable {
     /// The scenario's `app:` value.
     var name: String { get }
 
+    // MARK: Accounts (`AppProfile+Accounts.swift`: GoTrue's unless the app has its own)
+
+    /// Signs up (through the admin API with `adminKey`, for projects that confirm emails) and publishes
+    /// `keys`' public key as the app does after sign-up; the session.
+    func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
+
+    /// Signs in again with the account's password.
+    func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
+
+    /// A new session for the refresh token (which rotates: keep the new one).
+    func refresh(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
+
+    /// Logs out: the session's tokens are refused from then on.
+    func signOut(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
     // MARK: Onboarding and pairing
 
     /// Makes `key` the one friends seal to (after sign-up, and after a reinstall).
@@ -76,6 +91,13 @@ public protocol AppProfile: Sendable {
     func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
 
     // MARK: Receiving
+
+    /// How friends' messages reach the phone: pushed on Realtime, or fetched from a mailbox it polls
+    /// (`AppProfile+Mailbox.swift`; default Realtime).
+    var delivery: Delivery { get }
+
+    /// Whether its phones share their position (and so run the GPS); QuickPic's do not.
+    var sharesLocation: Bool { get }
 
     /// What the phone subscribes to on its Realtime connection.
     func subscription(for userID: String) -> AppSubscription
@@ -193,6 +215,26 @@ public protocol AppProfile: Sendable {
 
     /// The request that posts `ciphertext` to `recipient` as `sender` (a replay probe's re-post).
     func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest
+
+    // MARK: Mailbox (apps whose phones message each friend through a mailbox it polls: `AppProfile+Mailbox.swift`)
+
+    /// The signing keys `userIDs` published (apps whose messages are signed), by user id; default none.
+    func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey]
+
+    /// `message` encoded as the app encodes it (a text, a photo), sealed to `friend` and signed by the sender's keys.
+    func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage
+
+    /// Posts a sealed message to its recipient's mailbox; the message's id and what the request moved.
+    func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
+
+    /// The oldest pending messages of the session's user, at most `limit` (fetching deletes nothing).
+    func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage
+
+    /// Verifies the sender's signature, then opens and decodes a fetched message (the friend's keys as read).
+    func openDirect(_ item: MailboxItem, from friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> DirectMessage
+
+    /// Acknowledges message `id`: the backend deletes it. What the request moved.
+    func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
 }
 
 /// One friendship to make: each side's token and preference; `pending`: the
@@ -203,6 +245,8 @@ public struct FriendRequest: Sendable {
     public var inviterPreference: String
     public var inviteePreference: String
     public var pending: Bool
+    /// The invitee declines it (apps with a reject: QuickPic); the two are not friends.
+    public var declined = false
 
     public init(inviter: Session, invitee: Session, inviterPreference: String, inviteePreference: String, pending: Bool) {
         (self.inviter, self.invitee, self.inviterPreference, self.inviteePreference, self.pending)

@@ -2,7 +2,7 @@
 /// the modes its scenario can choose.
 public enum Apps {
     /// The apps Convoy simulates, by `app:` name.
-    public static let names = ["greenbox", "survale"]
+    public static let names = ["greenbox", "survale", "quickpic"]
 
     /// Per-party placeholders the apps' probe casts fill (`{{victim.operation}}`), for catalogues to name.
     public static let probeFields = SurvaleApp.probeFields
@@ -15,6 +15,7 @@ public enum Apps {
         switch name {
         case "greenbox": GreenBoxApp.modes
         case "survale": SurvaleApp.modes
+        case "quickpic": QuickPicApp.modes
         default: nil
         }
     }
@@ -25,6 +26,7 @@ public enum Apps {
         switch name {
         case "greenbox": GreenBoxApp(options)
         case "survale": SurvaleApp()
+        case "quickpic": QuickPicApp()
         default: nil
         }
     }

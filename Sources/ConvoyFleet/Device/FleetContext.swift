@@ -27,6 +27,8 @@ public final class FleetContext: Sendable {
     public let media = ChatLedger()
     /// Group apps' chat lines (without media): who should have each, and who did, live or after a gap.
     public let messages = ChatLedger()
+    /// Mailbox apps' direct messages: each posted, and what became of it.
+    public let mailbox = MailboxLedger()
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,

@@ -21,14 +21,13 @@ extension Onboarding {
     /// and published its key (friendships refer to the `users` row).
     public func signIn(_ index: Int, password: String, deadline: Double) async throws -> RemoteAccount {
         let http = SupabaseHTTP(engine: engine, target: target)
-        let auth = SupabaseAuth(http)
         let app = app
         var account: RemoteAccount?
         var wait = 0.25
         // Untyped throws here: the typed-throws form of this loop crashes the Swift 6.3 optimiser (SIL ownership).
         let email = email(index)
         func attempt() async throws(any Error) -> RemoteAccount? {
-            if account == nil { account = RemoteAccount(index: index, session: try await auth.signIn(email: email, password: password)) }
+            if account == nil { account = RemoteAccount(index: index, session: try await app.signIn(email: email, password: password, via: http)) }
             return try await app.hasPublishedKey(account!.userID, token: account!.session.accessToken, via: http) ? account : nil
         }
         while true {
@@ -54,7 +53,7 @@ extension Onboarding {
     public func fresh(_ account: RemoteAccount, margin: Double = 60) async throws -> RemoteAccount {
         guard account.session.expiresAt - margin <= Date().timeIntervalSince1970 else { return account }
         var refreshed = account
-        refreshed.session = try await SupabaseAuth(SupabaseHTTP(engine: engine, target: target)).refresh(account.session.refreshToken)
+        refreshed.session = try await app.refresh(account.session, via: SupabaseHTTP(engine: engine, target: target))
         return refreshed
     }
 

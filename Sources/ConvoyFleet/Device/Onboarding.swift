@@ -27,6 +27,8 @@ public struct Friend: Sendable, Equatable {
     public let iShare: String
     /// Whether the friendship is active (false: the invite was left at "decide later").
     public let active: Bool
+    /// The Ed25519 key the friend signs its messages with, for apps that sign (`AppProfile.signingKeys`).
+    public var signingKey: PublicKey? = nil
 }
 
 /// Everything before sharing (greenbox-prd.md §4–5): sign up, generate a key
@@ -55,16 +57,8 @@ public struct Onboarding: Sendable {
         let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
         let email = email(index)
         let password = given ?? Data(Sodium.randomBytes(18)).base64EncodedString()
-        let auth = SupabaseAuth(http)
-        let session: Session
-        if let adminKey {
-            try await auth.adminCreateUser(email: email, password: password, serviceKey: adminKey)
-            session = try await auth.signIn(email: email, password: password)
-        } else {
-            session = try await auth.signUp(email: email, password: password)
-        }
         let keys = try BoxKeyPair()
-        try await app.publishKey(keys.publicKey, session: session, via: http)
+        let session = try await app.signUp(email: email, password: password, keys: keys, adminKey: adminKey, via: http)
         return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)
     }
 
@@ -103,8 +97,10 @@ extension Onboarding {
     /// One friendship: the inviter's side with its preference, then (unless pending) the invitee's.
     static func befriend(_ p: SocialGraph.Pair, inviter: Session, invitee: Session, preference: @Sendable (Int, Int) -> String,
                          app: any AppProfile, http: SupabaseHTTP) async throws {
-        try await app.befriend(FriendRequest(inviter: inviter, invitee: invitee, inviterPreference: preference(p.inviter, p.invitee),
-                                             inviteePreference: preference(p.invitee, p.inviter), pending: p.pending), via: http)
+        var request = FriendRequest(inviter: inviter, invitee: invitee, inviterPreference: preference(p.inviter, p.invitee),
+                                    inviteePreference: preference(p.invitee, p.inviter), pending: p.pending)
+        request.declined = p.declined
+        try await app.befriend(request, via: http)
     }
 
     /// `device`'s friends with their published keys, read as the app reads them.
@@ -114,9 +110,15 @@ extension Onboarding {
         guard !pairs.isEmpty else { return [] }
         let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
         let keys = try await app.publicKeys(of: others.map(userID), token: token, via: http)
-        return try zip(pairs, others).map { pair, other in
-            guard let key = keys[userID(other)] else { throw SupabaseError.unexpected("no public key for device \(other)") }
-            return Friend(index: other, userID: userID(other), publicKey: key, iShare: preference(device, other), active: !pair.pending)
+        let signing = try await app.signingKeys(of: others.map(userID), token: token, via: http)
+        return try zip(pairs, others).compactMap { pair, other in
+            guard let key = keys[userID(other)] else {
+                // An app that shows keys to friends alone (QuickPic): a request left pending or declined has none.
+                if pair.pending || pair.declined { return nil }
+                throw SupabaseError.unexpected("no public key for device \(other)")
+            }
+            return Friend(index: other, userID: userID(other), publicKey: key, iShare: preference(device, other),
+                          active: !pair.pending && !pair.declined, signingKey: signing[userID(other)])
         }
     }
 }

@@ -23,7 +23,7 @@ extension VirtualDevice {
         guard let battery = profile.battery else { return }
         energy = EnergyLedger(profile: battery, start: t)
         // Without location permission in the background, the GPS never runs for this app.
-        gpsSince = profile.sharesNothing ? nil : t
+        gpsSince = profile.sharesNothing || !app.sharesLocation ? nil : t
     }
 
     /// An HTTP exchange: `body` bytes up with headers, `response` bytes down with headers; `since`: when it

@@ -128,7 +128,7 @@ extension VirtualDevice {
     func signInAgain() async {
         let started = context.clock.now()
         do {
-            let session = try await SupabaseAuth(http).signIn(email: account.email, password: account.password)
+            let session = try await app.signIn(email: account.email, password: account.password, via: http)
             spendHTTP(body: 120, response: 1_400, since: started)
             metrics.count(.httpRequests)
             metrics.record(.signInAgain, seconds: context.clock.now() - started)

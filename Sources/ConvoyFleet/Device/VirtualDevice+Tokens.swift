@@ -43,7 +43,7 @@ extension VirtualDevice {
     func performRefresh() async {
         let started = context.clock.now()
         do {
-            let session = try await SupabaseAuth(http).refresh(account.session.refreshToken)
+            let session = try await app.refresh(account.session, via: http)
             spendHTTP(body: 80, response: 1_400, since: started)  // a refresh token up; a session (two tokens and the user) down
             metrics.count(.httpRequests)
             metrics.record(.tokenRefresh, seconds: context.clock.now() - started)

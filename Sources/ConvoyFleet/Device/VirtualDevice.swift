@@ -42,8 +42,12 @@ public actor VirtualDevice {
         public var tunnel: TunnelProxy?
         /// Group apps: how often it posts a message to its group, seconds (nil: never).
         public var messageEvery: ClosedRange<Double>?
-        /// Group apps with media: the photos and videos it sends to its group.
+        /// Group apps with media: the photos and videos it sends to its group; mailbox apps: the photos it sends friends.
         public var media: [MediaPlan] = []
+        /// Mailbox apps: how often it polls (nil: never: it does not open the app, what is sent to it waits), and how
+        /// often it logs out and in again (nil: never).
+        public var pollEvery: ClosedRange<Double>?
+        public var reloginEvery: ClosedRange<Double>?
 
         public init(cadence: ClosedRange<Double>, background: Bool, replayer: Replayer, accuracy: AccuracyModel, seed: UInt64,
                     battery: BatteryProfile? = nil, locationMode: LocationMode = .highAccuracy, live: LiveFeed? = nil) {
@@ -158,6 +162,8 @@ public actor VirtualDevice {
     var contributed: [GroupItem: Int] = [:]
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
+    /// Mailbox apps (`VirtualDevice+Mailbox`): what it has shown and acknowledged, and its poll in flight.
+    var mailbox = MailboxState()
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
                 pairing: DevicePairing? = nil, group: GroupRole? = nil) throws {
@@ -191,6 +197,8 @@ public actor VirtualDevice {
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard life.onlineSince != nil else { return }
+        // No Realtime: it polls its mailbox.
+        if app.delivery == .mailbox { return openMailbox(at: intended) }
         // Not let in yet: it asks, and connects once its owner has let it in.
         if groupRole?.joinsByRequest == true { return await askToJoin() }
         connect(at: intended)
@@ -254,7 +262,7 @@ public actor VirtualDevice {
 
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
     var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling
-        && !missedChat.running && !missedChat.isOwed }
+        && !missedChat.running && !missedChat.isOwed && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
 
     /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
     /// for it), or at `deadline` (the run's clock).

@@ -113,5 +113,7 @@ extension FleetRun {
         public var network: [RunSummary.NetworkGroup]?
         /// A group app's groups and their auto-end; nil for other apps (or without the service key to read them).
         public var groups: GroupsReport?
+        /// A mailbox app's messages; nil for other apps.
+        public var mailbox: MailboxReport? = nil
     }
 }

@@ -189,6 +189,7 @@ public final class FleetRun: Sendable {
             var permissions = SeededGenerator(seed: scenario.seed ^ UInt64(i), stream: 0x1A11)
             profile.whenInUseOnly = background && permissions.chance(group.whenInUseShare)
             (profile.messageEvery, profile.media) = (group.messageEvery, group.media)
+            (profile.pollEvery, profile.reloginEvery) = (group.pollsNever ? nil : group.pollEvery, group.reloginEvery)
             (profile.backgroundMode, profile.keyLookup, profile.keyCacheTTL, profile.general)
                 = (group.backgroundMode, group.keyLookup, group.keyCacheTTL, group.general)
             if let link = links[i] { (profile.link, profile.tunnel) = (link, proxy?.tunnel(for: i)) }
@@ -277,11 +278,7 @@ public final class FleetRun: Sendable {
                 var next = t0 + checker.policy.checkEvery
                 while !Task.isCancelled {
                     do { try await clock.monotonic.sleep(until: next) } catch { return }
-                    if app.audience == .group {
-                        await checker.groupRound(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
-                    } else {
-                        await checker.round(devices: fleet, app: app, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
-                    }
+                    await checker.round(for: app, devices: fleet, http: http, serviceKey: serviceKey, clock: clock, t: clock.now() - t0)
                     next = max(next + checker.policy.checkEvery, clock.now())
                 }
             }
@@ -328,6 +325,7 @@ public final class FleetRun: Sendable {
         await retentionTask?.value
         for d in devices { await d.disconnect() }
         let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app, purged: retention?.groupEndsSeen ?? [:]) : nil
+        let mailbox = app.delivery == .mailbox ? closeMailbox(context.mailbox, purgeLimit: scenario.retention.limit) : nil
         schedulerTask.cancel()
         await schedulerTask.value
         let shaping = proxy.map { p in
@@ -379,7 +377,7 @@ public final class FleetRun: Sendable {
         if !feeds.isEmpty { snapshot.counters[.liveFixesReceived] = feeds.reduce(0) { $0 + $1.received } }
         // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
         snapshot.counters[.devicesNeverSubscribed] = deaf
-        return Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
+        var outcome = Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),
                                                        delivered: accounting.delivered, devices: mine.count),
@@ -391,6 +389,8 @@ public final class FleetRun: Sendable {
                        },
                        ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
                        network: Self.network(scenario, figures: shaping), groups: groups)
+        outcome.mailbox = mailbox
+        return outcome
     }
 
     private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }

@@ -185,6 +185,11 @@ public struct DeviceGroup: Sendable, Equatable {
     public var gpsDenied = GPSDenied()
     /// Group apps: each phone posts a message to its group this often, drawn uniformly in the range, seconds (nil: none).
     public var messageEvery: ClosedRange<Double>?
+    /// Mailbox apps: how often each phone polls its mailbox (`poll_every`; default 5–10 s), or never (`poll_every: never`),
+    /// and how often it logs out and in again (`relogin_every`; nil: never).
+    public var pollEvery: ClosedRange<Double> = 5...10
+    public var pollsNever = false
+    public var reloginEvery: ClosedRange<Double>?
     /// Group apps with media: photos and videos each phone sends to its group (`photo_every`, `video_every`).
     public var media: [MediaPlan] = []
     /// Where `tracks` and `network` are in the scenario file (for errors found when they are loaded).
@@ -228,6 +233,8 @@ public struct Social: Sendable, Equatable {
     public var communities: Int
     /// The fraction of invitations left to "decide later" (pending, never shared).
     public var decideLater: Double
+    /// Of the others, the fraction the invitee declines (apps with a reject: QuickPic's friend requests).
+    public var decline = 0.0
     /// Of those, the fraction accepted later, at a seeded time in the steady part (apps that pair during the run).
     public var acceptLater: Double = 0
     public var acceptLaterLine = 0

@@ -48,6 +48,7 @@ extension Reader {
             }
         }
         let group = Apps.make(choice.name, options: choice.options)?.audience == .group
+        let mailbox = Apps.make(choice.name, options: choice.options)?.delivery == .mailbox
         let social = try m["social"]?.mapping(Self.socialKeys)
         if group {
             // A group app shares with its team at once: the teams are the social graph.
@@ -59,19 +60,30 @@ extension Reader {
             }
         } else if let groups = social?["groups"] {
             throw groups.error("groups are teams for apps that share with a team at once (app: survale); \(choice.name) shares with each friend")
-        } else {
+        } else if !mailbox {
             for g in try m["groups"]?.sequence() ?? [] {
                 if let every = try g.mapping(Self.groupKeys)["message_every"] {
-                    throw every.error("message_every posts to a team (app: survale); \(choice.name) has no group messages")
+                    throw every.error("message_every posts to a team (app: survale) or to friends (app: quickpic); \(choice.name) has no messages")
                 }
             }
         }
-        if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
-            for g in try m["groups"]?.sequence() ?? [] {
-                let keys = try g.mapping(Self.groupKeys)
-                if let key = Self.mediaKeys.first(where: { keys[$0] != nil }), let r = keys[key] {
-                    throw r.error("\(key) sends media to a team's chat (app: survale); \(choice.name) has no media")
+        for g in try m["groups"]?.sequence() ?? [] {
+            let keys = try g.mapping(Self.groupKeys)
+            if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
+                // A mailbox app sends photos to friends, not videos.
+                let refused = mailbox ? ["video_every", "video_size"] : Self.mediaKeys
+                if let key = refused.first(where: { keys[$0] != nil }), let r = keys[key] {
+                    throw r.error(mailbox ? "\(key): \(choice.name) sends texts and photos, no videos"
+                                  : "\(key) sends media to a team's chat (app: survale) or photos to friends (app: quickpic); \(choice.name) has no media")
                 }
+            }
+            if !mailbox, let key = ["poll_every", "relogin_every"].first(where: { keys[$0] != nil }), let r = keys[key] {
+                throw r.error("\(key) is for apps whose phones poll a mailbox (app: quickpic); \(choice.name) pushes on Realtime")
+            }
+        }
+        if mailbox {
+            for key in ["migration", "hostile"] where m[key] != nil {
+                throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
             }
         }
         return choice

@@ -6,7 +6,8 @@ import Yams
 extension Reader {
     static let groupKeys = ["name", "count", "tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share",
                             "precise_share", "network", "location_mode", "when_in_use_share", "background_mode", "key_lookup",
-                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions", "message_every"] + mediaKeys
+                            "key_cache_ttl", "general", "laplace_mean", "gps_denied", "conditions", "message_every", "poll_every",
+                            "relogin_every"] + mediaKeys
 
     func group() throws(ScenarioError) -> DeviceGroup {
         let m = try mapping(Self.groupKeys)
@@ -35,6 +36,11 @@ extension Reader {
         }
         if let denied = m["gps_denied"] { group.gpsDenied = try denied.gpsDenied() }
         if let every = m["message_every"] { group.messageEvery = try every.range() }
+        if let every = m["poll_every"] {
+            // `never`: phones that do not open the app, whose mailboxes wait for the fallback purge.
+            if (try? every.string()) == "never" { group.pollsNever = true } else { group.pollEvery = try every.range() }
+        }
+        if let every = m["relogin_every"] { group.reloginEvery = try every.range() }
         group.media = try mediaPlans(m)
         let mark = (m["tracks"] ?? self).node.mark
         (group.tracksLine, group.tracksColumn) = (mark?.line ?? 0, mark?.column ?? 0)

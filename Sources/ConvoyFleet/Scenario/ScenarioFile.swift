@@ -184,6 +184,14 @@ struct Reader {
         if m["retention"] == nil, Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group {
             scenario.retention.checkEvery = 0
         }
+        // A mailbox app's fallback purge (QuickPic: undelivered messages after 7 days, by a job every hour) unless the
+        // scenario compresses it; checked only when phones that never poll (`poll_every: never`) keep messages waiting.
+        if Apps.make(scenario.app.name, options: scenario.app.options)?.delivery == .mailbox {
+            let given = try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]) ?? [:]
+            if given["window"] == nil { scenario.retention.window = 7 * 86_400 }
+            if given["purge_every"] == nil { scenario.retention.purgeEvery = 3_600 }
+            if given["check_every"] == nil, !scenario.groups.contains(where: \.pollsNever) { scenario.retention.checkEvery = 0 }
+        }
         return scenario
     }
 
@@ -292,7 +300,7 @@ struct Reader {
         return low...high
     }
 
-    static let socialKeys = ["friends", "communities", "decide_later", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace",
+    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace",
                              "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after"]
 
     func social() throws(ScenarioError) -> Social {
@@ -337,6 +345,10 @@ struct Reader {
             social.approveAfter = try a.range(fromZero: true)
         }
         if let d = m["decide_later"] { social.decideLater = try d.fraction() }
+        if let d = m["decline"] {
+            guard social.groups == nil else { throw d.error("decline is for pairwise friend requests; groups are teams") }
+            social.decline = try d.fraction()
+        }
         if let a = m["accept_later"] {
             social.acceptLater = try a.fraction()
             (social.acceptLaterLine, social.acceptLaterColumn) = (a.node.mark?.line ?? 0, a.node.mark?.column ?? 0)

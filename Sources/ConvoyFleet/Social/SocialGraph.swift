@@ -14,6 +14,8 @@ public struct SocialGraph: Sendable, Equatable {
         public var invitee: Int
         /// Left at "decide later": the invite is never accepted, nothing is shared.
         public var pending: Bool
+        /// Declined by the invitee (`social.decline`): nothing is shared.
+        public var declined = false
     }
 
     public let devices: Int
@@ -78,7 +80,10 @@ public struct SocialGraph: Sendable, Equatable {
                     wanted[b] -= 1
                     if wanted[b] == 0 { close(b) }
                     let aInvites = rng.next() & 1 == 0
-                    pairs.append(Pair(inviter: aInvites ? a : b, invitee: aInvites ? b : a, pending: rng.chance(social.decideLater)))
+                    var pair = Pair(inviter: aInvites ? a : b, invitee: aInvites ? b : a, pending: rng.chance(social.decideLater))
+                    // Drawn only when asked for, so graphs without declines stay as they were.
+                    if social.decline > 0, !pair.pending { pair.declined = rng.chance(social.decline) }
+                    pairs.append(pair)
                 }
                 close(a)
             }

@@ -68,6 +68,8 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var network: [NetworkGroup]?
     /// A group app's groups (Survale's operations) and their auto-end (nil: not a group app).
     public var groups: GroupsReport?
+    /// A mailbox app's messages (QuickPic): accounting, ACK-then-delete, polling (nil: not a mailbox app).
+    public var mailbox: MailboxReport?
 
     /// One group's network conditions, as they were applied.
     public struct NetworkGroup: Codable, Sendable, Equatable {
@@ -176,7 +178,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard, network
-        case groups
+        case groups, mailbox
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"
@@ -225,6 +227,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
         if let p = probes, p.leaks > 0 { out.append("a probe leaked (see the summary's probes)") }
         if let r = retention, !r.holds { out.append("retention: \(r.verdict)") }
         if let g = groups, !g.holds { out.append("auto-end: \(g.verdict)") }
+        if let m = mailbox, !m.holds { out.append("mailbox: \(m.verdict)") }
         return out
     }
 

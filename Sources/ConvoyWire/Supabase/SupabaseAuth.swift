@@ -34,6 +34,11 @@ public struct SupabaseAuth: Sendable {
                                              body: SupabaseHTTP.json(["refresh_token": refreshToken])))
     }
 
+    /// `POST /logout`: the session's refresh tokens are revoked.
+    public func signOut(_ accessToken: String) async throws(SupabaseError) {
+        _ = try await http.send("POST", "/auth/v1/logout", token: accessToken)
+    }
+
     static func session(_ r: HTTPResponse) throws(SupabaseError) -> Session {
         guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any],
               let access = o["access_token"] as? String, let refresh = o["refresh_token"] as? String,

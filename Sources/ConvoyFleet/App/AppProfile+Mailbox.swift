@@ -1,0 +1,114 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// How a friend's message reaches a phone.
+public enum Delivery: Sendable, Equatable {
+    /// Pushed on the phone's Realtime connection (Green Box's rows, Survale's broadcasts).
+    case realtime
+    /// Stored by the backend in the recipient's mailbox until the phone, polling, fetches it and
+    /// acknowledges it (QuickPic: `GET /messages`, then `POST /messages/:id/ack`, which deletes it).
+    case mailbox
+}
+
+/// A message from one phone to one friend as the phone composes it; the app encodes it (QuickPic: UTF-8
+/// text, or a PNG gzipped) and carries Convoy's sequence number and send time inside what it encrypts.
+public struct DirectMessage: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        case text, photo
+    }
+
+    public var kind: Kind
+    /// The sender's count of messages, one sequence for all its friends.
+    public var seq: UInt64
+    /// Intended send time, Unix nanoseconds.
+    public var sentNanos: Int64
+    /// How big the encoded content is meant to be (a photo's file), bytes; what the recipient decoded, on arrival.
+    public var size: Int
+
+    public init(kind: Kind, seq: UInt64, sentNanos: Int64, size: Int) {
+        (self.kind, self.seq, self.sentNanos, self.size) = (kind, seq, sentNanos, size)
+    }
+}
+
+/// A message sealed for one recipient, as the app posts it: its ciphertext and the sender's signature over it
+/// (empty for apps that sign nothing), base64 where the wire wants it is the app's business.
+public struct SealedMessage: Sendable, Equatable {
+    public var recipient: String
+    public var kind: DirectMessage.Kind
+    public var ciphertext: [UInt8]
+    public var signature: [UInt8]
+
+    public init(recipient: String, kind: DirectMessage.Kind, ciphertext: [UInt8], signature: [UInt8]) {
+        (self.recipient, self.kind, self.ciphertext, self.signature) = (recipient, kind, ciphertext, signature)
+    }
+}
+
+/// What a mailbox request moved: the message's id (a post), bytes up and down (headers included).
+public struct MailboxReceipt: Sendable, Equatable {
+    public var id: String?
+    /// When the backend stored it (a post), Unix seconds.
+    public var createdAt: Double?
+    public var bytesUp: Int
+    public var bytesDown: Int
+
+    public init(id: String? = nil, createdAt: Double? = nil, bytesUp: Int, bytesDown: Int) {
+        (self.id, self.createdAt, self.bytesUp, self.bytesDown) = (id, createdAt, bytesUp, bytesDown)
+    }
+}
+
+/// A pending message as the mailbox lists it.
+public struct MailboxItem: Sendable, Equatable {
+    public var id: String
+    public var sender: String
+    /// When the backend stored it, Unix seconds (its clock).
+    public var createdAt: Double
+    public var sealed: SealedMessage
+
+    public init(id: String, sender: String, createdAt: Double, sealed: SealedMessage) {
+        (self.id, self.sender, self.createdAt, self.sealed) = (id, sender, createdAt, sealed)
+    }
+}
+
+/// One poll's answer: the messages (oldest first), those the phone could not read (skipped, counted), and what it moved.
+public struct MailboxPage: Sendable {
+    public var items: [MailboxItem]
+    public var malformed: Int
+    public var bytesUp: Int
+    public var bytesDown: Int
+
+    public init(items: [MailboxItem], malformed: Int = 0, bytesUp: Int, bytesDown: Int) {
+        (self.items, self.malformed, self.bytesUp, self.bytesDown) = (items, malformed, bytesUp, bytesDown)
+    }
+}
+
+/// Apps whose messages are pushed on Realtime have no mailbox.
+extension AppProfile {
+    public var delivery: Delivery { .realtime }
+
+    public var sharesLocation: Bool { true }
+
+    public func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
+        [:]
+    }
+
+    public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
+        throw CryptoError.unsupportedVersion("\(name) sends no direct messages")
+    }
+
+    public func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
+    }
+
+    public func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
+    }
+
+    public func openDirect(_ item: MailboxItem, from friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> DirectMessage {
+        throw CryptoError.unsupportedVersion("\(name) sends no direct messages")
+    }
+
+    public func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
+    }
+}

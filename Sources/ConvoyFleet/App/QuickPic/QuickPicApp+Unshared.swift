@@ -1,0 +1,81 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// What QuickPic does not do: it shares no locations, pushes nothing on Realtime, has no invite codes and no
+/// key rotation (quickpic-spec.md, "Out of Scope"). A phone never calls these for a mailbox app; a scenario
+/// that would (migration, pairing: prd) is refused when it is read.
+extension QuickPicApp {
+    static func unsupported(_ what: String) -> SupabaseError {
+        SupabaseError(kind: .unexpectedResponse, message: "QuickPic has no \(what)")
+    }
+
+    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        throw Self.unsupported("key rotation (its keys are published once, at registration)")
+    }
+
+    public func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        throw Self.unsupported("invite codes (friends are asked by username)")
+    }
+
+    public func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        throw Self.unsupported("invite codes (friends are asked by username)")
+    }
+
+    public var pairsDuringRun: Bool { false }
+
+    public func requestFriendship(to invitee: String, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
+        throw Self.unsupported("pairing during the run")
+    }
+
+    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        throw Self.unsupported("pairing during the run")
+    }
+
+    public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] { [] }
+
+    public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] { [] }
+
+    public func plaintext(of update: LocationPayload) -> LocationPayload { update }
+
+    public func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String {
+        throw CryptoError.unsupportedVersion("QuickPic shares no locations")
+    }
+
+    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        throw Self.unsupported("location updates")
+    }
+
+    public func subscription(for userID: String) -> AppSubscription { AppSubscription(topic: "", bindings: []) }
+
+    public func incoming(_ change: RealtimeClient.Change) -> Incoming { .notMine }
+
+    public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
+        throw CryptoError.unsupportedVersion("QuickPic shares no locations")
+    }
+
+    public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
+                        via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
+        CatchUpPage(updates: [], bytes: 0, cursor: cursor)
+    }
+
+    public func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] { [] }
+
+    public func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64> { [] }
+
+    public func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] { [] }
+
+    /// A probe cast's friendships: requested by `friend`, accepted by each of `others`.
+    public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {
+        for other in others {
+            try await befriend(FriendRequest(inviter: friend, invitee: other, inviterPreference: "precise", inviteePreference: "precise",
+                                             pending: false), via: http)
+        }
+    }
+
+    /// A replayed message: `ciphertext` is a captured `POST /messages` body, re-posted as it was.
+    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
+        AppRequest(method: "POST", path: "/messages", headers: [], fields: [("to_user_id", recipient), ("encrypted_content", ciphertext)])
+    }
+}

@@ -1,0 +1,262 @@
+import ConvoyCrypto
+import ConvoyGeo
+import ConvoyMetrics
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// What a phone of a mailbox app keeps (QuickPic): messages it has shown but not yet had acknowledged, those
+/// whose acknowledgement succeeded, and whether a poll is under way.
+struct MailboxState: Sendable {
+    /// Shown, acknowledgement not through yet (tried again at the next poll that brings them).
+    var shown: Set<String> = []
+    var acked: Set<String> = []
+    var polling = false
+    /// Polls that found a full page ask again at once, up to this many in a row.
+    var drained = 0
+}
+
+/// Mailbox apps (`AppProfile.delivery == .mailbox`, QuickPic): the phone sends each friend texts and photos
+/// (`message_every`, `photo_every`), sealed and signed, as single requests; polls its mailbox on its interval
+/// (`poll_every`); verifies, opens and shows each message, then acknowledges it (the backend deletes it). It
+/// refreshes its token before expiry and, now and then (`relogin_every`), logs out and in again. No Realtime.
+extension VirtualDevice {
+    /// The largest page a poll asks for.
+    static let mailboxPage = 50
+
+    /// Online: polls, and sends on its timers, each from a random phase.
+    func openMailbox(at intended: Double) {
+        life.joinedRealtime()
+        scheduleRefresh()
+        if let every = profile.pollEvery {
+            context.scheduler.at(intended + rng.uniform(0, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
+        } else {
+            // It never opens the app to read: what is sent to it waits for the fallback purge.
+            context.mailbox.parked(index)
+            markListening(arrivedAt: intended)
+        }
+        if let every = profile.messageEvery {
+            context.scheduler.at(intended + rng.uniform(0, every.upperBound)) { [weak self] t in await self?.sendDirect(.text, intended: t) }
+        }
+        for plan in profile.media where plan.kind == .photo {
+            context.scheduler.at(intended + rng.uniform(0, plan.every.upperBound)) { [weak self] t in await self?.sendPhoto(plan, intended: t) }
+        }
+        if let every = profile.reloginEvery {
+            context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.relogin(intended: t) }
+        }
+    }
+
+    private func markListening(arrivedAt: Double) {
+        guard case .first = life.subscription() else { return }
+        metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
+        context.presence.set(index, online: true)
+        ledger.online.append(.init(from: context.clock.wallNow()))
+    }
+
+    // MARK: Sending
+
+    func sendPhoto(_ plan: MediaPlan, intended: Double) async {
+        guard life.onlineSince != nil else { return }
+        context.scheduler.at(intended + rng.uniform(plan.every.lowerBound, plan.every.upperBound)) { [weak self] t in
+            await self?.sendPhoto(plan, intended: t)
+        }
+        await send(.photo, size: Int.random(in: plan.size, using: &rng), intended: intended)
+    }
+
+    func sendDirect(_ kind: DirectMessage.Kind, intended: Double) async {
+        guard life.onlineSince != nil, let every = profile.messageEvery else { return }
+        context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(kind, intended: t) }
+        await send(.text, size: 40 + Int(rng.next() % 160), intended: intended)
+    }
+
+    /// One message to a friend drawn at random: encoded and sealed (timed, as CPU the battery pays), then posted.
+    private func send(_ kind: DirectMessage.Kind, size: Int, intended: Double) async {
+        let active = friends.filter(\.active)
+        guard !active.isEmpty else { return }
+        let friend = active[Int(rng.next() % UInt64(active.count))]
+        messageSeq += 1
+        let message = DirectMessage(kind: kind, seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), size: size)
+        let clock = context.clock
+        var started = clock.now()
+        let sealed: SealedMessage
+        do { sealed = try app.sealDirect(message, to: friend, keys: account.keys) } catch {
+            metrics.count(.sealFailures)
+            return
+        }
+        let sealing = clock.now() - started
+        metrics.record(.seal, seconds: sealing)
+        spendCPU(seconds: sealing)
+        started = clock.now()
+        do {
+            let receipt = try await app.postDirect(sealed, from: account.session, via: http)
+            metrics.record(.mailboxPost, seconds: clock.now() - started)
+            metrics.count(.mailboxSent)
+            if kind == .photo { metrics.count(.mailboxPhotosSent) }
+            metrics.count(.mailboxBytesUp, by: receipt.bytesUp)
+            spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
+            context.mailbox.posted(sender: index, seq: message.seq, to: friend.index, id: receipt.id ?? "",
+                                   storedAt: receipt.createdAt ?? clock.wallNow())
+        } catch {
+            spendExchange(up: sealed.ciphertext.count * 4 / 3, down: 0, since: started)
+            metrics.count(.mailboxSendFailed)
+            metrics.count(.mailboxSendFailed(reason: countFailure(error)))
+        }
+        metrics.count(.httpRequests)
+    }
+
+    // MARK: Polling
+
+    /// One poll at its intended time (the next is scheduled first, on the interval: an open workload), then the
+    /// messages it brought: each verified, opened and shown, then acknowledged. A full page asks again at once.
+    func poll(intended: Double) async {
+        guard !life.isGone, let every = profile.pollEvery else { return }
+        if context.options.workload == .open || mailbox.drained > 0 {
+            context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
+        }
+        guard !mailbox.polling else { return }
+        mailbox.polling = true
+        defer { mailbox.polling = false }
+        var full = true
+        var rounds = 0
+        while full, rounds < 10, !life.isGone {
+            rounds += 1
+            full = await pollOnce() == Self.mailboxPage
+        }
+    }
+
+    /// One `fetchMailbox`; how many messages it returned (nil: it failed).
+    @discardableResult
+    func pollOnce() async -> Int? {
+        let clock = context.clock
+        let started = clock.now(), startedWall = clock.wallNow()
+        let page: MailboxPage
+        do {
+            page = try await app.fetchMailbox(limit: Self.mailboxPage, session: account.session, via: http)
+        } catch {
+            metrics.count(.httpRequests)
+            metrics.count(.mailboxPollFailures)
+            spendExchange(up: 0, down: 0, since: started)
+            _ = countFailure(error)
+            return nil
+        }
+        metrics.count(.httpRequests)
+        metrics.record(.mailboxPoll, seconds: clock.now() - started)
+        metrics.count(.mailboxPolls)
+        metrics.count(.mailboxBytesDown, by: page.bytesDown)
+        spendExchange(up: page.bytesUp, down: page.bytesDown, since: started)
+        context.mailbox.polled(index, at: startedWall)
+        if let arrived = life.onlineSince { markListening(arrivedAt: arrived) }
+        if page.items.isEmpty { metrics.count(.mailboxPollsEmpty) }
+        if page.malformed > 0 { metrics.count(.mailboxRejected(reason: "malformed"), by: page.malformed) }
+        for item in page.items { await take(item, polledAt: startedWall) }
+        return page.items.count + page.malformed
+    }
+
+    /// A fetched message: checked against what was acknowledged, opened, shown once, acknowledged.
+    private func take(_ item: MailboxItem, polledAt: Double) async {
+        guard context.mailbox.fetched(item.id), !mailbox.acked.contains(item.id) else {
+            // Its acknowledgement succeeded and the backend still serves it: not deleted.
+            metrics.count(.mailboxAfterAck)
+            return
+        }
+        if mailbox.shown.contains(item.id) {
+            // Shown already; its acknowledgement did not go through: once more.
+            metrics.count(.mailboxDuplicates)
+            await acknowledge(item.id)
+            return
+        }
+        guard let sender = friendIndex[item.sender], let friend = friends.first(where: { $0.index == Int(sender) }), friend.active else {
+            reject(item, reason: "not_a_friend")
+            await acknowledge(item.id)
+            return
+        }
+        let clock = context.clock
+        let started = clock.now()
+        let message: DirectMessage
+        do { message = try app.openDirect(item, from: friend, keys: account.keys) } catch {
+            reject(item, reason: error == .badSignature ? "bad_signature" : "\(error)".hasPrefix("the decrypted") ? "bad_content" : "cannot_open")
+            await acknowledge(item.id)
+            return
+        }
+        let opening = clock.now() - started
+        metrics.record(.open, seconds: opening)
+        spendCPU(seconds: opening)
+        let now = clock.wallNow()
+        let latency = now - Double(message.sentNanos) / 1e9
+        let wait = max(0, polledAt - item.createdAt)
+        metrics.record(.mailboxLatency, seconds: latency)
+        metrics.record(.mailboxPollWait, seconds: min(wait, max(0, latency)))
+        metrics.record(.mailboxTransfer, seconds: max(0, latency - wait))
+        metrics.count(.mailboxReceived)
+        context.mailbox.delivered(sender: Int(sender), seq: message.seq)
+        mailbox.shown.insert(item.id)
+        await acknowledge(item.id)
+    }
+
+    private func reject(_ item: MailboxItem, reason: String) {
+        metrics.count(.mailboxRejected)
+        metrics.count(.mailboxRejected(reason: reason))
+        context.mailbox.rejected(id: item.id, reason: reason)
+    }
+
+    /// `POST …/ack`: deleted by the backend from now on; a 404 says it was gone already.
+    private func acknowledge(_ id: String) async {
+        let clock = context.clock
+        let started = clock.now()
+        do {
+            let receipt = try await app.acknowledge(id, session: account.session, via: http)
+            metrics.record(.mailboxAck, seconds: clock.now() - started)
+            metrics.count(.mailboxAcks)
+            spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
+            mailbox.shown.remove(id)
+            mailbox.acked.insert(id)
+            context.mailbox.acked(id)
+        } catch {
+            spendExchange(up: 0, down: 0, since: started)
+            if error.status == 404 {
+                metrics.count(.mailboxAckGone)
+                context.mailbox.ackFoundGone(id)
+                mailbox.shown.remove(id)
+            } else {
+                metrics.count(.mailboxAckFailures)
+                _ = countFailure(error)
+            }
+        }
+        metrics.count(.httpRequests)
+    }
+
+    // MARK: Sessions
+
+    /// Logs out (its tokens are refused from then on) and in again with its password, as a user who signs out does.
+    func relogin(intended: Double) async {
+        guard life.onlineSince != nil, let every = profile.reloginEvery else { return }
+        context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.relogin(intended: t) }
+        let clock = context.clock
+        let started = clock.now()
+        do {
+            try await app.signOut(account.session, via: http)
+            let session = try await app.signIn(email: account.email, password: account.password, via: http)
+            metrics.record(.relogin, seconds: clock.now() - started)
+            metrics.count(.relogins)
+            spendHTTP(body: 200, response: 1_400, since: started)
+            adopt(session, signedIn: true)
+        } catch {
+            metrics.count(.reloginFailures)
+            _ = countFailure(error, renew: false)
+            // Signed out and not in again: in again as the app would, with its password.
+            await signInAgain()
+        }
+        metrics.count(.httpRequests, by: 2)
+    }
+
+    /// An exchange whose bytes libcurl counted (headers included), plus TCP/IP's.
+    func spendExchange(up: Int, down: Int, since: Double) {
+        let now = context.clock.now()
+        if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
+        let start = min(since, now)
+        energy?.transfer(at: start, bytesUp: up + Self.tcpOverhead(up), bytesDown: down + Self.tcpOverhead(down), lasting: now - start)
+    }
+
+    /// TCP/IP headers for `bytes` of payload: 52 bytes a segment of 1,448 (and one segment at least).
+    static func tcpOverhead(_ bytes: Int) -> Int { 52 * max(1, (bytes + 1447) / 1448) }
+}

@@ -1,0 +1,34 @@
+import ConvoyWire
+import ConvoyMetrics
+
+/// Mailbox apps at the end of a run: the messages' accounting closed into the counters (`mailbox_delivered`,
+/// `mailbox_lost.<reason>`) and the summary's `mailbox` section, with the backend's ACK checks.
+extension FleetRun {
+    func closeMailbox(_ ledger: MailboxLedger, purgeLimit: Double) -> MailboxReport {
+        let closed = ledger.close(purgeLimit: purgeLimit)
+        var report = MailboxReport()
+        (report.sent, report.delivered, report.lost) = (closed.sent, closed.delivered, closed.lost)
+        (report.afterAck, report.ackGone) = (closed.afterAck, closed.ackGone)
+        let c = metrics.snapshot().counters
+        (report.polls, report.emptyPolls, report.pollFailures) = (c[.mailboxPolls], c[.mailboxPollsEmpty], c[.mailboxPollFailures])
+        (report.bytesUp, report.bytesDown) = (c[.mailboxBytesUp], c[.mailboxBytesDown])
+        metrics.count(.mailboxDelivered, by: closed.delivered)
+        metrics.count(.mailboxLost, by: report.lostTotal)
+        for (reason, n) in closed.lost { metrics.count(.mailboxLost(reason: reason), by: n) }
+        return report
+    }
+}
+
+extension RetentionChecker {
+    /// One round of whichever check the app's retention needs: its rows (Green Box), its groups' data after they end
+    /// (Survale), or its mailboxes' fallback purge (QuickPic).
+    func round(for app: any AppProfile, devices: [VirtualDevice], http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
+        if app.delivery == .mailbox {
+            await mailboxRound(devices: devices, app: app, http: http, clock: clock, t: t)
+        } else if app.audience == .group {
+            await groupRound(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
+        } else {
+            await round(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// A mailbox app's messages (QuickPic): the accounting (every message sent is delivered or lost with a
+/// reason), the backend's two ACK checks, and what polling cost (summary.json's `mailbox`; docs/results.md).
+public struct MailboxReport: Codable, Sendable, Equatable {
+    public var sent = 0
+    public var delivered = 0
+    /// Undelivered messages by reason: `not_fetched` (the recipient polled in time and never got it: the backend
+    /// lost it), `purged_unfetched` (the recipient's next poll came after the fallback purge was due), `parked` (a
+    /// recipient that never polls: the purge is its end), `not_polled_since`, `rejected_<reason>`.
+    public var lost: [String: Int] = [:]
+    /// Messages fetched again after their acknowledgement had succeeded: the backend did not delete on ACK.
+    public var afterAck = 0
+    /// Acknowledgements of a message just fetched that found it gone already.
+    public var ackGone = 0
+    public var polls = 0
+    public var emptyPolls = 0
+    public var pollFailures = 0
+    /// Bytes of sends up and of poll responses down (headers included).
+    public var bytesUp = 0
+    public var bytesDown = 0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case sent, delivered, lost, polls
+        case afterAck = "after_ack"
+        case ackGone = "ack_gone"
+        case emptyPolls = "empty_polls"
+        case pollFailures = "poll_failures"
+        case bytesUp = "bytes_up"
+        case bytesDown = "bytes_down"
+    }
+
+    public var lostTotal: Int { lost.values.reduce(0, +) }
+
+    /// Whether the accounting closes: every message sent is delivered or lost with a reason.
+    public var closes: Bool { sent == delivered + lostTotal }
+
+    /// ACK-then-delete held: nothing served again after its ACK, nothing gone before it.
+    public var holds: Bool { afterAck == 0 && ackGone == 0 && closes }
+
+    public var verdict: String {
+        if holds { return "ACK-then-delete held: \(delivered) of \(sent) delivered and acknowledged, none served again after its ACK" }
+        var parts: [String] = []
+        if afterAck > 0 { parts.append("\(afterAck) message(s) still served after their ACK succeeded (not deleted on ACK)") }
+        if ackGone > 0 { parts.append("\(ackGone) message(s) gone before their ACK") }
+        if !closes { parts.append("the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost") }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// QuickPic's JSON (docs/quickpic-api.md), as its client reads and writes it. Binary fields are base64 text
+/// here: the phone's app decodes them (the client carries blobs, it opens nothing).
+public enum QuickPic {
+    /// A user as the server shows one (`GET /users/:username`, a session's `user`).
+    public struct User: Codable, Sendable, Equatable {
+        public var id: String
+        public var username: String
+        public var publicKey: String
+        public var signingKey: String
+        public var createdAt: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, username
+            case publicKey = "public_key"
+            case signingKey = "signing_key"
+            case createdAt = "created_at"
+        }
+    }
+
+    /// What register, login and refresh return.
+    public struct SessionBody: Codable, Sendable {
+        public var accessToken: String
+        public var tokenType: String?
+        public var expiresIn: Double
+        public var expiresAt: Double?
+        public var refreshToken: String
+        public var user: User
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case tokenType = "token_type"
+            case expiresIn = "expires_in"
+            case expiresAt = "expires_at"
+            case refreshToken = "refresh_token"
+            case user
+        }
+    }
+
+    public struct Register: Codable, Sendable {
+        public var username: String
+        public var password: String
+        public var publicKey: String
+        public var signingKey: String
+
+        public init(username: String, password: String, publicKey: String, signingKey: String) {
+            (self.username, self.password, self.publicKey, self.signingKey) = (username, password, publicKey, signingKey)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case username, password
+            case publicKey = "public_key"
+            case signingKey = "signing_key"
+        }
+    }
+
+    /// A friend request (`POST /friends/request`, `GET /friends/requests`).
+    public struct Request: Codable, Sendable, Equatable {
+        public var id: String
+        public var fromUserID: String
+        public var fromUsername: String?
+        public var toUserID: String
+        public var status: String
+        public var createdAt: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, status
+            case fromUserID = "from_user_id"
+            case fromUsername = "from_username"
+            case toUserID = "to_user_id"
+            case createdAt = "created_at"
+        }
+    }
+
+    /// A friend as `GET /friends` lists one: the friend's user id and keys.
+    public struct Friend: Codable, Sendable, Equatable {
+        public var id: String
+        public var username: String
+        public var publicKey: String
+        public var signingKey: String
+        public var since: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, username, since
+            case publicKey = "public_key"
+            case signingKey = "signing_key"
+        }
+    }
+
+    /// A message to send: the fields of `QuickPicMessage` (base64) and its recipient.
+    public struct Outgoing: Codable, Sendable {
+        public var toUserID: String
+        public var encryptedContent: String
+        public var contentType: String
+        public var signature: String
+
+        public init(toUserID: String, encryptedContent: String, contentType: String, signature: String) {
+            (self.toUserID, self.encryptedContent, self.contentType, self.signature) = (toUserID, encryptedContent, contentType, signature)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case toUserID = "to_user_id"
+            case encryptedContent = "encrypted_content"
+            case contentType = "content_type"
+            case signature
+        }
+    }
+
+    /// A pending message as `GET /messages` lists it.
+    public struct Message: Codable, Sendable, Equatable {
+        public var id: String
+        public var fromUserID: String
+        public var toUserID: String
+        public var encryptedContent: String
+        public var contentType: String
+        public var signature: String
+        public var createdAt: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, signature
+            case fromUserID = "from_user_id"
+            case toUserID = "to_user_id"
+            case encryptedContent = "encrypted_content"
+            case contentType = "content_type"
+            case createdAt = "created_at"
+        }
+    }
+
+    /// What `POST /messages` answers.
+    public struct Stored: Codable, Sendable, Equatable {
+        public var id: String
+        public var createdAt: String
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case createdAt = "created_at"
+        }
+    }
+
+    /// The server's error body.
+    struct ErrorBody: Codable {
+        var error: String
+        var message: String?
+    }
+
+    /// RFC 3339 (with or without fractional seconds) → Unix seconds; nil when it is not one.
+    public static func unixSeconds(_ text: String) -> Double? {
+        let full = ISO8601DateFormatter()
+        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = full.date(from: text) {
+            // ISO8601DateFormatter keeps milliseconds; the microseconds are read apart.
+            return d.timeIntervalSince1970.rounded(.down) + fraction(of: text)
+        }
+        let plain = ISO8601DateFormatter()
+        return plain.date(from: text)?.timeIntervalSince1970
+    }
+
+    private static func fraction(of text: String) -> Double {
+        guard let dot = text.firstIndex(of: ".") else { return 0 }
+        let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
+        return Double("0." + digits) ?? 0
+    }
+}
