@@ -73,6 +73,7 @@ extension Convoy.Run {
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
         if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
         configuration.autoEndAfter = scenario.social.autoEnd
+        configuration.tokenTTL = ServerApps.defaultTokenTTL(of: configuration.app)
         return configuration
     }
 }

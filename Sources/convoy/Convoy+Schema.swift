@@ -22,7 +22,7 @@ extension Convoy {
                 friends only); --purge pg_cron (default: every minute) or none.
                 """)
 
-        @Argument(help: "The app: \(ServerApps.names.joined(separator: ", ")).")
+        @Argument(help: "The app: \(ServerApps.supabaseNames.joined(separator: ", ")).")
         var app: String
 
         @Option(help: "How friends pair (greenbox: prd, codes).")

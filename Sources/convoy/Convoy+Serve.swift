@@ -72,11 +72,20 @@ extension Convoy {
         @Option(name: .customLong("auto-end"), help: "Survale: an active operation ends when every member has been off its channels this long.")
         var autoEnd: DurationArgument = DurationArgument(argument: "10m")!
 
-        @Option(name: .customLong("purge-every"), help: "Run the purge this often; 0 disables it.")
-        var purgeEvery: DurationArgument = DurationArgument(argument: "1m")!
+        @Option(name: .customLong("purge-every"), help: "Run the purge this often; 0 disables it (default: 1m; QuickPic's cron: 1h).")
+        var purgeEvery: DurationArgument?
 
-        @Option(name: .customLong("token-ttl"), help: "Lifetime of access tokens.")
-        var tokenTTL: DurationArgument = DurationArgument(argument: "1h")!
+        @Option(name: .customLong("token-ttl"), help: "Lifetime of access tokens (default: 1h; QuickPic: 15m).")
+        var tokenTTL: DurationArgument?
+
+        @Flag(name: .customLong("keep-acked"), help: "QuickPic, weakened: an ACK is answered and deletes nothing (to show a run catching it).")
+        var keepAcked = false
+
+        @Option(name: .customLong("login-limit"), help: "QuickPic: failed logins per username within --login-window before 429 (20× that per client address).")
+        var loginLimit = 5
+
+        @Option(name: .customLong("login-window"), help: "QuickPic: the login limit's sliding window.")
+        var loginWindow: DurationArgument = DurationArgument(argument: "15m")!
 
         @Option(name: .customLong("header-timeout"), help: "A request's head must be complete this long after its first byte (later: 408 and closed).")
         var headerTimeout: DurationArgument = DurationArgument(argument: "10s")!
@@ -108,7 +117,9 @@ extension Convoy {
             if let s = jwtSecret, s.utf8.count < ServerConfiguration.minimumSecretBytes {
                 throw ValidationError("--jwt-secret must be at least \(ServerConfiguration.minimumSecretBytes) bytes (it has \(s.utf8.count))")
             }
-            guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") }
+            if let tokenTTL { guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") } }
+            guard loginLimit >= 1 else { throw ValidationError("--login-limit must be at least 1") }
+            if keepAcked, app != QuickPicServer.appName { throw ValidationError("--keep-acked is QuickPic's: add --app quickpic") }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
             guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {
@@ -122,7 +133,8 @@ extension Convoy {
             var config = ServerConfiguration(
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret,
                 retention: retention?.seconds ?? ServerApps.defaultRetention(of: app) ?? 600,
-                purgeEvery: purgeEvery.seconds, tokenTTL: tokenTTL.seconds, strictPolicies: strictPolicies,
+                purgeEvery: purgeEvery?.seconds ?? ServerApps.defaultPurgeEvery(of: app),
+                tokenTTL: tokenTTL?.seconds ?? ServerApps.defaultTokenTTL(of: app), strictPolicies: strictPolicies,
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
                 migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
             config.appSchema = appSchema
@@ -132,6 +144,9 @@ extension Convoy {
             config.limits.idleTimeout = idleTimeout.seconds
             config.objectStorageDirectory = storageDir
             config.objectSizeLimit = storageFileLimit.bytes
+            config.keepAcked = keepAcked
+            config.loginLimit = loginLimit
+            config.loginWindow = loginWindow.seconds
             do {
                 try config.validate()
             } catch {
@@ -148,9 +163,9 @@ extension Convoy {
                     throw CommandFailure.badInput("--keys-file \(keysFile): the folder \(folder) is not writable")
                 }
             }
-            let server: ReferenceServer
+            let server: any BackendServer
             do {
-                server = try await ReferenceServer(configuration: config, logger: logger)
+                server = try await BackendServers.make(config, logger: logger)
             } catch let error as ServerConfiguration.Invalid {
                 throw CommandFailure.badInput(error.description)
             } catch {
@@ -163,13 +178,14 @@ extension Convoy {
             }
         }
 
-        private func serve(_ server: ReferenceServer, keysFile: String?) async throws {
+        private func serve(_ server: any BackendServer, keysFile: String?) async throws {
+            let apiKeys = server.hasAPIKeys
             try await server.run(gracefulShutdownSignals: [.sigterm, .sigint]) { keys in
                 // Unbuffered, so a parent process sees the keys at once.
                 var text = "convoy serve: listening on \(keys.url)\n"
-                text += "  anon key:         \(keys.anonKey)\n"
+                if apiKeys { text += "  anon key:         \(keys.anonKey)\n" }
                 // The service_role key bypasses RLS: on screen only when there is no keys file.
-                if keysFile == nil { text += "  service_role key: \(keys.serviceRoleKey)\n" }
+                if apiKeys, keysFile == nil { text += "  service_role key: \(keys.serviceRoleKey)\n" }
                 if let keysFile {
                     do {
                         try keys.write(to: keysFile)

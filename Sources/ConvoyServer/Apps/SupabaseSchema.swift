@@ -18,7 +18,9 @@ public enum SupabaseSchema {
     /// The migration for `app` with `options` (missing ones take their default).
     public static func sql(app: String, options: [String: String] = [:]) throws(Invalid) -> String {
         guard let server = ServerApps.make(app) else {
-            throw Invalid(description: "no app \"\(app)\" (apps: \(ServerApps.names.joined(separator: ", ")))")
+            throw Invalid(description: ServerApps.names.contains(app)
+                ? "\(app) is not a Supabase app: it has no schema for a Supabase project (apps with one: \(ServerApps.supabaseNames.joined(separator: ", ")))"
+                : "no app \"\(app)\" (apps: \(ServerApps.supabaseNames.joined(separator: ", ")))")
         }
         var chosen: [String: String] = [:]
         for (option, values) in server.supabaseOptions {

@@ -54,6 +54,13 @@ public struct ServerConfiguration: Sendable {
     /// The largest object an upload may store, bytes (`--storage-file-limit`;
     /// 50 MB, Supabase's free plan); a bucket's `file_size_limit` can only lower it.
     public var objectSizeLimit = 50_000_000
+    /// QuickPic, weakened (`--keep-acked`): an ACK is answered and deletes nothing, so a message stays
+    /// fetchable after it (for showing that Convoy catches a server that breaks ACK-then-delete).
+    public var keepAcked = false
+    /// QuickPic: failed logins allowed per username within `loginWindow` (20 × that per client address).
+    public var loginLimit = 5
+    /// QuickPic: the login limit's sliding window, seconds.
+    public var loginWindow: Double = 900
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
@@ -113,6 +120,10 @@ public struct ServerConfiguration: Sendable {
                 throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
             }
         }
+        guard (1...1_000_000).contains(loginLimit), loginWindow.isFinite, loginWindow >= 1e-3, loginWindow <= decade else {
+            throw Invalid(description: "the login limit must be 1…1000000 failures in a window of 1 ms…10 years")
+        }
+        if keepAcked, app != "quickpic" { throw Invalid(description: "--keep-acked is QuickPic's (--app quickpic)") }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
             guard postgresURL != nil else {

@@ -11,6 +11,10 @@ public enum QuickPic {
         public var signingKey: String
         public var createdAt: String?
 
+        public init(id: String, username: String, publicKey: String, signingKey: String, createdAt: String? = nil) {
+            (self.id, self.username, self.publicKey, self.signingKey, self.createdAt) = (id, username, publicKey, signingKey, createdAt)
+        }
+
         enum CodingKeys: String, CodingKey {
             case id, username
             case publicKey = "public_key"
@@ -27,6 +31,11 @@ public enum QuickPic {
         public var expiresAt: Double?
         public var refreshToken: String
         public var user: User
+
+        public init(accessToken: String, tokenType: String?, expiresIn: Double, expiresAt: Double?, refreshToken: String, user: User) {
+            (self.accessToken, self.tokenType, self.expiresIn, self.expiresAt) = (accessToken, tokenType, expiresIn, expiresAt)
+            (self.refreshToken, self.user) = (refreshToken, user)
+        }
 
         enum CodingKeys: String, CodingKey {
             case accessToken = "access_token"
@@ -64,6 +73,11 @@ public enum QuickPic {
         public var status: String
         public var createdAt: String?
 
+        public init(id: String, fromUserID: String, fromUsername: String?, toUserID: String, status: String, createdAt: String?) {
+            (self.id, self.fromUserID, self.fromUsername, self.toUserID, self.status, self.createdAt) =
+                (id, fromUserID, fromUsername, toUserID, status, createdAt)
+        }
+
         enum CodingKeys: String, CodingKey {
             case id, status
             case fromUserID = "from_user_id"
@@ -81,6 +95,10 @@ public enum QuickPic {
         public var signingKey: String
         public var since: String?
 
+        public init(id: String, username: String, publicKey: String, signingKey: String, since: String?) {
+            (self.id, self.username, self.publicKey, self.signingKey, self.since) = (id, username, publicKey, signingKey, since)
+        }
+
         enum CodingKeys: String, CodingKey {
             case id, username, since
             case publicKey = "public_key"
@@ -94,12 +112,16 @@ public enum QuickPic {
         public var encryptedContent: String
         public var contentType: String
         public var signature: String
+        /// Not sent by an honest client (the server takes the sender from the token); a probe spoofing one sets it.
+        public var fromUserID: String?
 
-        public init(toUserID: String, encryptedContent: String, contentType: String, signature: String) {
+        public init(toUserID: String, encryptedContent: String, contentType: String, signature: String, fromUserID: String? = nil) {
             (self.toUserID, self.encryptedContent, self.contentType, self.signature) = (toUserID, encryptedContent, contentType, signature)
+            self.fromUserID = fromUserID
         }
 
         enum CodingKeys: String, CodingKey {
+            case fromUserID = "from_user_id"
             case toUserID = "to_user_id"
             case encryptedContent = "encrypted_content"
             case contentType = "content_type"
@@ -117,6 +139,12 @@ public enum QuickPic {
         public var signature: String
         public var createdAt: String
 
+        public init(id: String, fromUserID: String, toUserID: String, encryptedContent: String, contentType: String, signature: String,
+                    createdAt: String) {
+            (self.id, self.fromUserID, self.toUserID, self.encryptedContent) = (id, fromUserID, toUserID, encryptedContent)
+            (self.contentType, self.signature, self.createdAt) = (contentType, signature, createdAt)
+        }
+
         enum CodingKeys: String, CodingKey {
             case id, signature
             case fromUserID = "from_user_id"
@@ -131,6 +159,8 @@ public enum QuickPic {
     public struct Stored: Codable, Sendable, Equatable {
         public var id: String
         public var createdAt: String
+
+        public init(id: String, createdAt: String) { (self.id, self.createdAt) = (id, createdAt) }
 
         enum CodingKeys: String, CodingKey {
             case id

@@ -1,0 +1,68 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Hummingbird
+
+/// Messages: stored as the sender's opaque blob, listed to their recipient, deleted on the recipient's ACK.
+/// The server reads none of them; it checks only who may send (friends), the size, and that the sender's
+/// signing key signed the blob (it can tell who signed without reading anything).
+extension QuickPicRoutes {
+    /// The spec's 5 MB photo limit, on the decoded `encrypted_content`.
+    static let contentLimit = 5 * 1024 * 1024
+    /// A message's body: the content in base64 (4/3 of it) and the rest of the JSON.
+    static let messageBodyLimit = contentLimit / 3 * 4 + 64 * 1024
+
+    func send(_ request: Request) async throws -> Response {
+        let me = try await caller(request)
+        let body: QuickPic.Outgoing = try await decode(request, limit: Self.messageBodyLimit)
+        if let claimed = body.fromUserID, claimed.lowercased() != me.sub {
+            throw QuickPicError.forbidden("from_user_id must be the caller's (or left out)")
+        }
+        guard QuickPicIDs.isUUID(body.toUserID) else { throw QuickPicError.badRequest("to_user_id: not a UUID") }
+        guard ["text", "image"].contains(body.contentType) else { throw QuickPicError.badRequest("content_type: text or image") }
+        guard let content = try? Base64.decode(body.encryptedContent), !content.isEmpty else {
+            throw QuickPicError.badRequest("encrypted_content: base64, not empty")
+        }
+        guard content.count <= Self.contentLimit else {
+            throw QuickPicError.tooLarge("encrypted_content is \(content.count) bytes; the limit is \(Self.contentLimit) (5 MiB)")
+        }
+        guard let signature = try? Base64.decode(body.signature) else { throw QuickPicError.badRequest("signature: base64") }
+        let to = body.toUserID.lowercased()
+        // Not a friend and no such user answer alike: a sender learns nothing of who exists.
+        guard to != me.sub, try await store.areFriends(me.sub, to), let sender = try await store.user(id: me.sub) else {
+            throw QuickPicError.notFriends
+        }
+        guard let key = try? PublicKey(bytes: sender.signingKey), (try? Signature.verify(signature, of: content, by: key)) != nil else {
+            throw QuickPicError.badSignature
+        }
+        let row = QuickPicMessageRow(id: QuickPicIDs.make(), from: me.sub, to: to, content: content, contentType: body.contentType,
+                                     signature: body.signature, createdAt: clock.date)
+        try await store.insertMessage(row)
+        return try Self.json(.created, QuickPic.Stored(id: row.id, createdAt: Self.time(row.createdAt)))
+    }
+
+    func mailbox(_ request: Request) async throws -> Response {
+        let me = try await caller(request)
+        var limit = 20
+        if let text = request.uri.queryParameters["limit"] {
+            guard let n = Int(text), (1...100).contains(n) else { throw QuickPicError.badRequest("limit: 1…100") }
+            limit = n
+        }
+        let messages = try await store.mailbox(me.sub, limit: limit).map {
+            QuickPic.Message(id: $0.id, fromUserID: $0.from, toUserID: $0.to, encryptedContent: Base64.encode($0.content),
+                             contentType: $0.contentType, signature: $0.signature, createdAt: Self.time($0.createdAt))
+        }
+        return try Self.json(.ok, messages)
+    }
+
+    func ack(_ request: Request, _ context: QuickPicContext) async throws -> Response {
+        let me = try await caller(request)
+        let id = context.parameters.get("id") ?? ""
+        guard QuickPicIDs.isUUID(id) else { throw QuickPicError.badRequest("the message id is not a UUID") }
+        // Someone else's message and a message that is gone answer alike.
+        guard try await store.acknowledge(id.lowercased(), recipient: me.sub, keep: settings.keepAcked) else {
+            throw QuickPicError.notFound("message")
+        }
+        return Response(status: .noContent)
+    }
+}
