@@ -73,7 +73,7 @@ def main():
         try:
             seed = hmac.new(secrets[sender], CONTEXT, hashlib.sha256).digest()
             derived = SigningKey(seed).verify_key
-            if published.get(sender) and base64.b64decode(published[sender]) != bytes(derived):
+            if published.get(sender) and raw(published[sender]) != bytes(derived):
                 raise ValueError("the sender's published signing_key is not the one derived from its secret key")
             plain = open_envelope(raw(content), raw(sig), PrivateKey(secrets[recipient]), VerifyKey(bytes(derived)))
             if kind == "text":

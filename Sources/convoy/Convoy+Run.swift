@@ -22,7 +22,7 @@ extension Convoy {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
-            abstract: "Run a scenario: a fleet of virtual Green Box phones that onboard, pair, share and receive, measured.",
+            abstract: "Run a scenario: a fleet of virtual phones of an app (Green Box, Survale, QuickPic) that onboard, pair, send and receive, measured.",
             discussion: """
                 Devices sign up, publish their keys and pair as the scenario's social graph says; then they \
                 arrive at the arrival rate, share sealed updates with each friend on their cadence, receive \

@@ -127,8 +127,10 @@ import Testing
         #expect(codes.status == 0 && codes.stdout.contains("create_invite") && !codes.stdout.contains("cron.schedule"))
         let bad = try CLI.run("schema", "greenbox", "--pairing", "carrier-pigeon")
         #expect(bad.status == 2 && bad.stderr.contains("greenbox has no --pairing carrier-pigeon (--pairing: prd, codes)"), "\(bad.stderr)")
-        let unknown = try CLI.run("schema", "quickpic")
-        #expect(unknown.status == 2 && unknown.stderr.contains("no app \"quickpic\" (apps: greenbox, survale)"))
+        let quickpic = try CLI.run("schema", "quickpic")
+        #expect(quickpic.status == 2 && quickpic.stderr.contains("quickpic is not a Supabase app"), "\(quickpic.stderr)")
+        let unknown = try CLI.run("schema", "closer")
+        #expect(unknown.status == 2 && unknown.stderr.contains("no app \"closer\" (apps: greenbox, survale)"), "\(unknown.stderr)")
         let flag = try CLI.run("schema", "greenbox", "--colour", "blue")
         #expect(flag.status == 2 && flag.stderr.contains("--colour"), "\(flag.status) \(flag.stderr)")
     }

@@ -102,7 +102,7 @@ import Testing
         (survale + "    video_every: often\n", "m.yaml:7:18: groups[0].video_every: expected an interval such as 10s..15s"),
         (survale + "    foto_every: 1m\n", "m.yaml:7:5: groups[0].foto_every: unknown key \"foto_every\"; did you mean \"photo_every\"?"),
         ("name: x\ngroups:\n  - name: g\n    count: 8\n    photo_every: 1m\n",
-         "m.yaml:5:18: groups[0].photo_every: photo_every sends media to a team's chat (app: survale); greenbox has no media"),
+         "m.yaml:5:18: groups[0].photo_every: photo_every sends media to a team's chat (app: survale) or photos to friends (app: quickpic); greenbox has no media"),
     ])
     func badMediaKeysSayWhereAndWhat(yaml: String, expected: String) {
         do {

@@ -24,7 +24,7 @@ import Testing
 
     /// What the SQLite store serves (the schema), what it enforces (the
     /// policies) and what its migrations make are the same tables and columns.
-    @Test(arguments: ServerApps.names) func anAppsSchemaPoliciesAndSQLiteTablesAgree(name: String) throws {
+    @Test(arguments: ServerApps.supabaseNames) func anAppsSchemaPoliciesAndSQLiteTablesAgree(name: String) throws {
         let app = try #require(ServerApps.make(name))
         let tables = Set(app.schema.tables.keys)
         #expect(Set(app.policies(strict: false).tables.keys) == tables)

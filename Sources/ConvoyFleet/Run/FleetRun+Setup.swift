@@ -60,6 +60,10 @@ extension FleetRun {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "\(configuration.app.name)'s teams are formed in one process (its set-up knows every member): drop --shard")
         }
+        if configuration.app.delivery == .mailbox, shard != nil {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
+                                message: "\(configuration.app.name)'s messages are accounted in one process (the sender's record and the recipient's): drop --shard")
+        }
         if configuration.app.pairsDuringRun, shard != nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes")

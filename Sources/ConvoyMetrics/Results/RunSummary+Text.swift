@@ -99,6 +99,8 @@ extension RunSummary {
             }
         }
 
+        if let m = mailbox { out += mailboxSection(m) }
+
         if let p = probes {
             out += "\n## Hostile-device probes\n\n"
             out += "\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(p.catalogue): \(p.tried) tries, "
@@ -163,5 +165,21 @@ extension RunSummary {
         case "ratio": return String(format: "%.3f %%", v * 100)
         default: return String(format: "%.0f", v)
         }
+    }
+}
+
+extension RunSummary {
+    /// summary.md's "Mailbox": the messages' accounting, ACK-then-delete, and what polling cost.
+    func mailboxSection(_ m: MailboxReport) -> String {
+        var out = "\n## Mailbox\n\n\(m.sent) messages sent, \(m.delivered) delivered"
+        if !m.lost.isEmpty { out += ", lost: " + m.lost.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
+        out += ". \(m.polls) polls (\(m.emptyPolls) empty, \(m.pollFailures) failed); "
+        out += String(format: "%.1f MB up, %.1f MB down.\n\n", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)
+        out += (m.holds ? "" : "**") + m.verdict.prefix(1).uppercased() + m.verdict.dropFirst() + (m.holds ? "" : "**") + ".\n"
+        if let l = latencyMs["mailbox_latency"], let w = latencyMs["mailbox_poll_wait"], let t = latencyMs["mailbox_transfer"] {
+            out += String(format: "\nLatency p50 %.0f ms = poll wait %.0f ms + transfer %.0f ms (p99: %.0f, %.0f, %.0f ms).\n",
+                          l.p50, w.p50, t.p50, l.p99, w.p99, t.p99)
+        }
+        return out
     }
 }
