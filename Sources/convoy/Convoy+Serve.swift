@@ -81,6 +81,10 @@ extension Convoy {
         @Flag(name: .customLong("keep-acked"), help: "QuickPic, weakened: an ACK is answered and deletes nothing (to show a run catching it).")
         var keepAcked = false
 
+        @Option(help: ArgumentHelp("QuickPic, weakened on purpose (to show a run or probes catching it): \(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")).",
+                                   valueName: "name,…"))
+        var weaken: String?
+
         @Option(name: .customLong("login-limit"), help: "QuickPic: failed logins per username within --login-window before 429 (20× that per client address).")
         var loginLimit = 5
 
@@ -119,7 +123,8 @@ extension Convoy {
             }
             if let tokenTTL { guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") } }
             guard loginLimit >= 1 else { throw ValidationError("--login-limit must be at least 1") }
-            if keepAcked, app != QuickPicServer.appName { throw ValidationError("--keep-acked is QuickPic's: add --app quickpic") }
+            if keepAcked || weaken != nil, app != QuickPicServer.appName { throw ValidationError("--keep-acked and --weaken are QuickPic's: add --app quickpic") }
+            if let weaken, case .failure(let e) = QuickPicWeakness.parse(weaken) { throw ValidationError(e.description) }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
             guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {
@@ -144,7 +149,8 @@ extension Convoy {
             config.limits.idleTimeout = idleTimeout.seconds
             config.objectStorageDirectory = storageDir
             config.objectSizeLimit = storageFileLimit.bytes
-            config.keepAcked = keepAcked
+            if let weaken, case .success(let set) = QuickPicWeakness.parse(weaken) { config.quickPicWeaknesses = set }
+            if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit
             config.loginWindow = loginWindow.seconds
             do {

@@ -1,3 +1,4 @@
+import ConvoySodium
 import ConvoyWire
 
 /// A probe cast's four accounts (docs/probes.md, "The cast"), as an app sets them up.
@@ -25,4 +26,6 @@ extension AppProfile {
     }
 
     public func probeValues(roles: [String: String]) -> [String: String] { [:] }
+
+    public func probeMessages(keys: [String: BoxKeyPair], roles: [String: String]) -> [String: String] { [:] }
 }

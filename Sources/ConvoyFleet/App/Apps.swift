@@ -7,6 +7,9 @@ public enum Apps {
     /// Per-party placeholders the apps' probe casts fill (`{{victim.operation}}`), for catalogues to name.
     public static let probeFields = SurvaleApp.probeFields
 
+    /// Run-wide placeholders the apps' casts fill (`{{message.attacker_to_friend.content}}`), for catalogues to name.
+    public static let probeNames = QuickPicApp.probeNames
+
     /// The default when a scenario names none.
     public static let defaultName = "greenbox"
 

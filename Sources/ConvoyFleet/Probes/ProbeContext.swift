@@ -32,6 +32,11 @@ struct ProbeContext: Sendable {
             values["\(name).token"] = party.session.accessToken
             if let email = party.session.email { values["\(name).email"] = email }
             if let key = party.keys?.publicKey.base64 ?? published[party.userID]?.base64 { values["\(name).public_key"] = key }
+            values["\(name).refresh_token"] = party.session.refreshToken
+            if let password = party.password {
+                values["\(name).password"] = password
+                redactor.add(password, "\(name) password")
+            }
             redactor.add(party.session.accessToken, "\(name) access token")
             redactor.add(party.session.refreshToken, "\(name) refresh token")
             if let secret = party.keys?.secretKey.exportBase64() { redactor.add(secret, "\(name) secret key") }
@@ -47,7 +52,10 @@ struct ProbeContext: Sendable {
             redactor.add(tokens.algNone, "alg:none token (victim's sub)")
         }
         // What the app's cast adds (Survale: each party's operation and callsign).
-        values.merge(runner.app.probeValues(roles: Dictionary(uniqueKeysWithValues: parties.map { ($0.key.rawValue, $0.value.userID) }))) { a, _ in a }
+        let roles = Dictionary(uniqueKeysWithValues: parties.map { ($0.key.rawValue, $0.value.userID) })
+        values.merge(runner.app.probeValues(roles: roles)) { a, _ in a }
+        let keys = Dictionary(uniqueKeysWithValues: parties.compactMap { p in p.value.keys.map { (p.key.rawValue, $0) } })
+        values.merge(runner.app.probeMessages(keys: keys, roles: roles)) { a, _ in a }
         let victimKey = values["victim.public_key"].flatMap { try? PublicKey(base64: $0) }
         if let victimKey {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
@@ -155,7 +163,8 @@ struct ProbeFacts {
         let json = try? JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])
         let object = json as? [String: Any]
         status = r.status
-        code = object?["code"] as? String ?? object?["error_code"] as? String
+        // PostgREST's `code`, GoTrue's `error_code`, or an API of its own's `error` (QuickPic's).
+        code = object?["code"] as? String ?? object?["error_code"] as? String ?? object?["error"] as? String
         body = String(decoding: r.body, as: UTF8.self)
         rows = r.status < 300 ? ((json as? [Any])?.count ?? (object != nil ? 1 : 0)) : 0
     }

@@ -6,6 +6,8 @@ import ConvoyWire
 public struct ProbeParty: Sendable, CustomStringConvertible {
     public var session: Session
     public var keys: BoxKeyPair?
+    /// The account's password, when the caller has it (a probe may sign in as a party it stole it from).
+    public var password: String?
     public var userID: String { session.userID }
     public var description: String { "ProbeParty(user \(userID), tokens redacted)" }
 
@@ -16,6 +18,7 @@ public struct ProbeParty: Sendable, CustomStringConvertible {
     /// A fleet device's account, as Onboarding produced it.
     public init(_ account: DeviceAccount) {
         self.init(session: account.session, keys: account.keys)
+        password = account.password
     }
 }
 

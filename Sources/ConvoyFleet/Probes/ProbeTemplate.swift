@@ -6,10 +6,10 @@ public enum ProbeTemplate {
     public static let names: [String] = {
         var n: [String] = []
         for party in ["attacker", "victim", "friend", "stranger"] {
-            for field in ["id", "token", "public_key", "email"] + Apps.probeFields { n.append("\(party).\(field)") }
+            for field in ["id", "token", "refresh_token", "password", "public_key", "email"] + Apps.probeFields { n.append("\(party).\(field)") }
         }
         return n + ["anon_key", "service_key", "token.expired", "token.forged", "token.forged_service", "token.alg_none",
-                    "captured.ciphertext", "run", "uuid"]
+                    "captured.ciphertext", "run", "uuid"] + Apps.probeNames
     }()
 
     static func isKnown(_ name: String) -> Bool { names.contains(name) || bigSize(name) != nil || savedName(name) != nil }

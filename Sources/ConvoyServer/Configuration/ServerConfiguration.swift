@@ -54,9 +54,9 @@ public struct ServerConfiguration: Sendable {
     /// The largest object an upload may store, bytes (`--storage-file-limit`;
     /// 50 MB, Supabase's free plan); a bucket's `file_size_limit` can only lower it.
     public var objectSizeLimit = 50_000_000
-    /// QuickPic, weakened (`--keep-acked`): an ACK is answered and deletes nothing, so a message stays
-    /// fetchable after it (for showing that Convoy catches a server that breaks ACK-then-delete).
-    public var keepAcked = false
+    /// QuickPic, weakened on purpose (`--weaken`, `--keep-acked`): each undoes one of its rules, to show a
+    /// run or a probe catching it.
+    public var quickPicWeaknesses: Set<QuickPicWeakness> = []
     /// QuickPic: failed logins allowed per username within `loginWindow` (20 × that per client address).
     public var loginLimit = 5
     /// QuickPic: the login limit's sliding window, seconds.
@@ -123,7 +123,7 @@ public struct ServerConfiguration: Sendable {
         guard (1...1_000_000).contains(loginLimit), loginWindow.isFinite, loginWindow >= 1e-3, loginWindow <= decade else {
             throw Invalid(description: "the login limit must be 1…1000000 failures in a window of 1 ms…10 years")
         }
-        if keepAcked, app != "quickpic" { throw Invalid(description: "--keep-acked is QuickPic's (--app quickpic)") }
+        if !quickPicWeaknesses.isEmpty, app != "quickpic" { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
             guard postgresURL != nil else {

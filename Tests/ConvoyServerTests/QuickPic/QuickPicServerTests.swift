@@ -180,7 +180,7 @@ import Testing
     }
 
     @Test func aServerToldToKeepAckedMessagesServesThemAgain() async throws {
-        let s = try await QuickPicTestServer(store: .sqlite) { $0.keepAcked = true }
+        let s = try await QuickPicTestServer(store: .sqlite) { $0.quickPicWeaknesses = [.keepAcked] }
         let ada = try await s.register(), bob = try await s.register()
         try await s.befriend(ada, bob)
         let sent = try await s.request("POST", "/messages", body: s.message(from: ada, to: bob.id, content: [9]), token: ada.token)

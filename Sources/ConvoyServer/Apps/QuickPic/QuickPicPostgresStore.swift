@@ -323,6 +323,26 @@ final class QuickPicPostgresStore: QuickPicStore {
         return false
     }
 
+    func recipient(ofMessage id: String) async throws -> String? {
+        for try await (to,) in try await client.query("SELECT to_user_id::text FROM quickpic.messages WHERE id = \(id)::uuid",
+                                                      logger: logger).decode((String,).self) { return to }
+        return nil
+    }
+
+    func addressee(ofRequest id: String) async throws -> String? {
+        for try await (to,) in try await client.query("SELECT to_user_id::text FROM quickpic.friend_requests WHERE id = \(id)::uuid",
+                                                      logger: logger).decode((String,).self) { return to }
+        return nil
+    }
+
+    func refreshOwner(_ hash: String) async throws -> (userID: String, sessionID: String)? {
+        for try await (user, session) in try await client.query("""
+            SELECT s.user_id::text, s.id::text FROM quickpic.refresh_tokens t JOIN quickpic.sessions s ON s.id = t.session_id
+            WHERE t.token_hash = \(hash)
+            """, logger: logger).decode((String, String).self) { return (user, session) }
+        return nil
+    }
+
     func purgeMessages(before cutoff: Date) async throws -> Int {
         try await count("WITH gone AS (DELETE FROM quickpic.messages WHERE created_at < \(cutoff) RETURNING 1) SELECT count(*) FROM gone")
     }

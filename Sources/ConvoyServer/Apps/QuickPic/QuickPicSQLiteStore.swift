@@ -253,6 +253,22 @@ final class QuickPicSQLiteStore: QuickPicStore {
         }
     }
 
+    func recipient(ofMessage id: String) async throws -> String? {
+        try await pool.read { db in try String.fetchOne(db, sql: "SELECT to_user_id FROM messages WHERE id = ?", arguments: [id]) }
+    }
+
+    func addressee(ofRequest id: String) async throws -> String? {
+        try await pool.read { db in try String.fetchOne(db, sql: "SELECT to_user_id FROM friend_requests WHERE id = ?", arguments: [id]) }
+    }
+
+    func refreshOwner(_ hash: String) async throws -> (userID: String, sessionID: String)? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT s.user_id, s.id FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?
+                """, arguments: [hash]).map { ($0[0], $0[1]) }
+        }
+    }
+
     func purgeMessages(before cutoff: Date) async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM messages WHERE created_at < ?", arguments: [Self.micros(cutoff)])

@@ -13,8 +13,10 @@ struct QuickPicSettings: Sendable {
     var passwordHash: PasswordHash
     /// The largest body outside `POST /messages`, bytes.
     var bodyLimit: Int
-    /// A weakened server (`--keep-acked`): an ACK is answered and deletes nothing.
-    var keepAcked: Bool
+    /// The rules undone on purpose (`--weaken`).
+    var weaknesses: Set<QuickPicWeakness> = []
+
+    func weak(_ w: QuickPicWeakness) -> Bool { weaknesses.contains(w) }
 }
 
 /// `convoy serve --app quickpic`: QuickPic's own server (quickpic-spec.md; its JSON as docs/quickpic-api.md
@@ -66,7 +68,10 @@ public final class QuickPicServer: BackendServer {
             (store, postgres, secret, temporaryDirectory) = (sqlite, nil, configuration.jwtSecret ?? kept, made)
         }
         let settings = QuickPicSettings(passwordHash: configuration.passwordHash, bodyLimit: configuration.bodyLimit,
-                                        keepAcked: configuration.keepAcked)
+                                        weaknesses: configuration.quickPicWeaknesses)
+        if !settings.weaknesses.isEmpty {
+            logger.warning("quickpic: weakened on purpose: \(settings.weaknesses.map(\.rawValue).sorted().joined(separator: ", "))")
+        }
         routes = QuickPicRoutes(store: store, tokens: await QuickPicTokens(secret: secret, clock: clock, ttl: configuration.tokenTTL),
                                 limiter: LoginLimiter(limit: configuration.loginLimit, window: configuration.loginWindow, clock: clock),
                                 clock: clock, settings: settings,

@@ -37,6 +37,12 @@ protocol QuickPicStore: Sendable {
     /// Message `id` addressed to `recipient` is acknowledged: deleted, or (`keep`, a weakened server) kept.
     /// False when there is no such message for `recipient`.
     func acknowledge(_ id: String, recipient: String, keep: Bool) async throws -> Bool
+    /// Who message `id` is addressed to (a weakened server's ACK, `ack-any`).
+    func recipient(ofMessage id: String) async throws -> String?
+    /// Who friend request `id` is addressed to (a weakened server's decision, `decide-any`).
+    func addressee(ofRequest id: String) async throws -> String?
+    /// The user and session of a refresh token, revoked or not (a weakened server's refresh, `reusable-refresh`).
+    func refreshOwner(_ hash: String) async throws -> (userID: String, sessionID: String)?
     /// The fallback purge: messages stored before `cutoff` go; how many went.
     func purgeMessages(before cutoff: Date) async throws -> Int
     /// Refresh tokens expired before `cutoff` go (housekeeping beside the purge).

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Ways to break QuickPic's server on purpose (`convoy serve --app quickpic --weaken NAME,…`; `--keep-acked`
+/// is `keep-acked`): each undoes one rule, so a run or a probe catalogue can show that it catches the break.
+/// Never for a server anyone relies on.
+public enum QuickPicWeakness: String, CaseIterable, Sendable {
+    /// An ACK is answered and deletes nothing: the message is served again.
+    case keepAcked = "keep-acked"
+    /// Anyone may ACK (and so delete) any message.
+    case ackAny = "ack-any"
+    /// Others' data by query: `GET /messages?to_user_id=X` lists X's mailbox, `GET /friends/requests?user_id=X` X's requests.
+    case readByQuery = "read-by-query"
+    /// Messages to users who are not friends are accepted.
+    case anyRecipient = "any-recipient"
+    /// Signatures are not verified.
+    case unsigned
+    /// `from_user_id` in the body is stored as the sender.
+    case trustSender = "trust-sender"
+    /// Anyone may accept or reject any friend request.
+    case decideAny = "decide-any"
+    /// No failed-login limit.
+    case noLoginLimit = "no-login-limit"
+    /// Login says whether the username exists (`unknown_user` vs `invalid_credentials`).
+    case revealUsernames = "reveal-usernames"
+    /// No 5 MiB limit on a message's content.
+    case noSizeLimit = "no-size-limit"
+    /// Refresh tokens are neither rotated nor revoked, by refresh or by logout.
+    case reusableRefresh = "reusable-refresh"
+    /// Malformed messages are stored anyway: an unknown `content_type` as text, content that is not base64 as its bytes.
+    case lenientInput = "lenient-input"
+    /// Access tokens are read without checking signature, algorithm or expiry.
+    case unverifiedTokens = "unverified-tokens"
+
+    /// Parses `--weaken`'s comma-separated names; nil names the first it does not know.
+    public static func parse(_ list: String) -> Result<Set<QuickPicWeakness>, UnknownName> {
+        var out: Set<QuickPicWeakness> = []
+        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let w = QuickPicWeakness(rawValue: name) else { return .failure(UnknownName(name: name)) }
+            out.insert(w)
+        }
+        return .success(out)
+    }
+
+    public struct UnknownName: Error, CustomStringConvertible {
+        public let name: String
+        public var description: String {
+            "--weaken: no weakness \"\(name)\" (\(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")))"
+        }
+    }
+}

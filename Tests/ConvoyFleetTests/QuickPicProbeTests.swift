@@ -1,0 +1,60 @@
+import ConvoyFleet
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+
+/// probes/quickpic.yaml against `convoy serve --app quickpic`, SQLite in-process and PostgreSQL on
+/// CONVOY_TEST_POSTGRES_URL: the reference server denies every probe; the same catalogue against a server
+/// with each rule undone (`--weaken`) shows every probe leaking, so none of them is a probe that cannot fail.
+@Suite(.serialized) struct QuickPicProbeTests {
+    typealias Store = ProbeTests.Store
+
+    static func report(_ store: Store, weaknesses: Set<QuickPicWeakness> = []) async throws -> (ProbeCatalogue, ProbeReport, String) {
+        var config = ServerConfiguration.testing
+        (config.app, config.tokenTTL, config.quickPicWeaknesses) = ("quickpic", QuickPicServer.defaultTokenTTL, weaknesses)
+        if store == .postgres {
+            config.databasePath = try await ProbeTests.freshDatabase()
+            config.postgresConnections = 4
+        }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = try await EmbeddedServer.start(config, logger: logger)
+        let engine = try HTTPEngine()
+        defer { engine.shutdown() }
+        let runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: "", serviceKey: nil), engine: engine,
+                                 logger: logger, app: QuickPicApp())
+        let cast = try await runner.prepare()
+        let catalogue = try ProbeTests.catalogue("quickpic")
+        let report = await runner.report(catalogue, attacker: cast.attacker, victims: cast.victims)
+        await server.stop()
+        return (catalogue, report, [cast.attacker, cast.victims.friend, cast.victims.victim, cast.victims.stranger].map(\.session.accessToken)
+            .joined(separator: " "))
+    }
+
+    @Test(arguments: Store.available)
+    func theReferenceServerDeniesEveryProbe(_ store: Store) async throws {
+        let (catalogue, report, _) = try await Self.report(store)
+        print("quickpic on \(store):\n" + ProbeTests.describe(report))
+        #expect(report.outcomes.count == catalogue.probes.count && catalogue.probes.count >= 12)
+        for o in report.outcomes {
+            let judged = catalogue.probes.first { $0.id == o.id }?.steps.filter(\.isJudged).count ?? 0
+            #expect(o.verdict == .denied && o.denied == judged && o.notes.isEmpty, "\(o.id): \(o.verdict) \(o.notes) \(o.evidence.map(\.detail))")
+        }
+        #expect(report.passed && report.totals.leaked == 0)
+    }
+
+    @Test func aServerWithEachRuleUndoneLeaksOnEveryProbeAndNoSecretIsShown() async throws {
+        let (catalogue, report, tokens) = try await Self.report(.sqlite, weaknesses: Set(QuickPicWeakness.allCases))
+        print("quickpic weakened:\n" + ProbeTests.describe(report))
+        for o in report.outcomes {
+            #expect(o.verdict == .leaked && o.notes.isEmpty, "\(o.id): \(o.verdict) \(o.notes)")
+        }
+        #expect(Set(report.outcomes.map(\.id)) == Set(catalogue.probes.map(\.id)) && !report.passed)
+        // The evidence names requests and answers, never a party's token.
+        let evidence = report.outcomes.flatMap(\.evidence).map { "\($0.path) \($0.headers) \($0.requestBody ?? "") \($0.responseBody) \($0.detail)" }
+            .joined(separator: "\n")
+        for token in tokens.split(separator: " ") { #expect(!evidence.contains(token)) }
+    }
+}
