@@ -29,12 +29,16 @@ struct RunProgress: Sendable {
         case .waiting: return String(format: "%5.0fs waiting for --start-at", t.elapsed)
         default:
             let i = t.interval
-            func ms(_ s: String) -> String { i.statistic(.e2eLatency, s).map { Self.ms($0 / 1000) } ?? "–" }
+            // A mailbox app's phones send messages, not updates: its line counts those and their latency.
+            let mailbox = t.totals[.mailboxPolls] > 0
+            let latency: HistogramName = mailbox ? .mailboxLatency : .e2eLatency
+            let (out, received) = mailbox ? (i.counters[.mailboxSent], i.counters[.mailboxReceived]) : (i.counters[.sent], i.counters[.received])
+            func ms(_ s: String) -> String { i.statistic(latency, s).map { Self.ms($0 / 1000) } ?? "–" }
             let errors = t.totals[.httpErrors] + t.totals[.decryptFailures]
             return String(format: "%5.0fs ", t.elapsed) + t.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
                 + "  online \(t.devicesOnline)/\(devices)"
                 + (t.health.realtimeDown > 0 ? " (\(t.health.realtimeDown) off Realtime)" : "")
-                + "  out \(i.counters[.sent])/s  in \(i.counters[.received])/s"
+                + "  out \(out)/s  in \(received)/s"
                 + "  e2e p50 \(ms("p50")) p99 \(ms("p99")) ms"
                 + "  errors \(errors)"
                 + (t.health.queued > 0 ? "  retry queue \(t.health.queued)" : "")

@@ -116,6 +116,28 @@ import Testing
         #expect(xml.contains("failures=\"0\"") && !xml.contains("<failure"))
     }
 
+    @Test func aMailboxRunShowsItsMessagesAndAnAckViolationFailsItsCase() throws {
+        let metrics = Metrics()
+        metrics.record(.mailboxLatency, microseconds: 4_000_000)
+        metrics.record(.mailboxPollWait, microseconds: 3_900_000)
+        metrics.record(.mailboxTransfer, microseconds: 100_000)
+        var s = RunSummary(scenario: "qp", scenarioFile: "qp.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 1,
+                           target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 2, accounting: Accounting(), metrics: metrics.snapshot(),
+                           thresholds: [], exitCode: { $0 ? 0 : 99 })
+        var m = MailboxReport()
+        (m.sent, m.delivered, m.lost, m.afterAck, m.polls) = (10, 9, ["parked": 1], 3, 40)
+        s.mailbox = m
+        let html = HTMLReport.render(ReportInput(summary: s, series: [], histograms: metrics.snapshot()))
+        #expect(html.contains("<h2>Mailbox</h2>") && html.contains("messages sent") && html.contains("lost: parked"))
+        #expect(html.contains("mailbox_poll_wait") && html.contains("3 message(s) still served after their ACK"))
+        let xml = JUnitReport.render(s)
+        #expect(xml.contains("ACK-then-delete: nothing served again after its ACK") && xml.contains("<failure"))
+        #expect(xml.contains("mailbox accounting closes"))
+        m.afterAck = 0
+        s.mailbox = m
+        #expect(!JUnitReport.render(s).contains("<failure"), "held: no failure")
+    }
+
     @Test func aResultsFolderIsReadBackAndBadOnesAreNamed() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-report-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -12,6 +12,12 @@ extension HTMLReport {
 
     static func latencyOverTime(_ input: ReportInput) -> String {
         let p = SVGChart.palette
+        if input.summary.mailbox != nil {
+            return SVGChart.line([
+                .init(name: "message p50", color: p[0], points: column(input, MetricsCSV.messageP50)),
+                .init(name: "message p99", color: p[1], points: column(input, MetricsCSV.messageP99)),
+            ], xLabel: "seconds since the first arrival", yLabel: "ms")
+        }
         return SVGChart.line([
             .init(name: "e2e p50", color: p[0], points: column(input, MetricsCSV.e2eP50)),
             .init(name: "e2e p99", color: p[1], points: column(input, MetricsCSV.e2eP99)),
@@ -23,7 +29,7 @@ extension HTMLReport {
 
     static func distribution(_ input: ReportInput) -> String {
         guard let h = input.histograms else { return "<p class=\"note\">histograms.json is missing.</p>" }
-        let names = [HistogramName.e2eLatency, .commitToReceipt, .post, .schedulerLag].map(\.name).filter { (h.histograms[$0]?.totalCount ?? 0) > 0 }
+        let names = [HistogramName.e2eLatency, .commitToReceipt, .post, .mailboxLatency, .mailboxPollWait, .mailboxTransfer, .schedulerLag].map(\.name).filter { (h.histograms[$0]?.totalCount ?? 0) > 0 }
         let series = names.enumerated().map { i, name in
             (name: name, color: SVGChart.palette[i], points: spectrum.map { p in (percentile: p, value: Double(h.histograms[name]!.valueAtPercentile(p)) / 1000) })
         }
@@ -33,6 +39,13 @@ extension HTMLReport {
 
     static func throughput(_ input: ReportInput) -> String {
         let p = SVGChart.palette
+        if input.summary.mailbox != nil {
+            return SVGChart.line([
+                .init(name: "messages sent/s", color: p[0], points: column(input, MetricsCSV.messagesSent)),
+                .init(name: "opened/s", color: p[2], points: column(input, MetricsCSV.messagesReceived)),
+                .init(name: "devices online", color: p[7], points: column(input, MetricsCSV.devicesOnline), dashed: true),
+            ], xLabel: "seconds since the first arrival", yLabel: "per second")
+        }
         return SVGChart.line([
             .init(name: "sent/s", color: p[0], points: column(input, MetricsCSV.sent)),
             .init(name: "received/s", color: p[2], points: column(input, MetricsCSV.received)),

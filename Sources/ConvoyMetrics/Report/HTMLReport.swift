@@ -14,7 +14,8 @@ public enum HTMLReport {
         body += section("Latency distribution", distribution(input))
         body += section("Throughput", throughput(input), note: "Updates sealed and sent to friends, and decrypted by them, per second; devices online (dashed).")
         body += section("Errors", errors(input))
-        body += section("Delivery", delivery(s))
+        // A mailbox app's delivery is its Mailbox section (messages, not updates).
+        if s.mailbox == nil { body += section("Delivery", delivery(s)) }
         if let n = s.network, !n.isEmpty {
             body += section("Network conditions", table(["group", "conditions", "tunnels", "cut"], n.map { [e($0.group), e($0.summary), String($0.tunnels), String($0.cuts)] },
                                                         numeric: [2, 3]),
@@ -23,6 +24,7 @@ public enum HTMLReport {
         if let b = s.battery { body += section("Battery", battery(b)) }
         if let r = s.retention { body += section("Retention", retention(r)) }
         if let g = s.groups { body += section("Groups and auto-end", groups(g)) }
+        if let m = s.mailbox { body += section("Mailbox", mailbox(m, s)) }
         if let p = s.probes { body += section("Hostile-device probes", probes(p)) }
         body += section("All latencies (ms)", latencyTable(s))
         if let r = s.resources { body += section("Harness", harness(r, embedded: s.target.kind == "embedded")) }
@@ -77,6 +79,7 @@ public enum HTMLReport {
         }
         if let r = s.retention, !r.holds { why.append("retention: \(e(r.verdict))") }
         if let g = s.groups, !g.holds { why.append("auto-end: \(e(g.verdict))") }
+        if let m = s.mailbox, !m.holds { why.append("mailbox: \(e(m.verdict))") }
         if !s.accounting.closes { why.append("the accounting does not close") }
         if !s.complete { why.append("the run was interrupted: the figures cover what ran") }
         if !why.isEmpty {
@@ -94,6 +97,7 @@ public enum HTMLReport {
             ("HTTP errors", "\(s.counters[.httpErrors])", s.counters[.httpErrors] > 0),
             ("decrypt failures", "\(s.counters[.decryptFailures])", s.counters[.decryptFailures] > 0),
         ]
+        if let m = s.mailbox { cards = mailboxCards(m, s) + cards.suffix(2) }
         if let r = s.retention { cards.append(("retention", r.holds ? (r.checks > 0 ? "held" : "not checked") : "\(r.violations + r.deletedEarly) findings", !r.holds)) }
         if let p = s.probes { cards.append(("probe leaks", "\(p.leaks) of \(p.tried) tries", p.leaks > 0)) }
         if let b = s.battery, let worst = b.groups.max(by: { $0.percentPerHour < $1.percentPerHour }) {

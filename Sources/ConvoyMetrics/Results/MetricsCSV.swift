@@ -57,6 +57,11 @@ public enum MetricsCSV {
     public static let reconnects = "reconnects"
     public static let realtimeDown = "realtime_down"
     public static let retryQueued = "retry_queued"
+    /// Mailbox apps' (QuickPic) messages: sent, opened by their recipients, and their latency.
+    public static let messagesSent = "messages_sent_per_s"
+    public static let messagesReceived = "messages_received_per_s"
+    public static let messageP50 = "message_p50_ms"
+    public static let messageP99 = "message_p99_ms"
 
     /// Every column, in the file's order.
     public static let columns: [Column] = [
@@ -71,6 +76,8 @@ public enum MetricsCSV {
         count(staleRejected, .staleRejected), count(duplicates, .duplicate), count(reconnects, .reconnects),
         Column(name: realtimeDown, merge: .sum) { String($0.realtimeDown) },
         Column(name: retryQueued, merge: .sum) { String($0.retryQueued) },
+        count(messagesSent, .mailboxSent), count(messagesReceived, .mailboxReceived),
+        milliseconds(messageP50, .mailboxLatency, "p50"), milliseconds(messageP99, .mailboxLatency, "p99"),
     ]
 
     public static var header: [String] { columns.map(\.name) }

@@ -1,0 +1,32 @@
+import Foundation
+
+/// report.html for a mailbox app (QuickPic): its messages rather than location updates.
+extension HTMLReport {
+    /// The header's cards: messages sent, delivered, lost, and their latency split at the server.
+    static func mailboxCards(_ m: MailboxReport, _ s: RunSummary) -> [(String, String, Bool)] {
+        let loss = m.sent > 0 ? Double(m.lostTotal) / Double(m.sent) * 100 : 0
+        let latency = s.latencyMs[HistogramName.mailboxLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–"
+        return [("messages sent", "\(m.sent)", false), ("delivered", "\(m.delivered)", false),
+                ("lost", "\(m.lostTotal) (\(String(format: "%.2f", loss)) %)", m.lostTotal > 0), ("e2e p50 / p99", latency, false),
+                ("served after ACK", "\(m.afterAck)", m.afterAck > 0)]
+    }
+
+    /// The "Mailbox" section: accounting with its reasons, ACK-then-delete, what polling cost, the latency split.
+    static func mailbox(_ m: MailboxReport, _ s: RunSummary) -> String {
+        var out = "<p>\(e(m.verdict)).</p>"
+        var rows = [["sent", "\(m.sent)"], ["delivered (opened, shown, acknowledged)", "\(m.delivered)"]]
+        rows += m.lost.sorted { $0.key < $1.key }.map { ["lost: \($0.key)", "\($0.value)"] }
+        rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"],
+                 ["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
+                 ["MB up / down", String(format: "%.1f / %.1f", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)]]
+        out += table(["messages", "count"], rows, numeric: [1])
+        let split = [HistogramName.mailboxLatency, .mailboxPollWait, .mailboxTransfer].compactMap { h in
+            s.latencyMs[h.name].map { [h.name, RunSummary.ms($0.p50), RunSummary.ms($0.p99)] }
+        }
+        if !split.isEmpty {
+            out += table(["latency (ms)", "p50", "p99"], split, numeric: [1, 2])
+            out += "<p class=\"note\">Intended send → decrypted = poll wait (stored → the poll that found it began) + transfer (the rest).</p>"
+        }
+        return out
+    }
+}
