@@ -37,6 +37,7 @@ public struct ProbeStep: Sendable {
         case realtime(RealtimeProbe)
         case replay(ReplayProbe)
         case channel(ChannelProbe)
+        case timing(TimingProbe)
     }
 
     public var action: Action
@@ -146,6 +147,15 @@ public struct ReplayProbe: Sendable {
     public var sender: String
 }
 
+/// Two kinds of request timed against each other (docs/probes.md): `tries` rounds, each one request of `a`
+/// then one of `b` (each list taken in turn), every round trip as libcurl measured it. Judged by the gap
+/// between the two medians (`gap_ms`, `gap_percent` of the slower one) and by the last `b` answer's status.
+public struct TimingProbe: Sendable {
+    public var tries: Int
+    public var a: [ProbeRequest]
+    public var b: [ProbeRequest]
+}
+
 /// Conditions on what came back. All given conditions must hold.
 public struct ProbeMatch: Sendable {
     /// Exact statuses or classes (`2xx`).
@@ -164,6 +174,10 @@ public struct ProbeMatch: Sendable {
     public var delivered: Comparison?
     /// Presence keys other than the actor's own that it saw (channel steps).
     public var presences: Comparison?
+    /// The gap between the two sides' median round trips, milliseconds (timing steps).
+    public var gapMs: Comparison?
+    /// The same gap as a percentage of the slower median (timing steps).
+    public var gapPercent: Comparison?
 
     public enum StatusPattern: Sendable, Equatable {
         case exact(Int)

@@ -48,16 +48,17 @@ extension Reader {
     }
 
     func step() throws(ScenarioError) -> ProbeStep {
-        let m = try mapping(["request", "realtime", "replay", "channel", "expect", "leak_if", "finding_if", "requires", "save"])
-        let actions = ["request", "realtime", "replay", "channel"].filter { m[$0] != nil }
+        let m = try mapping(["request", "realtime", "replay", "channel", "timing", "expect", "leak_if", "finding_if", "requires", "save"])
+        let actions = ["request", "realtime", "replay", "channel", "timing"].filter { m[$0] != nil }
         guard actions.count == 1 else {
-            throw error("a step is one of request, realtime, replay or channel (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))")
+            throw error("a step is one of request, realtime, replay, channel or timing (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))")
         }
         let action: ProbeStep.Action
         switch actions[0] {
         case "request": action = .request(try m["request"]!.request())
         case "realtime": action = .realtime(try m["realtime"]!.realtime())
         case "channel": action = .channel(try m["channel"]!.channel())
+        case "timing": action = .timing(try m["timing"]!.timing())
         default: action = .replay(try m["replay"]!.replay())
         }
         var save: [(name: String, column: String)] = []
@@ -117,6 +118,24 @@ extension Reader {
                             control: try m["control"]?.choice(ProbeActor.self), wait: try m["wait"]?.duration() ?? 2)
     }
 
+    func timing() throws(ScenarioError) -> TimingProbe {
+        let m = try mapping(["tries", "a", "b"])
+        func side(_ key: String) throws(ScenarioError) -> [ProbeRequest] {
+            guard let r = m[key] else { throw error("a timing step needs a and b (a request, or a list of them taken in turn)") }
+            if case .sequence = r.node {
+                let list = try r.sequence().map { (x) throws(ScenarioError) -> ProbeRequest in try x.request() }
+                guard !list.isEmpty else { throw r.error("\(key) needs at least one request") }
+                return list
+            }
+            return [try r.request()]
+        }
+        let tries = try m["tries"].map { (r) throws(ScenarioError) -> Int in
+            guard let n = Int(try r.string()), (3...200).contains(n) else { throw r.error("tries is a whole number 3…200") }
+            return n
+        } ?? 8
+        return TimingProbe(tries: tries, a: try side("a"), b: try side("b"))
+    }
+
     /// A JSON object (a broadcast's payload, presence).
     func object() throws(ScenarioError) -> ProbeJSON {
         guard case .mapping = node else { throw error("expected a mapping (a JSON object)") }
@@ -137,8 +156,10 @@ extension Reader {
     }
 
     func match() throws(ScenarioError) -> ProbeMatch {
-        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events", "joined", "delivered", "presences"])
-        guard !m.isEmpty else { throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events, joined, delivered, presences)") }
+        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events", "joined", "delivered", "presences", "gap_ms", "gap_percent"])
+        guard !m.isEmpty else {
+            throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events, joined, delivered, presences, gap_ms, gap_percent)")
+        }
         var match = ProbeMatch()
         if let s = m["status"] {
             let items: [Reader] = if case .sequence = s.node { try s.sequence() } else { [s] }
@@ -156,7 +177,7 @@ extension Reader {
         match.bodyContains = try m["body_contains"]?.templated()
         match.bodyLacks = try m["body_lacks"]?.templated()
         match.joined = try m["joined"]?.truth()
-        for key in ["rows", "events", "delivered", "presences"] {
+        for key in ["rows", "events", "delivered", "presences", "gap_ms", "gap_percent"] {
             guard let r = m[key] else { continue }
             let text = try r.string()
             guard let c = ProbeMatch.Comparison.parse(text) else { throw r.error("expected a count such as 0, >0, >=2 or <3, found \"\(text)\"") }
@@ -164,6 +185,8 @@ extension Reader {
             case "rows": match.rows = c
             case "events": match.events = c
             case "delivered": match.delivered = c
+            case "gap_ms": match.gapMs = c
+            case "gap_percent": match.gapPercent = c
             default: match.presences = c
             }
         }

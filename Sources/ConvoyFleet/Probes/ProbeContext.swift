@@ -154,6 +154,10 @@ struct ProbeFacts {
     var events = 0
     /// A channel step's: joined, the actor's broadcasts the control heard, others seen present.
     var channel: (joined: Bool, delivered: Int, presences: Int)?
+    /// A timing step's: each side's median round trip, milliseconds, and how many of each were timed.
+    var timing: (a: Double, b: Double, tries: Int)?
+    var gapMs: Double { timing.map { abs($0.a - $0.b) } ?? 0 }
+    var gapPercent: Double { timing.map { max($0.a, $0.b) > 0 ? abs($0.a - $0.b) / max($0.a, $0.b) * 100 : 0 } ?? 0 }
 
     init(status: Int, code: String? = nil, body: String, rows: Int, events: Int = 0) {
         (self.status, self.code, self.body, self.rows, self.events) = (status, code, body, rows, events)
@@ -179,6 +183,8 @@ struct ProbeFacts {
         if let j = m.joined, channel?.joined != j { return false }
         if let d = m.delivered, !d.matches(channel?.delivered ?? 0) { return false }
         if let p = m.presences, !p.matches(channel?.presences ?? 0) { return false }
+        if let g = m.gapMs, !g.matches(Int(gapMs.rounded(.down))) { return false }
+        if let g = m.gapPercent, !g.matches(Int(gapPercent.rounded(.down))) { return false }
         return true
     }
 
@@ -188,6 +194,10 @@ struct ProbeFacts {
     }
 
     var summary: String {
+        if let t = timing {
+            return String(format: "a median %.1f ms, b median %.1f ms over %d tries each (gap %.1f ms, %.0f %%), last b HTTP %d",
+                          t.a, t.b, t.tries, gapMs, gapPercent, status)
+        }
         if let c = channel {
             return "\(c.joined ? "joined" : "refused"), heard \(events) broadcast\(events == 1 ? "" : "s"), \(c.presences) other\(c.presences == 1 ? "" : "s") present, "
                 + "\(c.delivered) of its broadcasts delivered"
@@ -215,6 +225,8 @@ extension ProbeMatch {
         if let j = joined { parts.append("joined \(j)") }
         if let d = delivered { parts.append("delivered \(d.op.rawValue) \(d.value)") }
         if let p = presences { parts.append("presences \(p.op.rawValue) \(p.value)") }
+        if let g = gapMs { parts.append("gap_ms \(g.op.rawValue) \(g.value)") }
+        if let g = gapPercent { parts.append("gap_percent \(g.op.rawValue) \(g.value)") }
         return "{" + parts.joined(separator: ", ") + "}"
     }
 }

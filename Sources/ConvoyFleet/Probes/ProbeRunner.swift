@@ -51,6 +51,7 @@ public struct ProbeRunner: Sendable {
                 case .realtime(let realtime): await runRealtime(step, realtime, context, &outcome)
                 case .replay(let replay): await runReplay(step, replay, context, &outcome)
                 case .channel(let channel): await runChannel(step, channel, context, &outcome)
+                case .timing(let timing): await runTiming(step, timing, context, &outcome)
                 }
             }
             if outcome.leaked > 0 {

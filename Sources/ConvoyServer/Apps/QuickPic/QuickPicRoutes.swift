@@ -65,7 +65,8 @@ struct QuickPicRoutes: Sendable {
         try Self.validPassword(body.password)
         let publicKey = try Self.key(body.publicKey, "public_key"), signingKey = try Self.key(body.signingKey, "signing_key")
         let hash: String
-        do { hash = try settings.passwordHash.hash(body.password) } catch { throw QuickPicError.internalError }
+        let cost = settings.passwordHash, password = body.password
+        do { hash = try await AuthService.hashing { try cost.hash(password) } } catch { throw QuickPicError.internalError }
         let user = QuickPicUserRow(id: QuickPicIDs.make(), username: username, publicKey: publicKey, signingKey: signingKey, createdAt: clock.date)
         guard try await store.insertUser(user, passwordHash: hash) else {
             throw QuickPicError.conflict("username_taken", "that username is taken")
@@ -80,8 +81,11 @@ struct QuickPicRoutes: Sendable {
             throw QuickPicError.rateLimited(after: wait)
         }
         let found = try await store.credentials(username: username)
-        // The same Argon2id work whether the user exists or not: an unknown name is verified against a dummy.
-        let matches = PasswordHash.verify(body.password, against: found?.hash ?? dummyHash)
+        // The same Argon2id work whether the user exists or not: an unknown name is verified against a dummy
+        // (a weakened server, `fast-unknown`, skips it). On NIO's pool for blocking work, as GoTrue's here.
+        let (password, encoded) = (body.password, found?.hash ?? dummyHash)
+        let matches = found == nil && settings.weak(.fastUnknown) ? false
+            : try await AuthService.hashing { PasswordHash.verify(password, against: encoded) }
         if found == nil, settings.weak(.revealUsernames) {
             throw QuickPicError(status: .unauthorized, code: "unknown_user", message: "no such user")
         }

@@ -18,6 +18,8 @@ public enum QuickPicWeakness: String, CaseIterable, Sendable {
     case trustSender = "trust-sender"
     /// Anyone may accept or reject any friend request.
     case decideAny = "decide-any"
+    /// A login for an unknown username answers at once, without the dummy Argon2id work: timing tells who exists.
+    case fastUnknown = "fast-unknown"
     /// No failed-login limit.
     case noLoginLimit = "no-login-limit"
     /// Login says whether the username exists (`unknown_user` vs `invalid_credentials`).
