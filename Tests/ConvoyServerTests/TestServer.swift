@@ -118,6 +118,11 @@ final class TestServer: Sendable {
             req.httpBody = rawBody
             req.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        return try await Self.fetch(req)
+    }
+
+    /// Sends `req` and reads the answer: status, headers (lowercased names) and body.
+    static func fetch(_ req: URLRequest) async throws -> Reply {
         let (data, response) = try await URLSession.shared.data(for: req)
         let http = response as! HTTPURLResponse
         var h: [String: String] = [:]

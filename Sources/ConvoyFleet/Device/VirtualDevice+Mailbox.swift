@@ -88,7 +88,7 @@ extension VirtualDevice {
         spendCPU(seconds: sealing)
         started = clock.now()
         do {
-            let receipt = try await app.postDirect(sealed, from: account.session, via: http)
+            let receipt = try await postDirect(sealed)
             metrics.record(.mailboxPost, seconds: clock.now() - started)
             metrics.count(.mailboxSent)
             if kind == .photo { metrics.count(.mailboxPhotosSent) }
@@ -102,6 +102,17 @@ extension VirtualDevice {
             metrics.count(.mailboxSendFailed(reason: countFailure(error)))
         }
         metrics.count(.httpRequests)
+    }
+
+    /// Posts with the phone's session; a 401 because the phone logged out and in meanwhile (`relogin_every`: the
+    /// session it began with ended under it) is sent once more with the new session, as the app would.
+    private func postDirect(_ sealed: SealedMessage) async throws(SupabaseError) -> MailboxReceipt {
+        let token = account.session.accessToken
+        do {
+            return try await app.postDirect(sealed, from: account.session, via: http)
+        } catch where error.status == 401 && account.session.accessToken != token {
+            return try await app.postDirect(sealed, from: account.session, via: http)
+        }
     }
 
     // MARK: Polling

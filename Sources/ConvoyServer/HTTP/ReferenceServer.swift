@@ -200,12 +200,7 @@ public final class ReferenceServer: Sendable {
         // The application ending (a graceful shutdown) ends the rest gracefully too.
         services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
-        do {
-            try await group.run()
-        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
-            throw CannotListen(address: "\(configuration.host):\(configuration.port)",
-                               reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
-        }
+        try await CannotListen.naming(configuration) { try await group.run() }
     }
 }
 
@@ -235,4 +230,14 @@ public struct CannotListen: Error, CustomStringConvertible {
     public let address: String
     public let reason: String
     public var description: String { "cannot listen on \(address): \(reason)" }
+
+    /// Runs a server's `body`, turning a bind that failed (the port in use, not permitted) into this.
+    static func naming(_ configuration: ServerConfiguration, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            throw CannotListen(address: "\(configuration.host):\(configuration.port)",
+                               reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
+        }
+    }
 }

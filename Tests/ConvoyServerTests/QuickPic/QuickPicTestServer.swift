@@ -61,11 +61,8 @@ final class QuickPicTestServer: Sendable {
             req.httpBody = raw
         }
         if req.httpBody != nil { req.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        let (data, response) = try await URLSession.shared.data(for: req)
-        let http = response as! HTTPURLResponse
-        var h: [String: String] = [:]
-        for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
-        return Reply(status: http.statusCode, headers: h, body: data)
+        let r = try await TestServer.fetch(req)
+        return Reply(status: r.status, headers: r.headers, body: r.body)
     }
 
     /// A registered user with its keys and first session.

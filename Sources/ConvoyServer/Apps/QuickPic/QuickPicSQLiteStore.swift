@@ -7,15 +7,7 @@ final class QuickPicSQLiteStore: QuickPicStore {
     let pool: DatabasePool
 
     init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw StoreOpenError(path: path, reason: String(cString: strerror(errno)))
-            }
-        }
-        var config = Configuration()
-        config.foreignKeysEnabled = true
-        config.busyMode = .timeout(10)
-        pool = try DatabasePool(path: path, configuration: config)
+        pool = try Store.openPrivate(path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("quickpic v1") { db in try db.execute(sql: Self.schema) }
         try migrator.migrate(pool)

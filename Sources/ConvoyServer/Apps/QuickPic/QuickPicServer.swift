@@ -116,12 +116,7 @@ public final class QuickPicServer: BackendServer {
         if configuration.purgeEvery > 0 { services.append(.init(service: QuickPicPurge(server: self))) }
         services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
-        do {
-            try await group.run()
-        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
-            throw CannotListen(address: "\(configuration.host):\(configuration.port)",
-                               reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
-        }
+        try await CannotListen.naming(configuration) { try await group.run() }
     }
 }
 

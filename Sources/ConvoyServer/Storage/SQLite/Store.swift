@@ -16,6 +16,13 @@ final class Store: Sendable {
     /// secret; SQLite gives its WAL and shared-memory files the same mode.
     init(path: String, app: any ServerApp, feed: ChangeFeed? = nil) throws {
         self.feed = feed
+        pool = try Self.openPrivate(path)
+        self.path = path
+        try Self.migrator(app).migrate(pool)
+    }
+
+    /// The database file at `path` as a WAL pool with foreign keys on; created private (0600) when missing.
+    static func openPrivate(_ path: String) throws -> DatabasePool {
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
                 throw StoreOpenError(path: path, reason: String(cString: strerror(errno)))
@@ -24,9 +31,7 @@ final class Store: Sendable {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
-        pool = try DatabasePool(path: path, configuration: config)
-        self.path = path
-        try Self.migrator(app).migrate(pool)
+        return try DatabasePool(path: path, configuration: config)
     }
 
     /// A write transaction at the server's time `now`: `body` writes rows
