@@ -13,6 +13,7 @@ import Testing
     typealias Store = ProbeTests.Store
 
     static func report(_ store: Store, weaknesses: Set<QuickPicWeakness> = []) async throws -> (ProbeCatalogue, ProbeReport, String) {
+        let catalogue = try ProbeTests.catalogue("quickpic")  // before the server: a bad file leaves nothing running
         var config = ServerConfiguration.testing
         (config.app, config.tokenTTL, config.quickPicWeaknesses) = ("quickpic", QuickPicServer.defaultTokenTTL, weaknesses)
         // libsodium's login cost (tens of ms a hash), so a login that skips it shows in the timing probe.
@@ -28,8 +29,11 @@ import Testing
         defer { engine.shutdown() }
         let runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: "", serviceKey: nil), engine: engine,
                                  logger: logger, app: QuickPicApp())
-        let cast = try await runner.prepare()
-        let catalogue = try ProbeTests.catalogue("quickpic")
+        let cast: (attacker: ProbeParty, victims: ProbeVictims)
+        do { cast = try await runner.prepare() } catch {
+            await server.stop()
+            throw error
+        }
         let report = await runner.report(catalogue, attacker: cast.attacker, victims: cast.victims)
         await server.stop()
         return (catalogue, report, [cast.attacker, cast.victims.friend, cast.victims.victim, cast.victims.stranger].map(\.session.accessToken)
