@@ -133,15 +133,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // What the tests share: child processes spawned without Foundation's Process (Tests/Support/TestProcess.swift).
+        .target(name: "ConvoyTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyCryptoTests", dependencies: ["ConvoySodium", "ConvoyCrypto"],
+            name: "ConvoyCryptoTests", dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyTestSupport"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyGeoTests", dependencies: ["ConvoyGeo"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyServerTests",
-            dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyWire", .product(name: "WSClient", package: "swift-websocket"),
+            dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyWire", "ConvoyTestSupport", .product(name: "WSClient", package: "swift-websocket"),
                            .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
@@ -159,7 +161,7 @@ let package = Package(
                            "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyCLITests", dependencies: ["convoy"],
+            name: "ConvoyCLITests", dependencies: ["convoy", "ConvoyTestSupport"],
             swiftSettings: swiftSettings),
     ]
 )

@@ -9,7 +9,7 @@ extension Convoy {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serve",
-            abstract: "Run the reference backend: Supabase-compatible auth, REST with row-level security, Realtime, retention purge.",
+            abstract: "Run the reference backend of an app: Supabase-compatible (Green Box, Survale) or the app's own API (QuickPic).",
             discussion: """
                 Serves one app's backend (--app; Green Box by default: greenbox-prd.md §3's schema and \
                 policies, its invite RPCs and its retention purge) behind /auth/v1 (GoTrue), /rest/v1 \
@@ -32,6 +32,11 @@ extension Convoy {
                 Storage (/storage/v1: buckets, uploads, signed URLs, downloads, removal) keeps object rows in the \
                 database under its row-level security and object bytes on disk (--storage-dir); no upload stores \
                 more than --storage-file-limit.
+
+                --app quickpic serves QuickPic's own REST API instead (docs/quickpic-api.md): /auth/register|login|\
+                refresh|logout, /users/:username, /friends…, /messages and /messages/:id/ack, over the same two \
+                stores; it has no API keys (the keys file holds only the URL), access tokens of --token-ttl (15m) \
+                and a fallback purge every --purge-every (1h) of messages older than --retention (7d).
                 """)
 
         @Option(help: ArgumentHelp("The app whose backend to serve: its tables, row-level security, RPCs and purge (\(ServerApps.names.joined(separator: ", "))).",

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import ConvoyTestSupport
 
 /// Runs the built `convoy` binary as a user would and checks what it prints
 /// and how it exits (0 ok, 1 runtime failure, 2 bad input, 99 thresholds).
@@ -35,7 +36,7 @@ struct CLI {
 
     /// Another program (psql, say), run the same way.
     static func runTool(_ path: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
@@ -219,7 +220,7 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keysPath = dir.appendingPathComponent("keys.json").path
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0"]
         let out = Pipe()

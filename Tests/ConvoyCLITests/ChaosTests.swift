@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ConvoyTestSupport
 
 /// `convoy run` against a `convoy serve` that fails and comes back (issue 13):
 /// killed with SIGKILL and restarted on the same database without
@@ -16,7 +17,7 @@ struct ChaosTests {
         let database: String
         let keysPath: String
         let options: [String]
-        private(set) var process: Process?
+        private(set) var process: TestProcess?
 
         init(dir: URL, options: [String] = []) throws {
             self.options = options
@@ -27,7 +28,7 @@ struct ChaosTests {
 
         func start() async throws {
             try? FileManager.default.removeItem(atPath: keysPath)
-            let p = Process()
+            let p = TestProcess()
             p.executableURL = CLI.binary
             p.arguments = ["serve", "--port", String(port), "--database", database, "--keys-file", keysPath, "--purge-every", "0"] + options
             p.standardOutput = FileHandle.nullDevice
@@ -84,7 +85,7 @@ struct ChaosTests {
     }
 
     /// Waits until the run's metrics.csv has a row at `seconds` into the timeline or later.
-    static func waitForTimeline(_ csv: String, seconds: Double, run: Process) async throws {
+    static func waitForTimeline(_ csv: String, seconds: Double, run: TestProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(240)
         while ContinuousClock.now < deadline, run.isRunning {
             if let text = try? String(contentsOfFile: csv, encoding: .utf8),
@@ -113,7 +114,7 @@ struct ChaosTests {
         let file = dir.appendingPathComponent("chaos.yaml")
         try Self.scenario(keys: server.keysPath, seconds: seconds, groups: groups).write(to: file, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("out")
-        let run = Process()
+        let run = TestProcess()
         run.executableURL = CLI.binary
         run.arguments = ["run", file.path, "--out", out.path, "--log-level", "notice"]
         run.standardOutput = FileHandle.nullDevice

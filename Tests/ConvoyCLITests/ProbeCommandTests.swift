@@ -1,13 +1,14 @@
 import Foundation
 import Testing
+import ConvoyTestSupport
 
 /// `convoy serve` as its own process on a free port, until `stop`.
 struct ServeProcess {
-    let process: Process
+    let process: TestProcess
 
     /// Starts it and waits (bounded) for the keys file it writes once it listens.
     static func start(keys: String, _ arguments: String...) async throws -> ServeProcess {
-        let server = Process()
+        let server = TestProcess()
         server.executableURL = CLI.binary
         server.arguments = ["serve", "--port", "0", "--keys-file", keys] + arguments
         server.standardOutput = FileHandle.nullDevice

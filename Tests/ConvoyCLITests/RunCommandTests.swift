@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import ConvoyTestSupport
 
 /// `convoy run` as a user runs it: a scenario in, a results folder and an exit code out.
 @Suite(.serialized) struct RunCommandTests {
@@ -67,7 +68,7 @@ import Testing
     @Test func prometheusScrapesTheRunWhileItRuns() async throws {
         let dir = try temporaryDirectory()
         let file = try Self.scenario(thresholds: [], in: dir)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = CLI.binary
         process.arguments = ["run", file, "--out", dir.appendingPathComponent("results").path, "--drain", "1s", "--duration", "12s",
                              "--metrics-listen", "127.0.0.1:0"]
@@ -218,7 +219,7 @@ import Testing
             thresholds: [decrypt_failures == 0]
             """.write(toFile: path, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("r")
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = CLI.binary
         process.arguments = ["run", path, "--out", out.path, "--drain", "1s"]
         let stdout = Pipe(), stderr = Pipe()

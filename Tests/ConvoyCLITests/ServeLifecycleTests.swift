@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import ConvoyTestSupport
 
 /// `convoy serve` with PostgreSQL runs every part of the server — the HTTP
 /// application, the PostgreSQL client and change feed, the retention purge —
@@ -14,7 +15,7 @@ struct ServeLifecycleTests {
 
     /// `psql URL -Atc SQL`: its status and output.
     static func psql(_ url: String, _ sql: String) throws -> (status: Int32, out: String) {
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
         p.arguments = [url, "-Atc", sql]
         let out = Pipe()
@@ -38,7 +39,7 @@ struct ServeLifecycleTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keysPath = dir.appendingPathComponent("keys.json").path
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--port", "0", "--database", database, "--keys-file", keysPath, "--purge-every", "100ms"]
         let (out, err) = (Pipe(), Pipe())

@@ -6,6 +6,7 @@ import FoundationNetworking
 import Glibc
 #endif
 import Testing
+import ConvoyTestSupport
 
 /// `convoy serve`'s limits as a user meets them: the flags, and a server out of
 /// file descriptors (its own `ulimit -n`, never the test process's).
@@ -53,7 +54,7 @@ import Testing
         let logPath = dir.appendingPathComponent("serve.log")
         _ = FileManager.default.createFile(atPath: logPath.path, contents: nil)
         let log = try FileHandle(forWritingTo: logPath)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", #"ulimit -n 64 && exec "$0" serve --port 0 --keys-file "$1""#, CLI.binary.path, keysPath]
         process.standardOutput = log

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import ConvoyTestSupport
 
 /// `convoy serve`'s Storage flags, as a user runs them: `--storage-dir` keeps
 /// object bytes where it says (and after exit), `--storage-file-limit` caps an
@@ -20,7 +21,7 @@ struct ServeStorageTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keysPath = dir.appendingPathComponent("keys.json").path, objects = dir.appendingPathComponent("media")
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0",
                              "--storage-dir", objects.path, "--storage-file-limit", "1KB"]

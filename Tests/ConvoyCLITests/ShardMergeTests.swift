@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ConvoyTestSupport
 
 /// Issue 6's acceptance: two shards as two processes against one `convoy serve`,
 /// merged, count what a single process counts with the same seed; and what
@@ -50,11 +51,11 @@ import Testing
 
     /// Starts `convoy` with output to files; `wait()` returns its exit status and output.
     struct Running {
-        let process: Process
+        let process: TestProcess
         let log: URL
 
         init(_ arguments: [String], log: URL) throws {
-            process = Process()
+            process = TestProcess()
             process.executableURL = CLI.binary
             process.arguments = arguments
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -2,6 +2,7 @@ import ConvoyCrypto
 import ConvoySodium
 import Foundation
 import Testing
+import ConvoyTestSupport
 
 /// Interop with an independent implementation: PyNaCl made the vectors Convoy
 /// must open, and PyNaCl opens what Convoy makes.
@@ -139,7 +140,7 @@ import Testing
     }
 
     private func runPython(script: String, input: Data) throws -> Data {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = [repositoryRoot.appendingPathComponent(script).path]
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ConvoyServer
+import ConvoyTestSupport
 
 /// The official Supabase Python client (supabase-py 2.34.1, from PyPI via
 /// scripts/setup) against `convoy serve`, unchanged: scripts/supabase_compat.py.
@@ -10,7 +11,7 @@ import Testing
     static let required = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_PYTHON_TOOLS"] == "1"
     static var available: Bool {
         guard FileManager.default.isExecutableFile(atPath: python) else { return false }
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: python)
         p.arguments = ["-c", "import supabase"]
         p.standardError = Pipe()

@@ -8,6 +8,7 @@ import PostgresNIO
 import Testing
 @testable import ConvoyServer
 import ConvoyWire
+import ConvoyTestSupport
 
 /// The stores server tests run against: SQLite always, and PostgreSQL when a
 /// test cluster is there — `make test` starts one (scripts/pg-test-cluster run)
@@ -171,7 +172,7 @@ enum ChildProcess {
         let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
         p.standardOutput = try FileHandle(forWritingTo: out)

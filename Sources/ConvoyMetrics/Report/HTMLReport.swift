@@ -12,7 +12,9 @@ public enum HTMLReport {
         body += section("End-to-end latency over time", latencyOverTime(input),
                         note: "Intended send time to decrypted at the friend, per second of the run (open workload: no coordinated omission).")
         body += section("Latency distribution", distribution(input))
-        body += section("Throughput", throughput(input), note: "Updates sealed and sent to friends, and decrypted by them, per second; devices online (dashed).")
+        body += section("Throughput", throughput(input), note: s.mailbox == nil
+                        ? "Updates sealed and sent to friends, and decrypted by them, per second; devices online (dashed)."
+                        : "Messages stored by the backend, and opened by their recipients, per second; devices online (dashed).")
         body += section("Errors", errors(input))
         // A mailbox app's delivery is its Mailbox section (messages, not updates).
         if s.mailbox == nil { body += section("Delivery", delivery(s)) }
