@@ -123,6 +123,9 @@ public struct ServerConfiguration: Sendable {
         guard (1...1_000_000).contains(loginLimit), loginWindow.isFinite, loginWindow >= 1e-3, loginWindow <= decade else {
             throw Invalid(description: "the login limit must be 1…1000000 failures in a window of 1 ms…10 years")
         }
+        if app == "quickpic", migrationsDirectory != nil || appSchema == .database || strictPolicies {
+            throw Invalid(description: "--migrations, --app-schema database and --strict-policies are for the Supabase apps; quickpic serves its own schema")
+        }
         if !quickPicWeaknesses.isEmpty, app != "quickpic" { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {

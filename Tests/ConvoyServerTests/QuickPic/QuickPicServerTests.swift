@@ -189,6 +189,19 @@ import Testing
         #expect(try await s.request("GET", "/messages", token: bob.token).rows.map { $0["id"] as? String } == [id])
     }
 
+    @Test func optionsOfTheSupabaseAppsAndWeaknessesOfOthersAreRefused() throws {
+        var c = ServerConfiguration.testing
+        c.app = "quickpic"
+        c.strictPolicies = true
+        #expect(throws: ServerConfiguration.Invalid.self) { try c.validate() }
+        c = ServerConfiguration.testing
+        c.quickPicWeaknesses = [.keepAcked]
+        #expect(throws: ServerConfiguration.Invalid.self) { try c.validate() }
+        #expect(QuickPicWeakness.parse("keep-acked, ack-any") == .success([.keepAcked, .ackAny]))
+        guard case .failure(let e) = QuickPicWeakness.parse("keep-acked,nope") else { Issue.record("nope parsed"); return }
+        #expect(e.description.contains("\"nope\"") && e.description.contains("reusable-refresh"))
+    }
+
     @Test func registrationChecksItsFields() async throws {
         let s = try await QuickPicTestServer(store: .sqlite)
         let key = Data(repeating: 1, count: 32).base64EncodedString()

@@ -43,7 +43,7 @@ public enum QuickPicWeakness: String, CaseIterable, Sendable {
         return .success(out)
     }
 
-    public struct UnknownName: Error, CustomStringConvertible {
+    public struct UnknownName: Error, CustomStringConvertible, Equatable {
         public let name: String
         public var description: String {
             "--weaken: no weakness \"\(name)\" (\(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")))"
