@@ -36,13 +36,7 @@ import Testing
             config.jwtSecret = ProbeTests.secret
             config.strictPolicies = strict
             config.migrationsDirectory = migrations
-            if store == .postgres {
-                config.databasePath = try await ProbeTests.freshDatabase()
-                config.postgresConnections = 4
-            }
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            let server = try await EmbeddedServer.start(config, logger: logger)
+            let (server, logger) = try await ProbeTests.start(config, on: store)
             let engine = try HTTPEngine()
             let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
             let runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger)
@@ -58,6 +52,18 @@ import Testing
             engine.shutdown()
             await server.stop()
         }
+    }
+
+    /// `config`'s server on `store` (a fresh PostgreSQL database for each), quiet, with the logger the tests use.
+    static func start(_ config: ServerConfiguration, on store: Store) async throws -> (EmbeddedServer, Logger) {
+        var config = config
+        if store == .postgres {
+            config.databasePath = try await freshDatabase()
+            config.postgresConnections = 4
+        }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return (try await EmbeddedServer.start(config, logger: logger), logger)
     }
 
     static func freshDatabase() async throws -> String {

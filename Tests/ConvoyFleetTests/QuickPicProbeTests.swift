@@ -18,13 +18,7 @@ import Testing
         (config.app, config.tokenTTL, config.quickPicWeaknesses) = ("quickpic", QuickPicServer.defaultTokenTTL, weaknesses)
         // libsodium's login cost (tens of ms a hash), so a login that skips it shows in the timing probe.
         config.passwordHash = .interactive
-        if store == .postgres {
-            config.databasePath = try await ProbeTests.freshDatabase()
-            config.postgresConnections = 4
-        }
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let server = try await EmbeddedServer.start(config, logger: logger)
+        let (server, logger) = try await ProbeTests.start(config, on: store)
         let engine = try HTTPEngine()
         defer { engine.shutdown() }
         let runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: "", serviceKey: nil), engine: engine,

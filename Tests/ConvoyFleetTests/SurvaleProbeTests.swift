@@ -22,13 +22,7 @@ import Testing
         static func start(_ store: Store, migrations: String? = nil) async throws -> Harness {
             var config = ServerConfiguration.testing
             (config.app, config.jwtSecret, config.migrationsDirectory) = ("survale", ProbeTests.secret, migrations)
-            if store == .postgres {
-                config.databasePath = try await ProbeTests.freshDatabase()
-                config.postgresConnections = 4
-            }
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            let server = try await EmbeddedServer.start(config, logger: logger)
+            let (server, logger) = try await ProbeTests.start(config, on: store)
             let engine = try HTTPEngine()
             let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
             let runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger, app: SurvaleApp())

@@ -58,12 +58,27 @@ public final class TestProcess: @unchecked Sendable {
         guard let closeFrom = Self.closeFrom else { throw SpawnError(message: "posix_spawn_file_actions_addclosefrom_np is missing", code: ENOSYS) }
         _ = closeFrom(&actions, 3)
 
+        // A child of its own: default signal dispositions and nothing blocked (the spawning thread may be a
+        // dispatch worker, which blocks every signal: inherited, SIGTERM would never reach the child), and its
+        // own process group, as Foundation's Process gives it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
         let argv = ([path] + (arguments ?? [])).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let env = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { env?.forEach { free($0) } }
         var spawned: pid_t = 0
-        let rc = env.map { e in posix_spawn(&spawned, path, &actions, nil, argv, e) } ?? posix_spawn(&spawned, path, &actions, nil, argv, environ)
+        let rc = env.map { e in posix_spawn(&spawned, path, &actions, &attributes, argv, e) }
+            ?? posix_spawn(&spawned, path, &actions, &attributes, argv, environ)
         guard rc == 0 else { throw SpawnError(message: "cannot start \(path)", code: rc) }
         let pid = spawned
         state.withLock { $0.pid = pid }

@@ -27,5 +27,5 @@ extension AppProfile {
 
     public func probeValues(roles: [String: String]) -> [String: String] { [:] }
 
-    public func probeMessages(keys: [String: BoxKeyPair], roles: [String: String]) -> [String: String] { [:] }
+    public func probeMessages(keys: [String: BoxKeyPair]) -> [String: String] { [:] }
 }

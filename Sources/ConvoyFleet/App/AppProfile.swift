@@ -215,7 +215,7 @@ public protocol AppProfile: Sendable {
 
     /// Placeholder values made with the cast's key pairs, by role name (QuickPic: messages sealed and signed
     /// between them, as a hostile client could make them); default none.
-    func probeMessages(keys: [String: BoxKeyPair], roles: [String: String]) -> [String: String]
+    func probeMessages(keys: [String: BoxKeyPair]) -> [String: String]
 
     /// The request that posts `ciphertext` to `recipient` as `sender` (a replay probe's re-post).
     func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest

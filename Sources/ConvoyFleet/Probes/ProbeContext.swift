@@ -55,7 +55,7 @@ struct ProbeContext: Sendable {
         let roles = Dictionary(uniqueKeysWithValues: parties.map { ($0.key.rawValue, $0.value.userID) })
         values.merge(runner.app.probeValues(roles: roles)) { a, _ in a }
         let keys = Dictionary(uniqueKeysWithValues: parties.compactMap { p in p.value.keys.map { (p.key.rawValue, $0) } })
-        values.merge(runner.app.probeMessages(keys: keys, roles: roles)) { a, _ in a }
+        values.merge(runner.app.probeMessages(keys: keys)) { a, _ in a }
         let victimKey = values["victim.public_key"].flatMap { try? PublicKey(base64: $0) }
         if let victimKey {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.

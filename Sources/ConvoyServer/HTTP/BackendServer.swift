@@ -23,7 +23,7 @@ public enum BackendServers {
     /// The server for `configuration.app`, its database opened (and made, with PostgreSQL, where missing).
     public static func make(_ configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
                             logger: Logger) async throws -> any BackendServer {
-        try configuration.validate()
+        // Each server validates its configuration as it opens.
         if configuration.app == QuickPicServer.appName {
             return try await QuickPicServer(configuration: configuration, clock: clock, logger: logger)
         }

@@ -39,15 +39,7 @@ final class QuickPicTestServer: Sendable {
 
     deinit { task.cancel() }
 
-    struct Reply: @unchecked Sendable {
-        let status: Int
-        let headers: [String: String]
-        let body: Data
-        var object: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-        var rows: [[String: Any]] { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] ?? [] }
-        var error: String? { object["error"] as? String }
-        var text: String { String(decoding: body, as: UTF8.self) }
-    }
+    typealias Reply = TestServer.Reply
 
     func request(_ method: String, _ path: String, body: Any? = nil, raw: Data? = nil, token: String? = nil,
                  headers: [String: String] = [:]) async throws -> Reply {
@@ -61,8 +53,7 @@ final class QuickPicTestServer: Sendable {
             req.httpBody = raw
         }
         if req.httpBody != nil { req.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        let r = try await TestServer.fetch(req)
-        return Reply(status: r.status, headers: r.headers, body: r.body)
+        return try await TestServer.fetch(req)
     }
 
     /// A registered user with its keys and first session.
@@ -99,6 +90,11 @@ final class QuickPicTestServer: Sendable {
         ["to_user_id": to, "encrypted_content": Data(content).base64EncodedString(), "content_type": type,
          "signature": Data((signer ?? from.signing).sign(content)).base64EncodedString()]
     }
+}
+
+extension TestServer.Reply {
+    /// QuickPic's error code (`{"error", "message"}`).
+    var error: String? { object["error"] as? String }
 }
 
 /// Well-formed HS256 JWTs signed with a secret of the test's choosing (not the server's).

@@ -12,7 +12,7 @@ extension QuickPicApp {
     static let probeNames: [String] = (probePairs.map { "\($0.0)_to_\($0.1)" } + ["wrong_key", "oversized"])
         .flatMap { ["message.\($0).content", "message.\($0).signature"] }
 
-    public func probeMessages(keys: [String: BoxKeyPair], roles: [String: String]) -> [String: String] {
+    public func probeMessages(keys: [String: BoxKeyPair]) -> [String: String] {
         var values: [String: String] = [:]
         func add(_ name: String, content: [UInt8], to recipient: BoxKeyPair, signedBy signer: SigningKeyPair) {
             guard let sealed = try? QuickPicMessage.seal(content, contentType: .text, to: recipient.publicKey, signedBy: signer) else { return }
