@@ -90,7 +90,8 @@ let package = Package(
         .target(
             name: "ConvoyServer",
             dependencies: [
-                "ConvoySodium", "ConvoyWire",
+                "ConvoySodium", "ConvoyWire", "ConvoyMetrics",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -31,7 +31,7 @@ struct ServerBench {
         let keysPath = dir.appendingPathComponent("keys.json").path
         let server = Process()
         server.executableURL = URL(fileURLWithPath: convoy)
-        server.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0",
+        server.arguments = ["serve", "--port", "0", "--keys-file", keysPath, "--purge-every", "0", "--rate-limits", "off",
                             "--database", database ?? dir.appendingPathComponent("bench.sqlite").path]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice

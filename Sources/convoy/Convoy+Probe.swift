@@ -12,13 +12,15 @@ extension Convoy {
             abstract: "Run a probe catalogue against a backend as a hostile device, without a load.",
             discussion: """
                 Signs up four accounts (attacker, friend, victim, stranger; the friend pairs with the attacker \
-                and the victim), runs every probe of the catalogue (docs/probes.md) and prints tried, denied, \
-                leaked and findings per probe, with the request and response of each leak and finding \
+                and the victim, as the app pairs; a catalogue with `cast: gotrue` gets bare GoTrue accounts and \
+                makes the rest in its setup), runs every probe of the catalogue (docs/probes.md) and prints tried, \
+                denied, leaked and findings per probe, what each measured (a rate limit found, a brute-force \
+                estimate, two answers compared), with the request and response of each leak and finding \
                 (tokens redacted). With --out, writes probes.json and junit.xml there. \
                 Exit: 0 nothing leaked, 99 a probe leaked, 2 a bad catalogue or flags, 1 the backend failed.
                 """)
 
-        @Argument(help: "A probe catalogue (e.g. probes/greenbox.yaml, probes/naarscars.yaml).")
+        @Argument(help: "A probe catalogue (e.g. probes/greenbox.yaml, probes/naarscars.yaml, probes/supabase-auth.yaml).")
         var catalogue: String
 
         @Option(help: "The backend's URL (a Supabase project or convoy serve).")
@@ -97,7 +99,7 @@ extension Convoy {
             let started = Date()
             let cast: (attacker: ProbeParty, victims: ProbeVictims)
             do {
-                cast = try await runner.prepare()
+                cast = try await runner.prepare(cast: loaded.cast)
             } catch {
                 throw CommandFailure.runtime("cannot sign up the probe accounts at \(backend.url): \(error)")
             }
@@ -133,9 +135,12 @@ extension Convoy {
                 out += p.leaked > 0 ? "  LEAK" : p.errors > 0 ? "  inconclusive" : ""
                 out += "\n"
             }
+            for p in s.probes where !(p.measurements ?? []).isEmpty {
+                out += "\n\(p.id)\(p.section.map { " (\($0))" } ?? ""):\n" + p.measurements!.map { "  \($0)\n" }.joined()
+            }
             for p in s.probes where p.leaked > 0 || p.findings > 0 {
                 for e in p.evidence.prefix(1) {
-                    out += "\n\(e.kind == "leak" ? "LEAK" : "finding") \(p.id): \(e.note)\n  \(e.request.replacingOccurrences(of: "\n", with: "\n  "))\n  → \(e.status) \(e.response.prefix(300))\n"
+                    out += "\n\(e.kind == "leak" ? "LEAK" : "finding") \(p.id)\(p.section.map { " (\($0))" } ?? ""): \(e.note)\n  \(e.request.replacingOccurrences(of: "\n", with: "\n  "))\n  → \(e.status) \(e.response.prefix(300))\n"
                 }
             }
             return out

@@ -118,6 +118,11 @@ extension Convoy {
         @Flag(name: .customLong("strict-policies"), help: "The app's stricter policies (Green Box: only let users post locations to active friends; the PRD lets them post to anyone).")
         var strictPolicies = false
 
+        @Option(name: .customLong("rate-limits"), help: ArgumentHelp(
+            "supabase: hosted Supabase Auth's per-IP limits (sign-ups and sign-ins 30, refreshes 150, per 5 minutes); off: none, for load runs that sign up many phones from one address; or a rate-limits YAML file, on top of Supabase's (docs/server.md). A --migrations folder's rate-limits.yaml adds its own unless off.",
+            valueName: "supabase|off|FILE"))
+        var rateLimits = "supabase"
+
         @Option(name: .customLong("password-cost"), help: "Argon2id cost: minimum (load tests) or interactive (libsodium's login default).")
         var passwordCost = "minimum"
 
@@ -158,6 +163,16 @@ extension Convoy {
             if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit
             config.loginWindow = loginWindow.seconds
+            switch rateLimits {
+            case "off": config.rateLimitsEnabled = false
+            case "supabase": config.rateLimits = .supabase
+            case let file:
+                do {
+                    config.rateLimits = RateLimits.supabase.merging(try RateLimitFile.load(file))
+                } catch {
+                    throw CommandFailure.badInput(error.description)
+                }
+            }
             do {
                 try config.validate()
             } catch {

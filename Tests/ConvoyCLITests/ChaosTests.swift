@@ -30,7 +30,7 @@ struct ChaosTests {
             try? FileManager.default.removeItem(atPath: keysPath)
             let p = TestProcess()
             p.executableURL = CLI.binary
-            p.arguments = ["serve", "--port", String(port), "--database", database, "--keys-file", keysPath, "--purge-every", "0"] + options
+            p.arguments = ["serve", "--port", String(port), "--database", database, "--keys-file", keysPath, "--purge-every", "0", "--rate-limits", "off"] + options
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             try p.run()

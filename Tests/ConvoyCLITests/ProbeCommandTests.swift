@@ -54,6 +54,34 @@ struct ServeProcess {
         #expect(containsJWT(try String(contentsOfFile: keys, encoding: .utf8)), "the check finds a real token")
     }
 
+    /// Hosted Supabase Auth's limits, as `convoy serve` has them by default: the refresh series finds the
+    /// limit exactly (the 151st refused), login errors answer alike; with `--rate-limits off` the brute-force
+    /// probes leak and `convoy probe` exits 99.
+    @Test func supabaseAuthLimitsAreFoundExactlyAndTheirAbsenceFails() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalogue = Self.root.appendingPathComponent("probes/supabase-auth.yaml").path
+        let keys = dir.appendingPathComponent("keys.json").path
+        let limited = try await ServeProcess.start(keys: keys, "--purge-every", "0")
+        let out = dir.appendingPathComponent("out")
+        let r = try CLI.run("probe", catalogue, "--keys-file", keys, "--out", out.path)
+        limited.stop()
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("160 attempts (150× 400, 10× 429)") && r.stdout.contains("first refused at attempt 151"), "\(r.stdout)")
+        #expect(r.stdout.contains("a and b answered alike (HTTP 400)"), "\(r.stdout)")
+        let junit = try String(contentsOf: out.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains("<system-out>") && junit.contains("first refused at attempt 151"))
+
+        let openKeys = dir.appendingPathComponent("open.json").path
+        let open = try await ServeProcess.start(keys: openKeys, "--purge-every", "0", "--rate-limits", "off")
+        defer { open.stop() }
+        let leaky = try CLI.run("probe", catalogue, "--keys-file", openKeys)
+        #expect(leaky.status == 99, "\(leaky.stdout)\n\(leaky.stderr)")
+        #expect(leaky.stdout.contains("login_brute_force") && leaky.stdout.contains("none refused"), "\(leaky.stdout)")
+        let rows = leaky.stdout.split(separator: "\n").filter { $0.contains(" brute_force ") }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.hasSuffix("LEAK") }, "\(rows)")
+    }
+
     /// A project that pairs the PRD's way (no invite codes): the cast pairs so too, and the catalogue still runs.
     @Test func theCastPairsTheWayTheAppDoes() async throws {
         let dir = try temporaryDirectory()

@@ -32,7 +32,7 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys, "--retention", "20s", "--purge-every", "0")
+        let server = try await ServeProcess.start(keys: keys, "--retention", "20s", "--purge-every", "0", "--rate-limits", "off")
         defer { server.stop() }
 
         let out = dir.appendingPathComponent("results")

@@ -81,7 +81,7 @@ import ConvoyTestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys)
+        let server = try await ServeProcess.start(keys: keys, "--rate-limits", "off")
         defer { server.stop() }
         let scenario = try Self.scenario(in: dir)
 

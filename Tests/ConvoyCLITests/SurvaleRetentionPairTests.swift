@@ -33,7 +33,7 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys, "--app", "survale", "--retention", "10s", "--purge-every", "0", "--auto-end", "4s")
+        let server = try await ServeProcess.start(keys: keys, "--app", "survale", "--retention", "10s", "--purge-every", "0", "--auto-end", "4s", "--rate-limits", "off")
         defer { server.stop() }
 
         let out = dir.appendingPathComponent("results")

@@ -11,6 +11,11 @@ public struct ProbeCatalogue: Sendable {
     public var probes: [Probe]
     /// The file it was read from, for reports.
     public var file: String
+    /// How the cast is made: by the app's onboarding (the default), or by GoTrue's sign-up alone (`cast: gotrue`),
+    /// for a project that has only the catalogue's own tables; its `setup` does the rest.
+    public var cast: ProbeCast = .app
+    /// The codes an attacker guesses (`{{guess}}`), for brute-force estimates.
+    public var codeSpace: CodeSpace?
 
     public init(name: String, description: String = "", setup: [ProbeRequest] = [], probes: [Probe], file: String = "") {
         (self.name, self.description, self.setup, self.probes, self.file) = (name, description, setup, probes, file)
@@ -27,6 +32,8 @@ public struct Probe: Sendable {
     /// What it would mean for users if this leaked.
     public var ifLeaked: String
     public var steps: [ProbeStep]
+    /// Where the specification says what this probe checks (e.g. `§2.11`), for reports.
+    public var section: String? = nil
 }
 
 /// A step and its verdict rules. A step with no rule is an action (its
@@ -38,6 +45,8 @@ public struct ProbeStep: Sendable {
         case replay(ReplayProbe)
         case channel(ChannelProbe)
         case timing(TimingProbe)
+        case series(RepeatProbe)
+        case compare(CompareProbe)
     }
 
     public var action: Action
@@ -178,6 +187,18 @@ public struct ProbeMatch: Sendable {
     public var gapMs: Comparison?
     /// The same gap as a percentage of the slower median (timing steps).
     public var gapPercent: Comparison?
+    /// The first attempt the limit refused, 1-based; does not hold when none was refused (repeat steps).
+    public var limitedAt: Comparison?
+    /// Whether any attempt was refused by the limit (repeat steps).
+    public var limited: Bool?
+    /// Attempts answered 2xx (repeat steps).
+    public var successes: Comparison?
+    /// Attempts answered 2xx after the first refusal (repeat steps).
+    public var afterLimit: Comparison?
+    /// Whether the attempt made `reset_after` the series went through (repeat steps).
+    public var reset: Bool?
+    /// Whether the two sides answered alike: status, body shape, message and, when timed, time (compare steps).
+    public var alike: Bool?
 
     public enum StatusPattern: Sendable, Equatable {
         case exact(Int)

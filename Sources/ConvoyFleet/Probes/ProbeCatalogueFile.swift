@@ -13,6 +13,11 @@ public enum ProbeCatalogueFile {
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> ProbeCatalogue {
         var catalogue = try YAMLDocument.root(text, file: file, empty: "a catalogue needs catalogue and probes").catalogue()
         catalogue.file = file
+        if catalogue.codeSpace == nil, let at = text.range(of: "{{guess}}") {
+            let line = text[..<at.lowerBound].filter { $0 == "\n" }.count + 1
+            throw ScenarioError(file: file, line: line, column: 1, path: "code_space",
+                                message: "{{guess}} needs the catalogue's code_space (alphabet, length, prefix, live)")
+        }
         return catalogue
     }
 }
@@ -22,7 +27,7 @@ extension Reader {
     var source: String { "\(file):\(line)" }
 
     func catalogue() throws(ScenarioError) -> ProbeCatalogue {
-        let m = try mapping(["catalogue", "description", "setup", "probes"])
+        let m = try mapping(["catalogue", "description", "cast", "code_space", "setup", "probes"])
         guard let name = try m["catalogue"]?.string(), !name.isEmpty else { throw error("a catalogue needs a name (catalogue: <name>)") }
         guard let probesNode = m["probes"] else { throw error("a catalogue needs probes (a list)") }
         let probes = try probesNode.sequence().map { (r) throws(ScenarioError) -> Probe in try r.probe() }
@@ -31,11 +36,14 @@ extension Reader {
             throw try probesNode.sequence()[i].error("two probes have the id \"\(p.id)\"")
         }
         let setup = try m["setup"]?.sequence().map { (r) throws(ScenarioError) -> ProbeRequest in try r.request() } ?? []
-        return ProbeCatalogue(name: name, description: try m["description"]?.string() ?? "", setup: setup, probes: probes)
+        var catalogue = ProbeCatalogue(name: name, description: try m["description"]?.string() ?? "", setup: setup, probes: probes)
+        catalogue.cast = try m["cast"]?.choice(ProbeCast.self) ?? .app
+        catalogue.codeSpace = try m["code_space"]?.codeSpace()
+        return catalogue
     }
 
     func probe() throws(ScenarioError) -> Probe {
-        let m = try mapping(["id", "category", "description", "if_leaked", "steps"])
+        let m = try mapping(["id", "category", "section", "description", "if_leaked", "steps"])
         guard let id = try m["id"]?.string(), !id.isEmpty else { throw error("a probe needs an id") }
         guard let category = try m["category"]?.string(), !category.isEmpty else { throw error("probe \"\(id)\" needs a category") }
         guard let description = try m["description"]?.string(), !description.isEmpty else { throw error("probe \"\(id)\" needs a description") }
@@ -44,14 +52,16 @@ extension Reader {
         guard steps.contains(where: \.isJudged) else {
             throw stepsNode.error("probe \"\(id)\" judges nothing: give at least one step expect, leak_if or finding_if")
         }
-        return Probe(id: id, category: category, description: description, ifLeaked: try m["if_leaked"]?.string() ?? "", steps: steps)
+        return Probe(id: id, category: category, description: description, ifLeaked: try m["if_leaked"]?.string() ?? "", steps: steps,
+                     section: try m["section"]?.string())
     }
 
     func step() throws(ScenarioError) -> ProbeStep {
-        let m = try mapping(["request", "realtime", "replay", "channel", "timing", "expect", "leak_if", "finding_if", "requires", "save"])
-        let actions = ["request", "realtime", "replay", "channel", "timing"].filter { m[$0] != nil }
+        let kinds = ["request", "realtime", "replay", "channel", "timing", "repeat", "compare"]
+        let m = try mapping(kinds + ["expect", "leak_if", "finding_if", "requires", "save"])
+        let actions = kinds.filter { m[$0] != nil }
         guard actions.count == 1 else {
-            throw error("a step is one of request, realtime, replay, channel or timing (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))")
+            throw error("a step is one of \(kinds.joined(separator: ", ")) (found \(actions.isEmpty ? "none" : actions.joined(separator: ", ")))")
         }
         let action: ProbeStep.Action
         switch actions[0] {
@@ -59,6 +69,8 @@ extension Reader {
         case "realtime": action = .realtime(try m["realtime"]!.realtime())
         case "channel": action = .channel(try m["channel"]!.channel())
         case "timing": action = .timing(try m["timing"]!.timing())
+        case "repeat": action = .series(try m["repeat"]!.repeated())
+        case "compare": action = .compare(try m["compare"]!.compare())
         default: action = .replay(try m["replay"]!.replay())
         }
         var save: [(name: String, column: String)] = []
@@ -156,9 +168,11 @@ extension Reader {
     }
 
     func match() throws(ScenarioError) -> ProbeMatch {
-        let m = try mapping(["status", "code", "body_contains", "body_lacks", "rows", "events", "joined", "delivered", "presences", "gap_ms", "gap_percent"])
+        let keys = ["status", "code", "body_contains", "body_lacks", "rows", "events", "joined", "delivered", "presences", "gap_ms", "gap_percent",
+                    "limited_at", "limited", "successes", "after_limit", "reset", "alike"]
+        let m = try mapping(keys)
         guard !m.isEmpty else {
-            throw error("give at least one condition (status, code, body_contains, body_lacks, rows, events, joined, delivered, presences, gap_ms, gap_percent)")
+            throw error("give at least one condition (\(keys.joined(separator: ", ")))")
         }
         var match = ProbeMatch()
         if let s = m["status"] {
@@ -177,7 +191,10 @@ extension Reader {
         match.bodyContains = try m["body_contains"]?.templated()
         match.bodyLacks = try m["body_lacks"]?.templated()
         match.joined = try m["joined"]?.truth()
-        for key in ["rows", "events", "delivered", "presences", "gap_ms", "gap_percent"] {
+        match.limited = try m["limited"]?.truth()
+        match.reset = try m["reset"]?.truth()
+        match.alike = try m["alike"]?.truth()
+        for key in ["rows", "events", "delivered", "presences", "gap_ms", "gap_percent", "limited_at", "successes", "after_limit"] {
             guard let r = m[key] else { continue }
             let text = try r.string()
             guard let c = ProbeMatch.Comparison.parse(text) else { throw r.error("expected a count such as 0, >0, >=2 or <3, found \"\(text)\"") }
@@ -187,6 +204,9 @@ extension Reader {
             case "delivered": match.delivered = c
             case "gap_ms": match.gapMs = c
             case "gap_percent": match.gapPercent = c
+            case "limited_at": match.limitedAt = c
+            case "successes": match.successes = c
+            case "after_limit": match.afterLimit = c
             default: match.presences = c
             }
         }

@@ -156,6 +156,10 @@ struct ProbeFacts {
     var channel: (joined: Bool, delivered: Int, presences: Int)?
     /// A timing step's: each side's median round trip, milliseconds, and how many of each were timed.
     var timing: (a: Double, b: Double, tries: Int)?
+    /// A repeat step's series.
+    var series: ProbeSeries?
+    /// A compare step's: what differed between the two sides (empty: alike).
+    var comparison: [String]?
     var gapMs: Double { timing.map { abs($0.a - $0.b) } ?? 0 }
     var gapPercent: Double { timing.map { max($0.a, $0.b) > 0 ? abs($0.a - $0.b) / max($0.a, $0.b) * 100 : 0 } ?? 0 }
 
@@ -185,6 +189,12 @@ struct ProbeFacts {
         if let p = m.presences, !p.matches(channel?.presences ?? 0) { return false }
         if let g = m.gapMs, !g.matches(Int(gapMs.rounded(.down))) { return false }
         if let g = m.gapPercent, !g.matches(Int(gapPercent.rounded(.down))) { return false }
+        if let l = m.limitedAt, !(series?.firstRefusal.map { l.matches($0) } ?? false) { return false }
+        if let l = m.limited, (series?.firstRefusal != nil) != l { return false }
+        if let s = m.successes, !s.matches(series?.successes ?? 0) { return false }
+        if let s = m.afterLimit, !s.matches(series?.successesAfterLimit ?? 0) { return false }
+        if let r = m.reset, series?.reset != r { return false }
+        if let a = m.alike, (comparison?.isEmpty ?? false) != a { return false }
         return true
     }
 
@@ -194,6 +204,8 @@ struct ProbeFacts {
     }
 
     var summary: String {
+        if let s = series { return s.summary }
+        if let c = comparison { return c.isEmpty ? "answered alike" : "answered differently: " + c.joined(separator: "; ") }
         if let t = timing {
             return String(format: "a median %.1f ms, b median %.1f ms over %d tries each (gap %.1f ms, %.0f %%), last b HTTP %d",
                           t.a, t.b, t.tries, gapMs, gapPercent, status)
@@ -227,6 +239,12 @@ extension ProbeMatch {
         if let p = presences { parts.append("presences \(p.op.rawValue) \(p.value)") }
         if let g = gapMs { parts.append("gap_ms \(g.op.rawValue) \(g.value)") }
         if let g = gapPercent { parts.append("gap_percent \(g.op.rawValue) \(g.value)") }
+        if let l = limitedAt { parts.append("limited_at \(l.op.rawValue) \(l.value)") }
+        if let l = limited { parts.append("limited \(l)") }
+        if let s = successes { parts.append("successes \(s.op.rawValue) \(s.value)") }
+        if let s = afterLimit { parts.append("after_limit \(s.op.rawValue) \(s.value)") }
+        if let r = reset { parts.append("reset \(r)") }
+        if let a = alike { parts.append("alike \(a)") }
         return "{" + parts.joined(separator: ", ") + "}"
     }
 }

@@ -23,6 +23,10 @@ public struct ProbeOutcome: Codable, Sendable {
     public var evidence: [ProbeEvidence] = []
     /// Why a check was inconclusive or skipped.
     public var notes: [String] = []
+    /// What the probe measured: a series' limit, a brute-force estimate, how two answers compared.
+    public var measurements: [String] = []
+    /// The specification's section the probe checks (`§2.11`).
+    public var section: String?
 
     public var verdict: Verdict {
         if leaked > 0 { return .leaked }

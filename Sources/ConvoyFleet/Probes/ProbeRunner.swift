@@ -19,6 +19,8 @@ public struct ProbeRunner: Sendable {
     /// The freshness window of the victim device's `ReplayCheck`.
     public var replayMaxAge: Double
     public var logger: Logger
+    /// How a step waits (a repeat step's rate and `reset_after`): real time, or a test's clock moved by hand.
+    public var sleep: @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9)) }
 
     public init(target: SupabaseTarget, engine: HTTPEngine, jwtSecret: String? = nil, replayMaxAge: Double = 600,
                 logger: Logger = Logger(label: "convoy.probes"), app: any AppProfile = GreenBoxApp()) {
@@ -42,6 +44,7 @@ public struct ProbeRunner: Sendable {
         var outcomes: [ProbeOutcome] = []
         for probe in catalogue.probes {
             var outcome = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
+            outcome.section = probe.section
             outcome.notes += setupNotes
             // What a step saves (`{{saved.…}}`) is the probe's own.
             var context = context
@@ -52,6 +55,8 @@ public struct ProbeRunner: Sendable {
                 case .replay(let replay): await runReplay(step, replay, context, &outcome)
                 case .channel(let channel): await runChannel(step, channel, context, &outcome)
                 case .timing(let timing): await runTiming(step, timing, context, &outcome)
+                case .series(let series): await runSeries(step, series, context, &outcome, codeSpace: catalogue.codeSpace)
+                case .compare(let compare): await runCompare(step, compare, context, &outcome, codeSpace: catalogue.codeSpace)
                 }
             }
             if outcome.leaked > 0 {

@@ -23,6 +23,8 @@ extension ProbeSummary {
                                     errors: 0, evidence: []))
                 i = probes.count - 1
             }
+            if probes[i].section == nil { probes[i].section = o.section }
+            if probes[i].measurements == nil, !o.measurements.isEmpty { probes[i].measurements = o.measurements }
             probes[i].tried += o.tried
             probes[i].denied += o.denied
             probes[i].leaked += o.leaked

@@ -9,7 +9,7 @@ public enum ProbeTemplate {
             for field in ["id", "token", "refresh_token", "password", "public_key", "email"] + Apps.probeFields { n.append("\(party).\(field)") }
         }
         return n + ["anon_key", "service_key", "token.expired", "token.forged", "token.forged_service", "token.alg_none",
-                    "captured.ciphertext", "run", "uuid"] + Apps.probeNames
+                    "captured.ciphertext", "run", "uuid", "attempt", "guess"] + Apps.probeNames
     }()
 
     static func isKnown(_ name: String) -> Bool { names.contains(name) || bigSize(name) != nil || savedName(name) != nil }

@@ -110,13 +110,18 @@ extension HTMLReport {
 
     static func probes(_ p: ProbeSummary) -> String {
         var out = "<p>\(p.hostileDevices) hostile device\(p.hostileDevices == 1 ? "" : "s") ran \(e(p.catalogue)): \(p.tried) tries, \(p.leaks) leaked, \(p.findings) findings.</p>"
-        out += table(["probe", "category", "tried", "denied", "leaked", "findings"], p.probes.map { x in
-            ["<span title=\"\(e(x.description))\"><code>\(e(x.id))</code></span>", e(x.category), String(x.tried), String(x.denied),
-             x.leaked > 0 ? "<span class=\"badge fail\">\(x.leaked)</span>" : "0", String(x.findings)]
-        }, numeric: [2, 3, 4, 5])
+        let sections = p.probes.contains { $0.section != nil }
+        out += table(["probe", "category"] + (sections ? ["section"] : []) + ["tried", "denied", "leaked", "findings"], p.probes.map { x in
+            ["<span title=\"\(e(x.description))\"><code>\(e(x.id))</code></span>", e(x.category)] + (sections ? [e(x.section ?? "")] : [])
+                + [String(x.tried), String(x.denied), x.leaked > 0 ? "<span class=\"badge fail\">\(x.leaked)</span>" : "0", String(x.findings)]
+        }, numeric: sections ? [3, 4, 5, 6] : [2, 3, 4, 5])
+        for x in p.probes where !(x.measurements ?? []).isEmpty {
+            out += "<details><summary>measured: <code>\(e(x.id))</code>\(x.section.map { " (\(e($0)))" } ?? "")</summary>"
+            out += "<pre>\(e(x.measurements!.joined(separator: "\n")))</pre></details>"
+        }
         for x in p.probes where !x.evidence.isEmpty {
             for ev in x.evidence.prefix(3) {
-                out += "<details\(ev.kind == "leak" ? " open" : "")><summary>\(e(ev.kind)): <code>\(e(x.id))</code> — \(e(ev.note))</summary>"
+                out += "<details\(ev.kind == "leak" ? " open" : "")><summary>\(e(ev.kind)): <code>\(e(x.id))</code>\(x.section.map { " (\(e($0)))" } ?? "") — \(e(ev.note))</summary>"
                 out += "<pre>\(e(ev.request))\n→ \(ev.status)\n\(e(ev.response))</pre></details>"
             }
         }

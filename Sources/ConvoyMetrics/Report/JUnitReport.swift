@@ -52,10 +52,18 @@ public enum JUnitReport {
             let probes = p.probes.filter { $0.category == category }
             let leaked = probes.filter { $0.leaked > 0 }
             let message = leaked.map { x in
-                "\(x.id): leaked \(x.leaked) of \(x.tried)" + (x.evidence.first { $0.kind == "leak" }.map { "\n\($0.request) → \($0.status)\n\($0.response)" } ?? "")
+                "\(x.id)\(x.section.map { " (\($0))" } ?? ""): leaked \(x.leaked) of \(x.tried)" + (x.evidence.first { $0.kind == "leak" }.map { "\n\($0.request) → \($0.status)\n\($0.response)" } ?? "")
             }.joined(separator: "\n\n")
             let tried = probes.reduce(0) { $0 + $1.tried }, denied = probes.reduce(0) { $0 + $1.denied }
-            return Case(name: "\(category) (\(probes.count) probes, \(tried) tries, \(denied) denied)", failure: leaked.isEmpty ? nil : message)
+            // Findings and measurements (a limit found, a brute-force estimate) as the case's output.
+            let output = probes.compactMap { x -> String? in
+                let findings = x.evidence.filter { $0.kind == "finding" }.map { "finding: \($0.note)" }
+                let lines = findings + (x.measurements ?? [])
+                return lines.isEmpty ? nil : "\(x.id)\(x.section.map { " (\($0))" } ?? ""):\n  " + lines.joined(separator: "\n  ")
+            }.joined(separator: "\n")
+            var c = Case(name: "\(category) (\(probes.count) probes, \(tried) tries, \(denied) denied)", failure: leaked.isEmpty ? nil : message)
+            c.output = output.isEmpty ? nil : output
+            return c
         }
     }
 
@@ -68,8 +76,13 @@ public enum JUnitReport {
             xml += "  <testsuite name=\"\(x(name)).\(suite.name)\" tests=\"\(suite.cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" timestamp=\"\(started.formatted(Date.ISO8601FormatStyle()))\">\n"
             for c in suite.cases {
                 xml += "    <testcase classname=\"convoy.\(x(name)).\(suite.name)\" name=\"\(x(c.name))\""
-                if let failure = c.failure {
-                    xml += ">\n      <failure message=\"\(x(String(failure.prefix(while: { $0 != "\n" }))))\">\(x(failure))</failure>\n    </testcase>\n"
+                if c.failure != nil || c.output != nil {
+                    xml += ">\n"
+                    if let failure = c.failure {
+                        xml += "      <failure message=\"\(x(String(failure.prefix(while: { $0 != "\n" }))))\">\(x(failure))</failure>\n"
+                    }
+                    if let output = c.output { xml += "      <system-out>\(x(output))</system-out>\n" }
+                    xml += "    </testcase>\n"
                 } else {
                     xml += "/>\n"
                 }
@@ -82,6 +95,8 @@ public enum JUnitReport {
     struct Case {
         var name: String
         var failure: String?
+        /// `<system-out>`: what a passing case still has to say (findings, measurements).
+        var output: String? = nil
     }
 
     static func x(_ s: String) -> String { Markup.escape(s) }

@@ -24,6 +24,10 @@ public struct ProbeSummary: Codable, Sendable, Equatable {
         public var errors: Int
         /// The first leaks and findings, as evidence.
         public var evidence: [Evidence]
+        /// The specification's section the probe checks (`§2.11`).
+        public var section: String?
+        /// What it measured (a limit found, a brute-force estimate, two answers compared), from its first pass.
+        public var measurements: [String]?
 
         public init(id: String, category: String, description: String, tried: Int, denied: Int, leaked: Int, findings: Int, errors: Int,
                     evidence: [Evidence]) {

@@ -16,6 +16,8 @@ struct APIError: Error {
     let status: HTTPResponse.Status
     let message: String
     let shape: Shape
+    /// Seconds a client should wait before it tries again (`Retry-After`, with a 429).
+    var retryAfter: Int?
 
     /// PostgREST's code (SQLSTATE or PGRST…), or GoTrue's error code.
     var code: String? {

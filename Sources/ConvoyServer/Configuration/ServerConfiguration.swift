@@ -61,6 +61,11 @@ public struct ServerConfiguration: Sendable {
     public var loginLimit = 5
     /// QuickPic: the login limit's sliding window, seconds.
     public var loginWindow: Double = 900
+    /// Rate limits on the Supabase apps' routes (`--rate-limits`): none here, hosted Supabase Auth's for
+    /// `convoy serve` (`RateLimits.supabase`). `--migrations DIR` may add its own (`DIR/rate-limits.yaml`).
+    public var rateLimits = RateLimits.off
+    /// Whether limits are on at all: `--rate-limits off` turns off the migrations folder's too.
+    public var rateLimitsEnabled = true
 
     public init(host: String = "127.0.0.1", port: Int = 3010, databasePath: String? = nil, jwtSecret: String? = nil,
                 retention: Double = 600, purgeEvery: Double = 60, tokenTTL: Double = 3600, strictPolicies: Bool = false,
@@ -80,6 +85,15 @@ public struct ServerConfiguration: Sendable {
         self.passwordHash = passwordHash
         self.bodyLimit = bodyLimit
         self.inviteTTL = inviteTTL
+    }
+
+    /// The limits the server enforces: `rateLimits`, with the migrations folder's file on top; none when off.
+    public func effectiveRateLimits() throws(Invalid) -> RateLimits {
+        guard rateLimitsEnabled else { return .off }
+        guard let dir = migrationsDirectory else { return rateLimits }
+        let file = URL(fileURLWithPath: dir).appendingPathComponent(RateLimits.migrationsFile).path
+        guard FileManager.default.fileExists(atPath: file) else { return rateLimits }
+        return rateLimits.merging(try RateLimitFile.load(file))
     }
 
     /// The PostgreSQL URL when `databasePath` is one.
@@ -143,6 +157,7 @@ public struct ServerConfiguration: Sendable {
         if appSchema == .database, postgresURL == nil {
             throw Invalid(description: "--app-schema database needs a PostgreSQL database (--database postgres://…): the SQLite store has only the app's built-in tables")
         }
+        _ = try effectiveRateLimits()
         guard (1...1000).contains(postgresConnections) else { throw Invalid(description: "the PostgreSQL pool size must be 1…1000") }
         guard (1...500_000_000_000).contains(objectSizeLimit) else {
             throw Invalid(description: "the storage file size limit must be 1B…500GB, got \(objectSizeLimit) bytes")

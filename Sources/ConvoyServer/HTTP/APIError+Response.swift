@@ -17,7 +17,9 @@ extension APIError: HTTPResponseError {
             body = ["message": message]
         }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"],
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers,
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -5,7 +5,7 @@ struct AuthRoutes: Sendable {
     let auth: AuthService
     let support: RequestSupport
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ClientRequestContext>) {
         let group = router.group("auth/v1")
         group.post("signup") { request, _ in
             guard let body = try await support.json(request, gotrue: true) as? [String: Any] else {

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Logging
 
 /// `convoy serve` running inside another program (`target: embedded`, tests):
@@ -12,9 +13,9 @@ public struct EmbeddedServer: Sendable {
     public var server: ReferenceServer! { backend as? ReferenceServer }
 
     /// Starts serving and returns once the port is bound.
-    public static func start(_ configuration: ServerConfiguration = .testing,
+    public static func start(_ configuration: ServerConfiguration = .testing, clock: any ConvoyClock = SystemClock(),
                              logger: Logger = Logger(label: "convoy.serve")) async throws -> EmbeddedServer {
-        let server = try await BackendServers.make(configuration, logger: logger)
+        let server = try await BackendServers.make(configuration, clock: clock, logger: logger)
         let (stream, continuation) = AsyncStream<ServerKeys>.makeStream()
         let task = Task { try await server.run(gracefulShutdownSignals: []) { keys in continuation.yield(keys) } }
         var ready = stream.makeAsyncIterator()

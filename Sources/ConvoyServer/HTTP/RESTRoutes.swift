@@ -6,7 +6,7 @@ struct RESTRoutes: Sendable {
     let rest: any TableStore
     let support: RequestSupport
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ClientRequestContext>) {
         let group = router.group("rest/v1")
         group.post("rpc/{function}") { request, context in
             let name = try context.parameters.require("function")
@@ -71,7 +71,7 @@ struct RESTRoutes: Sendable {
     }
 
     /// The table, who asks, and the parsed query of a table request.
-    private func prepare(_ request: Request, _ context: BasicRequestContext) async throws -> (Schema.Table, Principal, RESTQuery) {
+    private func prepare(_ request: Request, _ context: ClientRequestContext) async throws -> (Schema.Table, Principal, RESTQuery) {
         let t = try rest.table(try context.parameters.require("table"))
         let who = try await support.principal(request)
         return (t, who, try RESTQuery(items: RequestSupport.queryItems(request), table: t))

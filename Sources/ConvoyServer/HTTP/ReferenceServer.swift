@@ -38,6 +38,8 @@ public final class ReferenceServer: Sendable {
     let objects: ObjectStorage
     let anonKey: String
     let serviceRoleKey: String
+    /// `configuration.rateLimits`, with the migrations folder's `rate-limits.yaml` on top.
+    let rateLimiter: RateLimiter
     /// Removed at shutdown when the server made it.
     let temporaryDirectory: URL?
 
@@ -59,6 +61,7 @@ public final class ReferenceServer: Sendable {
         self.app = app
         self.configuration = configuration
         self.clock = clock
+        rateLimiter = RateLimiter(try configuration.effectiveRateLimits(), clock: clock)
         self.logger = logger
         // What tokens are signed with: an explicit --jwt-secret, else the database's
         // own (made on its first start and kept in it, as a Supabase project keeps its secret).
@@ -158,8 +161,9 @@ public final class ReferenceServer: Sendable {
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let support = RequestSupport(tokens: tokens, bodyLimit: configuration.bodyLimit)
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ClientRequestContext.self)
         router.add(middleware: APIKeyMiddleware(support: support))
+        if !rateLimiter.limits.isEmpty { router.add(middleware: RateLimitMiddleware(limiter: rateLimiter, support: support)) }
         AuthRoutes(auth: AuthService(store: auth, tokens: tokens, clock: clock, passwordHash: configuration.passwordHash),
                    support: support).add(to: router)
         RESTRoutes(rest: tables, support: support).add(to: router)

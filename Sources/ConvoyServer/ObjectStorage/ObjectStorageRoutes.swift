@@ -14,7 +14,7 @@ struct ObjectStorageRoutes: Sendable {
     let storage: ObjectStorage
     let support: RequestSupport
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ClientRequestContext>) {
         for method in [HTTPRequest.Method.get, .post, .put, .delete] {
             router.on("storage/v1/**", method: method) { request, _ in
                 try await dispatch(request)

@@ -6,19 +6,8 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// A request's context for QuickPic: Hummingbird's, with the client's address (the login limit counts per address).
-struct QuickPicContext: RequestContext, RemoteAddressRequestContext {
-    var coreContext: CoreRequestContextStorage
-    let remoteAddress: SocketAddress?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
-    }
-
-    /// The client's address without its port: what the login limit counts.
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
-}
+/// A request's context for QuickPic: the client's address counts for the login limit.
+typealias QuickPicContext = ClientRequestContext
 
 /// QuickPic's REST API (docs/quickpic-api.md) over a `QuickPicStore`: auth, users, friends (here) and
 /// messages (`QuickPicRoutes+Messages.swift`). Access is checked here, as the spec's Go handlers do it.

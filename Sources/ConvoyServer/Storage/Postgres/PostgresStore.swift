@@ -149,6 +149,10 @@ final class PostgresStore: Sendable {
 
     /// PostgREST's table of SQLSTATE → HTTP status.
     static func status(_ code: String, role: Principal.Role) -> HTTPTypes.HTTPResponse.Status {
+        // PostgREST's own: a function raising SQLSTATE PTxyz answers HTTP xyz (PT429: a limit in a trigger).
+        if code.count == 5, code.hasPrefix("PT"), let n = Int(code.dropFirst(2)), (400...599).contains(n) {
+            return HTTPTypes.HTTPResponse.Status(code: n)
+        }
         switch code {
         case "42501": return role == .anon ? .unauthorized : .forbidden
         case "23503", "23505", "40001": return .conflict
