@@ -147,6 +147,8 @@ extension CounterName {
     public static let pairingFriendsMade = CounterName("pairing_friends_made")
     public static let pairingUnexpectedRequests = CounterName("pairing_unexpected_requests")
     public static let pairingFailures = CounterName("pairing_failures")
+    /// Acceptances the backend refused because the request was gone (404: an invite expired unaccepted, as Closer's do after 24 h).
+    public static let pairingRequestsGone = CounterName("pairing_requests_gone")
     public static let migrationReinstalls = CounterName("migration_reinstalls")
     public static let migrationReaccepted = CounterName("migration_reaccepted")
     public static let migrationUndecryptable = CounterName("migration_undecryptable")
@@ -242,7 +244,7 @@ extension CounterName {
         .signInsAgain, .retryQueued, .retryPosted, .retryGivenUp,
         .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
         .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
-        .pairingUnexpectedRequests, .pairingFailures, .migrationReinstalls, .migrationReaccepted,
+        .pairingUnexpectedRequests, .pairingFailures, .pairingRequestsGone, .migrationReinstalls, .migrationReaccepted,
         .migrationUndecryptable, .migrationFailures,
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,

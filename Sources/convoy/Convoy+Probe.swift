@@ -135,6 +135,9 @@ extension Convoy {
                 out += p.leaked > 0 ? "  LEAK" : p.errors > 0 ? "  inconclusive" : ""
                 out += "\n"
             }
+            for p in s.probes where p.errors > 0 && !(p.notes ?? []).isEmpty {
+                out += "\n\(p.id): " + p.notes!.joined(separator: "\n  ") + "\n"
+            }
             for p in s.probes where !(p.measurements ?? []).isEmpty {
                 out += "\n\(p.id)\(p.section.map { " (\($0))" } ?? ""):\n" + p.measurements!.map { "  \($0)\n" }.joined()
             }

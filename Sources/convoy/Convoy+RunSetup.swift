@@ -74,6 +74,7 @@ extension Convoy.Run {
         if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
         configuration.autoEndAfter = scenario.social.autoEnd
         configuration.tokenTTL = ServerApps.defaultTokenTTL(of: configuration.app)
+        configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)
         return configuration
     }
 }

@@ -86,9 +86,12 @@ extension Convoy {
         @Flag(name: .customLong("keep-acked"), help: "QuickPic, weakened: an ACK is answered and deletes nothing (to show a run catching it).")
         var keepAcked = false
 
-        @Option(help: ArgumentHelp("QuickPic, weakened on purpose (to show a run or probes catching it): \(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")).",
-                                   valueName: "name,…"))
+        @Option(help: ArgumentHelp("Weakened on purpose, to show a run or probes catching it: QuickPic's \(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")); Closer's \(CloserWeakness.allCases.map(\.rawValue).joined(separator: ", ")).",
+                                   valueName: "NAME,…"))
         var weaken: String?
+
+        @Option(name: .customLong("invite-ttl"), help: "How long an invite code lives (default: the app's; Green Box 7d, Closer 24h).")
+        var inviteTTL: DurationArgument?
 
         @Option(name: .customLong("login-limit"), help: "QuickPic: failed logins per username within --login-window before 429 (20× that per client address).")
         var loginLimit = 5
@@ -133,8 +136,13 @@ extension Convoy {
             }
             if let tokenTTL { guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") } }
             guard loginLimit >= 1 else { throw ValidationError("--login-limit must be at least 1") }
-            if keepAcked || weaken != nil, app != QuickPicServer.appName { throw ValidationError("--keep-acked and --weaken are QuickPic's: add --app quickpic") }
-            if let weaken, case .failure(let e) = QuickPicWeakness.parse(weaken) { throw ValidationError(e.description) }
+            if keepAcked, app != QuickPicServer.appName { throw ValidationError("--keep-acked is QuickPic's: add --app quickpic") }
+            if weaken != nil, app != QuickPicServer.appName, app != CloserServer.appName {
+                throw ValidationError("--weaken is QuickPic's and Closer's: add --app quickpic or --app closer")
+            }
+            if let weaken, app == QuickPicServer.appName, case .failure(let e) = QuickPicWeakness.parse(weaken) { throw ValidationError(e.description) }
+            if let weaken, app == CloserServer.appName, case .failure(let e) = CloserWeakness.parse(weaken) { throw ValidationError(e.description) }
+            if let inviteTTL { guard inviteTTL.seconds >= 1 else { throw ValidationError("--invite-ttl must be at least 1s") } }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
             guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {
@@ -159,7 +167,9 @@ extension Convoy {
             config.limits.idleTimeout = idleTimeout.seconds
             config.objectStorageDirectory = storageDir
             config.objectSizeLimit = storageFileLimit.bytes
-            if let weaken, case .success(let set) = QuickPicWeakness.parse(weaken) { config.quickPicWeaknesses = set }
+            if let weaken, app == QuickPicServer.appName, case .success(let set) = QuickPicWeakness.parse(weaken) { config.quickPicWeaknesses = set }
+            if let weaken, app == CloserServer.appName, case .success(let set) = CloserWeakness.parse(weaken) { config.closerWeaknesses = set }
+            config.inviteTTL = inviteTTL?.seconds ?? ServerApps.defaultInviteTTL(of: app)
             if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit
             config.loginWindow = loginWindow.seconds

@@ -129,8 +129,10 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("greenbox has no --pairing carrier-pigeon (--pairing: prd, codes)"), "\(bad.stderr)")
         let quickpic = try CLI.run("schema", "quickpic")
         #expect(quickpic.status == 2 && quickpic.stderr.contains("quickpic is not a Supabase app"), "\(quickpic.stderr)")
-        let unknown = try CLI.run("schema", "closer")
-        #expect(unknown.status == 2 && unknown.stderr.contains("no app \"closer\" (apps: greenbox, survale)"), "\(unknown.stderr)")
+        let closer = try CLI.run("schema", "closer")
+        #expect(closer.status == 2 && closer.stderr.contains("closer is not a Supabase app"), "\(closer.stderr)")
+        let unknown = try CLI.run("schema", "nonesuch")
+        #expect(unknown.status == 2 && unknown.stderr.contains("no app \"nonesuch\" (apps: greenbox, survale)"), "\(unknown.stderr)")
         let flag = try CLI.run("schema", "greenbox", "--colour", "blue")
         #expect(flag.status == 2 && flag.stderr.contains("--colour"), "\(flag.status) \(flag.stderr)")
     }

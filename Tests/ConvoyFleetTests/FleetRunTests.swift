@@ -70,7 +70,8 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("probes/greenbox.yaml").path
 
     @Test func hostileDevicesProbeTheirFleetDuringTheLoadAndNothingLeaks() async throws {
-        let scenario = try Self.scenario(devices: 10, extra: "hostile:\n  share: 20%\n  catalogue: \(Self.greenboxCatalogue)\n  at: 0s")
+        // Steady long enough for a pass on a loaded machine: the replay probe's rows must reach victims still online.
+        let scenario = try Self.scenario(devices: 10, steady: "15s", extra: "hostile:\n  share: 20%\n  catalogue: \(Self.greenboxCatalogue)\n  at: 0s")
         let outcome = try await Self.run(scenario)
         let probes = try #require(outcome.probes)
         // 20 % of 10: two hostile devices; one whose friends have no other friends cannot probe and is counted.

@@ -86,12 +86,15 @@ import Testing
         ("name: x\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 0..9223372036854775807 }\n", "social.friends: at most 1000 friends"),
         ("name: x\ngroups: [{ name: g, count: 2 }]\ntarget: { keys_file: k.json, service_key: s }\n", "target.keys_file: give keys_file, or url"),
         ("name: x\nseed: -1\ngroups: [{ name: g, count: 2 }]\n", "seed: expected a whole number ≥ 0"),
-        ("name: x\napp: grenbox\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: no app \"grenbox\" (apps: greenbox, survale, quickpic); did you mean \"greenbox\"?"),
+        ("name: x\napp: closer\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 2..3 }\n", "bad.yaml:4:20: social.friends: closer pairs couples: give social.friends: 1"),
+        ("name: x\napp: closer\ngroups: [{ name: g, count: 2, message_every: 30s }]\nsocial: { friends: 1 }\n",
+         "bad.yaml:3:46: groups[0].message_every: message_every: closer's phones send no messages here"),
+        ("name: x\napp: grenbox\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: no app \"grenbox\" (apps: greenbox, survale, quickpic, closer); did you mean \"greenbox\"?"),
         ("name: x\napp: { name: greenbox, payload: kotlin }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:33: app.payload: greenbox has no payload \"kotlin\" (payload: convoy, prd)"),
         ("name: x\napp: { name: greenbox, paylod: prd }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:24: app.paylod: unknown key \"paylod\"; did you mean \"payload\"?"),
-        ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox, survale, quickpic)"),
+        ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox, survale, quickpic, closer)"),
         ("name: x\napp: { name: greenbox, pairing: prd }\ngroups: [{ name: g, count: 2 }]\nhostile: { share: 50%, catalogue: c.yaml }\n",
          "bad.yaml:4:10: hostile: hostile devices probe friends made in set-up"),
         ("name: x\napp: { name: greenbox, pairing: prd }\ngroups: [{ name: g, count: 2 }]\nmigration: { share: 10% }\n",
@@ -168,7 +171,7 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway", "survale-ops", "survale-retention", "quickpic", "quickpic-purge"]
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "subway", "survale-ops", "survale-retention", "quickpic", "quickpic-purge", "closer-pairing"]
 
     @Test func theSubwayScenarioPutsItsGroupsOnTheirNetworksWithRetries() throws {
         let subway = try ScenarioFile.load(Self.folder.appendingPathComponent("subway.yaml").path)

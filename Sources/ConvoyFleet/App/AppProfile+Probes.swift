@@ -21,6 +21,8 @@ public struct ProbeCastSessions: Sendable {
 /// Apps whose friends are pairs make a probe cast as two friendships: the friend befriends
 /// the attacker and the victim, the stranger stays nobody's; they add no placeholders.
 extension AppProfile {
+    public var friendsAreCouples: Bool { false }
+
     public func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
         try await befriendForProbes(cast.friend, with: [cast.attacker, cast.victim], via: http)
     }

@@ -60,6 +60,10 @@ public protocol AppProfile: Sendable {
     /// `.pairing` events); false when `befriend` pairs them in set-up.
     var pairsDuringRun: Bool { get }
 
+    /// Whether each user has at most one friend (Closer's couples): a hostile device's victim is then a member of
+    /// another pair, not a friend of its friend (`AppProfile+Probes.swift`: false).
+    var friendsAreCouples: Bool { get }
+
     /// The inviter asks `invitee` to be friends at `preference`; the request's id.
     func requestFriendship(to invitee: String, preference: String, from session: Session,
                            via http: SupabaseHTTP) async throws(SupabaseError) -> Int64

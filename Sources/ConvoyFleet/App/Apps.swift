@@ -2,10 +2,10 @@
 /// the modes its scenario can choose.
 public enum Apps {
     /// The apps Convoy simulates, by `app:` name.
-    public static let names = ["greenbox", "survale", "quickpic"]
+    public static let names = ["greenbox", "survale", "quickpic", "closer"]
 
     /// Per-party placeholders the apps' probe casts fill (`{{victim.operation}}`), for catalogues to name.
-    public static let probeFields = SurvaleApp.probeFields
+    public static let probeFields = SurvaleApp.probeFields + CloserApp.probeFields
 
     /// Run-wide placeholders the apps' casts fill (`{{message.attacker_to_friend.content}}`), for catalogues to name.
     public static let probeNames = QuickPicApp.probeNames
@@ -19,6 +19,7 @@ public enum Apps {
         case "greenbox": GreenBoxApp.modes
         case "survale": SurvaleApp.modes
         case "quickpic": QuickPicApp.modes
+        case "closer": CloserApp.modes
         default: nil
         }
     }
@@ -30,6 +31,7 @@ public enum Apps {
         case "greenbox": GreenBoxApp(options)
         case "survale": SurvaleApp()
         case "quickpic": QuickPicApp()
+        case "closer": CloserApp()
         default: nil
         }
     }

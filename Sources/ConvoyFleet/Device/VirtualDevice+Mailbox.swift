@@ -28,6 +28,8 @@ extension VirtualDevice {
     func openMailbox(at intended: Double) {
         life.joinedRealtime()
         scheduleRefresh()
+        // An app whose phones pair during the run (Closer) asks its partner as a Realtime app's phone does.
+        schedulePairing(arrival: intended)
         if let every = profile.pollEvery {
             context.scheduler.at(intended + rng.uniform(0, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
         } else {
@@ -133,6 +135,8 @@ extension VirtualDevice {
             rounds += 1
             full = await pollOnce() == Self.mailboxPage
         }
+        // No Realtime to hear of requests and acceptances on: they are read at each poll.
+        if pairing != nil, !life.isGone { await catchUpPairing() }
     }
 
     /// One `fetchMailbox`; how many messages it returned (nil: it failed).

@@ -137,6 +137,12 @@ extension VirtualDevice {
         } catch {
             metrics.count(.httpRequests)
             _ = countFailure(error)
+            if case .http(404, _) = error.kind {
+                // Gone: the invite expired unaccepted (or never was); asking again changes nothing.
+                friendIndex[userID] = nil
+                metrics.count(.pairingRequestsGone)
+                return
+            }
             // Once more a second later (accepting is idempotent: a timeout that committed finds the row active).
             if retryAccept.insert(id).inserted {
                 pendingFrom[userID] = id

@@ -47,6 +47,8 @@ public struct ProbeStep: Sendable {
         case timing(TimingProbe)
         case series(RepeatProbe)
         case compare(CompareProbe)
+        /// Seconds to wait (on the runner's clock) before the next step: a code's TTL, a window.
+        case wait(Double)
     }
 
     public var action: Action

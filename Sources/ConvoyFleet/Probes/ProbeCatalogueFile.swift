@@ -57,7 +57,7 @@ extension Reader {
     }
 
     func step() throws(ScenarioError) -> ProbeStep {
-        let kinds = ["request", "realtime", "replay", "channel", "timing", "repeat", "compare"]
+        let kinds = ["request", "realtime", "replay", "channel", "timing", "repeat", "compare", "wait"]
         let m = try mapping(kinds + ["expect", "leak_if", "finding_if", "requires", "save"])
         let actions = kinds.filter { m[$0] != nil }
         guard actions.count == 1 else {
@@ -71,6 +71,11 @@ extension Reader {
         case "timing": action = .timing(try m["timing"]!.timing())
         case "repeat": action = .series(try m["repeat"]!.repeated())
         case "compare": action = .compare(try m["compare"]!.compare())
+        case "wait":
+            action = .wait(try m["wait"]!.duration(minimum: 0.001))
+            for key in ["expect", "leak_if", "finding_if", "requires", "save"] where m[key] != nil {
+                throw m[key]!.error("a wait step is judged by nothing; give \(key) to the step after it")
+            }
         default: action = .replay(try m["replay"]!.replay())
         }
         var save: [(name: String, column: String)] = []

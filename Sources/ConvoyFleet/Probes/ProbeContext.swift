@@ -2,6 +2,7 @@ import ConvoyCrypto
 import ConvoySodium
 import ConvoyWire
 import Foundation
+import Synchronization
 
 /// One run's cast, placeholder values and redactor.
 struct ProbeContext: Sendable {
@@ -66,14 +67,29 @@ struct ProbeContext: Sendable {
         return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)
     }
 
-    func fill(_ s: String) throws(ProbeTemplate.Unavailable) -> String { try ProbeTemplate.fill(s, values) }
+    /// The catalogue's codes: `{{guess}}` outside a repeat or compare step is a fresh one at each use.
+    var codeSpace: CodeSpace?
+    /// Requests this pass sent, per party and route: what a limit had counted before a series began.
+    let sent = RouteLedger()
+
+    func fill(_ s: String) throws(ProbeTemplate.Unavailable) -> String {
+        if values["guess"] == nil, let codeSpace, s.contains("{{guess}}") {
+            var v = values
+            v["guess"] = codeSpace.random()
+            return try ProbeTemplate.fill(s, v)
+        }
+        return try ProbeTemplate.fill(s, values)
+    }
 
     /// Keeps columns of a response's first row as `saved.<name>` for the probe's later steps.
     mutating func save(_ save: [(name: String, column: String)], from body: [UInt8]) {
         let json = try? JSONSerialization.jsonObject(with: Data(body))
         guard let row = (json as? [[String: Any]])?.first ?? json as? [String: Any] else { return }
         for (name, column) in save {
-            if let v = row[column] { values["saved.\(name)"] = (v as? String) ?? "\(v)" }
+            // `result.code`: a field of a field (a callable's `{"result": {…}}`).
+            var value: Any? = row
+            for part in column.split(separator: ".") { value = (value as? [String: Any])?[String(part)] }
+            if let v = value { values["saved.\(name)"] = (v as? String) ?? "\(v)" }
         }
     }
 
@@ -247,4 +263,18 @@ extension ProbeMatch {
         if let a = alike { parts.append("alike \(a)") }
         return "{" + parts.joined(separator: ", ") + "}"
     }
+}
+
+/// Requests a pass sent, per party and route (`METHOD /path`, no query): a repeat step's series starts where
+/// earlier steps left each caller's count, so the allowance it reports is the limit's, not what was left of it.
+final class RouteLedger: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    static func key(_ actor: ProbeActor, _ request: HTTPRequest, base: String) -> String {
+        let path = String(request.url.dropFirst(base.count).prefix { $0 != "?" })
+        return "\(actor.rawValue) \(request.method) \(path)"
+    }
+
+    func add(_ key: String) { counts.withLock { $0[key, default: 0] += 1 } }
+    func count(_ key: String) -> Int { counts.withLock { $0[key] ?? 0 } }
 }

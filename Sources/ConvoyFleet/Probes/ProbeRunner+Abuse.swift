@@ -14,6 +14,10 @@ struct ProbeSeries {
     var seconds = 0.0
     /// Attempts per status, for the summary.
     var statuses: [Int: Int] = [:]
+    /// Each caller's attempts the limit let through before it first refused that caller, counting the
+    /// requests to the same route earlier steps of the pass made as that caller.
+    var through: [ProbeActor: Int] = [:]
+    var refusedCallers: Set<ProbeActor> = []
 
     var summary: String {
         let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }.joined(separator: ", ")
@@ -45,6 +49,13 @@ extension ProbeRunner {
                 last = (response, sent)
                 facts.statuses[response.status, default: 0] += 1
                 let refused = ProbeFacts(response).matches(series.limitedWhen, c)
+                if facts.through[request.actor] == nil {
+                    // What earlier steps had spent of this caller's allowance on this route (this attempt is counted already).
+                    facts.through[request.actor] = context.sent.count(RouteLedger.key(request.actor, sent, base: context.target.url)) - 1
+                }
+                if refused { facts.refusedCallers.insert(request.actor) } else if !facts.refusedCallers.contains(request.actor) {
+                    facts.through[request.actor, default: 0] += 1
+                }
                 if refused {
                     facts.refusals += 1
                     if facts.firstRefusal == nil { facts.firstRefusal = i + 1 }
@@ -82,7 +93,8 @@ extension ProbeRunner {
         }
         guard let (response, request) = last else { return }
         if let assumptions = series.estimate, let codeSpace {
-            let allowed = facts.firstRefusal.map { $0 - 1 }
+            // A caller's allowance: the most attempts a refused caller had let through (this pass's earlier ones included).
+            let allowed = facts.firstRefusal.map { _ in facts.through.filter { facts.refusedCallers.contains($0.key) }.values.max() ?? 0 }
             let estimate = BruteForceEstimate(space: codeSpace, allowed: allowed,
                                               measuredRate: Double(facts.attempts) / max(facts.seconds, 1e-3), assumptions: assumptions)
             outcome.measurements += ["\(step.source): " + facts.summary] + estimate.lines

@@ -31,7 +31,8 @@ public struct ProbeRunner: Sendable {
     /// Runs every probe of `catalogue` in order; never throws: what could not
     /// be tried is in each outcome's notes.
     public func run(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> [ProbeOutcome] {
-        let context = await ProbeContext.make(runner: self, attacker: attacker, victims: victims)
+        var context = await ProbeContext.make(runner: self, attacker: attacker, victims: victims)
+        context.codeSpace = catalogue.codeSpace
         var setupNotes: [String] = []
         for request in catalogue.setup {
             switch await send(request, context) {
@@ -57,6 +58,7 @@ public struct ProbeRunner: Sendable {
                 case .timing(let timing): await runTiming(step, timing, context, &outcome)
                 case .series(let series): await runSeries(step, series, context, &outcome, codeSpace: catalogue.codeSpace)
                 case .compare(let compare): await runCompare(step, compare, context, &outcome, codeSpace: catalogue.codeSpace)
+                case .wait(let seconds): await sleep(seconds)
                 }
             }
             if outcome.leaked > 0 {
@@ -132,7 +134,9 @@ public struct ProbeRunner: Sendable {
             return .skipped("\(error)")
         }
         do {
-            return .sent(try await engine.send(request), request)
+            let response = try await engine.send(request)
+            context.sent.add(RouteLedger.key(template.actor, request, base: context.target.url))
+            return .sent(response, request)
         } catch {
             return .failed("transport: \(context.redactor.redact("\(error)"))")
         }

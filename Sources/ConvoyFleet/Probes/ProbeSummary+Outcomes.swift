@@ -25,6 +25,9 @@ extension ProbeSummary {
             }
             if probes[i].section == nil { probes[i].section = o.section }
             if probes[i].measurements == nil, !o.measurements.isEmpty { probes[i].measurements = o.measurements }
+            for note in o.notes where (probes[i].notes ?? []).count < 3 && !(probes[i].notes ?? []).contains(note) {
+                probes[i].notes = (probes[i].notes ?? []) + [note]
+            }
             probes[i].tried += o.tried
             probes[i].denied += o.denied
             probes[i].leaked += o.leaked

@@ -51,12 +51,8 @@ extension FleetRun {
 
     /// `links[d]`: device d's friends in pairing order, each with whether the friendship is active.
     static func hostileCasts(_ hostile: Hostile, links friends: [[Link]], seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
-        let n = friends.count
-        guard hostile.share > 0, n >= 4 else { return ([], []) }
-        var rng = SeededGenerator(seed: seed, stream: 0x4057)
-        var order = Array(0..<n)
-        SocialGraph.shuffle(&order, &rng)
-        let count = min(n, max(1, Int((hostile.share * Double(n)).rounded())))
+        guard let (order, count, drawn) = attackers(hostile, devices: friends.count, seed: seed) else { return ([], []) }
+        var rng = drawn
         var casts: [HostileCast] = [], unmatched: [Int] = []
         for a in order.prefix(count) {
             let mine = Set(friends[a].filter(\.active).map(\.index))
@@ -80,6 +76,47 @@ extension FleetRun {
             casts.append(HostileCast(attacker: a, friend: f, victim: v, stranger: strangers[Int(rng.next() % UInt64(strangers.count))]))
         }
         return (casts, unmatched)
+    }
+
+    /// Couples (`AppProfile.friendsAreCouples`, Closer): the attacker is a member of a couple, the friend its
+    /// partner, the victim a member of another couple, the stranger someone in no couple (or, when everyone is
+    /// in one, in a third couple) — no one has a friend of a friend.
+    static func coupleHostileCasts(_ hostile: Hostile, graph: SocialGraph, seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {
+        let n = graph.devices
+        var partner = [Int?](repeating: nil, count: n)
+        for p in graph.pairs where !p.pending {
+            partner[p.inviter] = p.invitee
+            partner[p.invitee] = p.inviter
+        }
+        let waiting = Set(graph.pairs.filter(\.pending).map(\.inviter))
+        guard let (order, count, _) = attackers(hostile, devices: n, seed: seed) else { return ([], []) }
+        var casts: [HostileCast] = [], unmatched: [Int] = []
+        for a in order.prefix(count) {
+            guard let f = partner[a], let v = order.first(where: { $0 != a && $0 != f && partner[$0] != nil }) else {
+                unmatched.append(a)
+                continue
+            }
+            let taken: Set<Int> = [a, f, v, partner[v]!]
+            let strangers = order.filter { !taken.contains($0) }
+            // Best someone whose own invite was left unanswered: it accepts nothing in the run, so the attempts the
+            // probes spend in its name (the accept limit counts per caller) cost no pairing of the fleet's.
+            guard let s = strangers.first(where: { waiting.contains($0) }) ?? strangers.first(where: { partner[$0] == nil }) ?? strangers.first else {
+                unmatched.append(a)
+                continue
+            }
+            casts.append(HostileCast(attacker: a, friend: f, victim: v, stranger: s))
+        }
+        return (casts, unmatched)
+    }
+
+    /// The devices in a seeded order, how many of the first are hostile, and the generator that drew the order
+    /// (the same on every shard); nil when there are none or fewer than four devices.
+    static func attackers(_ hostile: Hostile, devices n: Int, seed: UInt64) -> (order: [Int], count: Int, rng: SeededGenerator)? {
+        guard hostile.share > 0, n >= 4 else { return nil }
+        var rng = SeededGenerator(seed: seed, stream: 0x4057)
+        var order = Array(0..<n)
+        SocialGraph.shuffle(&order, &rng)
+        return (order, min(n, max(1, Int((hostile.share * Double(n)).rounded()))), rng)
     }
 
     /// The scenario's probe catalogue, read before anything starts (bad input names file, line and key).

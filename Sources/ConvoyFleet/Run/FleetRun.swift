@@ -256,6 +256,7 @@ public final class FleetRun: Sendable {
         var probeTask: Task<ProbeSummary, Never>?
         if let hostile = scenario.hostile, let catalogue {
             var (casts, unmatched) = app.audience == .group ? Self.groupHostileCasts(hostile, groups: graph.groups, seed: scenario.seed)
+                : app.friendsAreCouples ? Self.coupleHostileCasts(hostile, graph: graph, seed: scenario.seed)
                 : Self.hostileCasts(hostile, graph: graph, seed: scenario.seed)
             if let shard {
                 // Each shard runs its own hostile devices; their victims may be anywhere.

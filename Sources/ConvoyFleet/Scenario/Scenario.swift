@@ -251,6 +251,8 @@ public struct Social: Sendable, Equatable {
     /// How long after its last member left the backend ends an abandoned group (Survale: `convoy serve --auto-end`);
     /// the embedded backend is set to it, and the run checks it.
     public var autoEnd = 600.0
+    /// How long an invite code lives on the embedded backend (Closer's 24 h unless given; `social.invite_ttl`).
+    public var inviteTTL: Double?
     /// How late past `autoEnd` an end still counts as in time; nil: the backend's check interval (`autoEnd` ÷ 20, at most 5 s) + 5 s.
     public var autoEndGrace: Double?
     /// Group apps: the fraction of each group's members (not its owner) who are not invited in set-up but ask to

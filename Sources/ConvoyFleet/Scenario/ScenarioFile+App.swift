@@ -33,6 +33,8 @@ extension Reader {
     func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
         let choice = try m["app"]?.app() ?? AppChoice()
         let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
+        // Couples' probes (Closer's) guess codes and write documents: they need no friend of a friend made in set-up.
+        let couples = Apps.make(choice.name, options: choice.options)?.friendsAreCouples ?? false
         if let social = m["social"], let later = try social.mapping(Self.socialKeys)["accept_later"],
            !pairsDuringRun, try later.fraction() > 0 {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
@@ -43,7 +45,7 @@ extension Reader {
             if let migration = m["migration"] {
                 throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes)")
             }
-            if let hostile = m["hostile"] {
+            if let hostile = m["hostile"], !couples {
                 throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired (use pairing: codes)")
             }
         }
@@ -67,6 +69,19 @@ extension Reader {
                 }
             }
         }
+        if couples {
+            // One partner each: a second invite would be refused (the phone is in a couple already).
+            let friends = social?["friends"]
+            if try friends?.string() != "1" {
+                throw (friends ?? m["social"] ?? self).error("\(choice.name) pairs couples: give social.friends: 1")
+            }
+            for g in try m["groups"]?.sequence() ?? [] {
+                let keys = try g.mapping(Self.groupKeys)
+                if let key = ["message_every", "photo_every", "photo_size"].first(where: { keys[$0] != nil }), let r = keys[key] {
+                    throw r.error("\(key): \(choice.name)'s phones send no messages here (its answers and games are not modelled)")
+                }
+            }
+        }
         for g in try m["groups"]?.sequence() ?? [] {
             let keys = try g.mapping(Self.groupKeys)
             if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
@@ -82,7 +97,7 @@ extension Reader {
             }
         }
         if mailbox {
-            for key in ["migration", "hostile"] where m[key] != nil {
+            for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
                 throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
             }
         }

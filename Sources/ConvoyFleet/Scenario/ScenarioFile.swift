@@ -300,7 +300,7 @@ struct Reader {
         return low...high
     }
 
-    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace",
+    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl",
                              "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after"]
 
     func social() throws(ScenarioError) -> Social {
@@ -330,6 +330,7 @@ struct Reader {
         if let a = m["abandon_at"] { social.abandonAt = try a.duration() }
         if let a = m["auto_end"] { social.autoEnd = try a.duration(minimum: 0.001) }
         if let a = m["auto_end_grace"] { social.autoEndGrace = try a.duration() }
+        if let t = m["invite_ttl"] { social.inviteTTL = try t.duration(minimum: 1) }
         if let j = m["join_by_request"] {
             guard social.groups != nil else { throw j.error("join_by_request needs groups (members who ask to join their team's group)") }
             social.joinByRequest = try j.fraction()

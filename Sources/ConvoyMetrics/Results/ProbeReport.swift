@@ -28,6 +28,8 @@ public struct ProbeSummary: Codable, Sendable, Equatable {
         public var section: String?
         /// What it measured (a limit found, a brute-force estimate, two answers compared), from its first pass.
         public var measurements: [String]?
+        /// Why checks were inconclusive or skipped (the first few), so a user can make them count.
+        public var notes: [String]?
 
         public init(id: String, category: String, description: String, tried: Int, denied: Int, leaked: Int, findings: Int, errors: Int,
                     evidence: [Evidence]) {

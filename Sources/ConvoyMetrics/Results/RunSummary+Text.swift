@@ -118,6 +118,10 @@ extension RunSummary {
                 out += "\n- \(x.leaked > 0 ? "**LEAK**" : "finding") `\(x.id)`: \(e.note) (`\(e.request.prefix { $0 != "\n" })` → \(e.status))"
             }
             if p.probes.contains(where: { $0.leaked > 0 || $0.findings > 0 }) { out += "\n" }
+            // What the probes measured: limits found, brute-force estimates, answers compared.
+            for x in p.probes where !(x.measurements ?? []).isEmpty {
+                out += "\n`\(x.id)`\(x.section.map { " (\($0))" } ?? ""):\n\n" + x.measurements!.map { "- \($0)\n" }.joined()
+            }
         }
 
         if let r = resources {

@@ -1,7 +1,7 @@
 /// The apps `convoy serve --app NAME` can serve, by name.
 public enum ServerApps {
     /// Every app's name, as `--app` takes it.
-    public static let names = ["greenbox", "survale", QuickPicServer.appName]
+    public static let names = ["greenbox", "survale", QuickPicServer.appName, CloserServer.appName]
 
     /// The Supabase apps' names (`convoy schema` exports these).
     public static var supabaseNames: [String] { names.filter(isSupabase) }
@@ -22,6 +22,11 @@ public enum ServerApps {
     /// How long its access tokens live unless told (`--token-ttl`), seconds.
     public static func defaultTokenTTL(of name: String) -> Double {
         name == QuickPicServer.appName ? QuickPicServer.defaultTokenTTL : 3_600
+    }
+
+    /// How long its invite codes live unless told (`--invite-ttl`), seconds: Closer's 24 h, Green Box's 7 days.
+    public static func defaultInviteTTL(of name: String) -> Double {
+        name == CloserServer.appName ? CloserServer.defaultInviteTTL : 7 * 86_400
     }
 
     /// Whether it is a Supabase app (`ReferenceServer`: auth, PostgREST, Realtime, Storage); QuickPic is not.

@@ -57,6 +57,8 @@ public struct ServerConfiguration: Sendable {
     /// QuickPic, weakened on purpose (`--weaken`, `--keep-acked`): each undoes one of its rules, to show a
     /// run or a probe catching it.
     public var quickPicWeaknesses: Set<QuickPicWeakness> = []
+    /// Closer, weakened on purpose (`--weaken` with `--app closer`).
+    public var closerWeaknesses: Set<CloserWeakness> = []
     /// QuickPic: failed logins allowed per username within `loginWindow` (20 × that per client address).
     public var loginLimit = 5
     /// QuickPic: the login limit's sliding window, seconds.
@@ -137,9 +139,13 @@ public struct ServerConfiguration: Sendable {
         guard (1...1_000_000).contains(loginLimit), loginWindow.isFinite, loginWindow >= 1e-3, loginWindow <= decade else {
             throw Invalid(description: "the login limit must be 1…1000000 failures in a window of 1 ms…10 years")
         }
-        if app == "quickpic", migrationsDirectory != nil || appSchema == .database || strictPolicies {
-            throw Invalid(description: "--migrations, --app-schema database and --strict-policies are for the Supabase apps; quickpic serves its own schema")
+        if !ServerApps.isSupabase(app), migrationsDirectory != nil || appSchema == .database || strictPolicies {
+            throw Invalid(description: "--migrations, --app-schema database and --strict-policies are for the Supabase apps; \(app) serves its own schema")
         }
+        if app == CloserServer.appName, postgresURL != nil {
+            throw Invalid(description: "closer keeps its state in memory: give no --database")
+        }
+        if !closerWeaknesses.isEmpty, app != CloserServer.appName { throw Invalid(description: "these --weaken names are Closer's (--app closer)") }
         if !quickPicWeaknesses.isEmpty, app != "quickpic" { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {

@@ -27,6 +27,9 @@ public enum BackendServers {
         if configuration.app == QuickPicServer.appName {
             return try await QuickPicServer(configuration: configuration, clock: clock, logger: logger)
         }
+        if configuration.app == CloserServer.appName {
+            return try await CloserServer(configuration: configuration, clock: clock, logger: logger)
+        }
         return try await ReferenceServer(configuration: configuration, clock: clock, logger: logger)
     }
 }

@@ -37,35 +37,6 @@ extension QuickPicApp {
 
     public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] { [] }
 
-    public func plaintext(of update: LocationPayload) -> LocationPayload { update }
-
-    public func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String {
-        throw CryptoError.unsupportedVersion("QuickPic shares no locations")
-    }
-
-    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
-        throw Self.unsupported("location updates")
-    }
-
-    public func subscription(for userID: String) -> AppSubscription { AppSubscription(topic: "", bindings: []) }
-
-    public func incoming(_ change: RealtimeClient.Change) -> Incoming { .notMine }
-
-    public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
-        throw CryptoError.unsupportedVersion("QuickPic shares no locations")
-    }
-
-    public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
-                        via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
-        CatchUpPage(updates: [], bytes: 0, cursor: cursor)
-    }
-
-    public func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] { [] }
-
-    public func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64> { [] }
-
-    public func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate] { [] }
-
     /// A probe cast's friendships: requested by `friend`, accepted by each of `others`.
     public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {
         for other in others {

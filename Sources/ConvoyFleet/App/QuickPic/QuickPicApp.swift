@@ -8,7 +8,7 @@ import Foundation
 /// it), sends each friend texts and photos sealed to the friend's X25519 key and signed with its own Ed25519
 /// key, polls its mailbox, verifies before it decrypts, and acknowledges what it has shown (the server then
 /// deletes it). Nothing here is Supabase: it speaks through `QuickPicClient`.
-public struct QuickPicApp: AppProfile {
+public struct QuickPicApp: SharesNoLocations {
     public let name = "quickpic"
 
     public init() {}
@@ -106,7 +106,6 @@ public struct QuickPicApp: AppProfile {
 
     public var delivery: Delivery { .mailbox }
 
-    public var sharesLocation: Bool { false }
 
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
         let content: [UInt8]

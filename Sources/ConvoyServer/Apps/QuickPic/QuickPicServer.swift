@@ -97,45 +97,17 @@ public final class QuickPicServer: BackendServer {
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let router = Router(context: QuickPicContext.self)
         routes.add(to: router)
-        let (host, logger) = (configuration.host, logger)
-        // No websocket route: an upgrade is refused like any unknown path.
-        let app = Application(
-            router: router,
-            server: ReferenceServer.httpServer(webSocketRouter: Router(context: BasicWebSocketRequestContext.self), limits: configuration.limits),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "quickpic"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                await onReady(ServerKeys(url: "http://\(host):\(port)", anonKey: "", serviceRoleKey: ""))
-            },
-            logger: logger)
         defer {
             if let dir = temporaryDirectory { try? FileManager.default.removeItem(at: dir) }
         }
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        if let postgres { services.append(.init(service: postgres.client)) }
-        if configuration.purgeEvery > 0 { services.append(.init(service: QuickPicPurge(server: self))) }
-        services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
-        try await CannotListen.naming(configuration) { try await group.run() }
-    }
-}
-
-/// The fallback purge's cron: `purgeOnce` every `--purge-every`, on the server's clock; a failed round is
-/// logged and the next one comes as usual.
-struct QuickPicPurge: Service {
-    let server: QuickPicServer
-
-    func run() async throws {
-        let every = server.configuration.purgeEvery
-        await cancelWhenGracefulShutdown {
-            var next = server.clock.now() + every
-            while !Task.isCancelled {
-                do { try await server.clock.sleep(until: next) } catch { return }
-                next += every
-                do { try await server.purgeOnce() } catch {
-                    server.logger.error("quickpic purge failed: \(String(describing: error).prefix(200))")
-                }
-            }
+        var services: [any Service] = []
+        if let postgres { services.append(postgres.client) }
+        if configuration.purgeEvery > 0 {
+            services.append(PeriodicPurge(every: configuration.purgeEvery, clock: clock, logger: logger, label: "quickpic") { [self] in
+                _ = try await purgeOnce()
+            })
         }
+        try await AppOwnServer.run(router, name: "quickpic", configuration: configuration, services: services, signals: signals,
+                                   logger: logger, onReady: onReady)
     }
 }

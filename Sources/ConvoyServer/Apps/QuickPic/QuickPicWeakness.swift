@@ -3,7 +3,7 @@ import Foundation
 /// Ways to break QuickPic's server on purpose (`convoy serve --app quickpic --weaken NAME,…`; `--keep-acked`
 /// is `keep-acked`): each undoes one rule, so a run or a probe catalogue can show that it catches the break.
 /// Never for a server anyone relies on.
-public enum QuickPicWeakness: String, CaseIterable, Sendable {
+public enum QuickPicWeakness: String, ServerWeakness {
     /// An ACK is answered and deletes nothing: the message is served again.
     case keepAcked = "keep-acked"
     /// Anyone may ACK (and so delete) any message.
@@ -32,21 +32,26 @@ public enum QuickPicWeakness: String, CaseIterable, Sendable {
     case lenientInput = "lenient-input"
     /// Access tokens are read without checking signature, algorithm or expiry.
     case unverifiedTokens = "unverified-tokens"
+}
 
-    /// Parses `--weaken`'s comma-separated names; nil names the first it does not know.
-    public static func parse(_ list: String) -> Result<Set<QuickPicWeakness>, UnknownName> {
-        var out: Set<QuickPicWeakness> = []
+/// Ways to break an app's own server on purpose (`--weaken NAME,…`): QuickPic's, Closer's.
+public protocol ServerWeakness: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue == String {}
+
+extension ServerWeakness {
+    /// Parses `--weaken`'s comma-separated names; the failure names the first it does not know.
+    public static func parse(_ list: String) -> Result<Set<Self>, UnknownWeakness> {
+        var out: Set<Self> = []
         for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let w = QuickPicWeakness(rawValue: name) else { return .failure(UnknownName(name: name)) }
+            guard let w = Self(rawValue: name) else { return .failure(UnknownWeakness(name: name, known: allCases.map(\.rawValue))) }
             out.insert(w)
         }
         return .success(out)
     }
+}
 
-    public struct UnknownName: Error, CustomStringConvertible, Equatable {
-        public let name: String
-        public var description: String {
-            "--weaken: no weakness \"\(name)\" (\(QuickPicWeakness.allCases.map(\.rawValue).joined(separator: ", ")))"
-        }
-    }
+/// A `--weaken` name the app does not have.
+public struct UnknownWeakness: Error, CustomStringConvertible, Equatable {
+    public let name: String
+    public let known: [String]
+    public var description: String { "--weaken: no weakness \"\(name)\" (\(known.joined(separator: ", ")))" }
 }

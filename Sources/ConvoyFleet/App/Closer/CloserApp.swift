@@ -1,0 +1,233 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Synchronization
+
+/// Closer (closer-engineering-manual.md): a couples app, paired by a 6-character code over server-mediated
+/// callables. A phone signs up with Firebase Auth, publishes its device key (`users/{uid}/devices/phone`),
+/// and pairs: the inviter makes a code and calls `createInviteCallable` with its wrapped couple key; the code
+/// reaches the partner out of band (read off the inviter's screen, or a text); the partner calls
+/// `acceptInviteCallable`, which makes the couple and returns the wrapped key; the inviter learns it from its
+/// own `users/{uid}` document (`coupleId`), as a Firestore listener would. What Convoy does not model of
+/// Closer — the daily questions and sealed answers, games, FCM, RevenueCat — the phone does not do
+/// (docs/scenarios.md, "Closer").
+public struct CloserApp: SharesNoLocations {
+    public let name = "closer"
+    /// What passes between the phones outside the backend (codes, as people pass them), and what the run
+    /// has seen of couples: one per run, shared by its phones.
+    let ledger: CloserLedger
+
+    public init() { ledger = CloserLedger() }
+
+    static let modes: [(option: String, values: [String])] = []
+    /// The project id `convoy serve --app closer` names its documents with.
+    public static let project = "closer-convoy"
+    /// The rules' `isValidInviteCode` alphabet.
+    public static let codeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+    func client(_ http: SupabaseHTTP) -> FirebaseClient { FirebaseClient(http, project: Self.project) }
+
+    // MARK: Accounts
+
+    public func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?,
+                       via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
+        let session = try await client(http).signUp(email: email, password: password)
+        try await publishKey(keys.publicKey, session: session, via: http)
+        return session
+    }
+
+    public func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
+        try await client(http).signIn(email: email, password: password)
+    }
+
+    public func refresh(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
+        try await client(http).refresh(session)
+    }
+
+    /// Firebase signs out on the phone alone.
+    public func signOut(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {}
+
+    /// The device's public key (`pub:v1:`), readable by its owner and the owner's partner only.
+    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await client(http).write("users/\(session.userID)/devices/phone",
+                                     fields: ["publicKey": ["stringValue": "pub:v1:" + key.base64], "platform": ["stringValue": "android"]],
+                                     token: session.accessToken)
+    }
+
+    public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        (try? await client(http).document("users/\(userID)/devices/phone", token: token)).map { FirebaseClient.string($0, "publicKey") != nil } ?? false
+    }
+
+    public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
+        var out: [String: PublicKey] = [:]
+        for id in userIDs {
+            let fields = try await client(http).document("users/\(id)/devices/phone", token: token)
+            guard let text = FirebaseClient.string(fields, "publicKey"), text.hasPrefix("pub:v1:"),
+                  let key = try? PublicKey(base64: String(text.dropFirst(7))) else {
+                throw SupabaseError(kind: .unexpectedResponse, message: "users/\(id)/devices/phone has no pub:v1: key")
+            }
+            out[id] = key
+        }
+        return out
+    }
+
+    // MARK: Pairing
+
+    /// A fresh code from the rules' alphabet.
+    static func newCode() -> String {
+        var g = SystemRandomNumberGenerator()
+        return String((0..<6).map { _ in codeAlphabet.randomElement(using: &g)! })
+    }
+
+    /// `createInviteCallable` with a new code (another if the code is taken) and key material as an Android
+    /// inviter sends it: the couple key wrapped, its salt and KDF parameters, the recovery phrase sealed with
+    /// the code — random bytes of their sizes here, opaque to the server as the real ones are.
+    func createInvite(token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        func b64(_ n: Int) -> String { Data(Sodium.randomBytes(n)).base64EncodedString() }
+        var last: SupabaseError?
+        for _ in 0..<3 {
+            let code = Self.newCode()
+            do {
+                _ = try await client(http).call("createInviteCallable", ["code": code, "wrappedKey": b64(96), "salt": b64(16),
+                                                                        "params": "argon2id:m=65536,t=3,p=1", "encryptedPhrase": b64(120)],
+                                                token: token)
+                return code
+            } catch {
+                guard case .http(409, _) = error.kind else { throw error }
+                last = error
+            }
+        }
+        throw last!
+    }
+
+    /// `acceptInviteCallable`; the couple's id.
+    @discardableResult
+    func acceptInvite(_ code: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        let result = try await client(http).call("acceptInviteCallable", ["code": code], token: token)
+        guard let couple = result["coupleId"] as? String, result["wrappedCoupleKey"] is String else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: no couple or no wrapped key in the result")
+        }
+        return couple
+    }
+
+    /// Set-up pairing (and the probe cast): the inviter makes a code, the invitee accepts it (unless left pending).
+    public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
+        let code = try await createInvite(token: request.inviter.accessToken, via: http)
+        ledger.made(code, by: request.inviter.userID)
+        if request.pending { return }
+        let couple = try await acceptInvite(code, token: request.invitee.accessToken, via: http)
+        ledger.paired(request.inviter.userID, request.invitee.userID, couple: couple)
+    }
+
+    public func activeFriendships(token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+        guard let uid = Self.subject(token) else { return 0 }
+        return FirebaseClient.string(try await client(http).document("users/\(uid)", token: token), "coupleId") == nil ? 0 : 1
+    }
+
+    public var pairsDuringRun: Bool { true }
+
+    /// Couples: a phone has one partner, so a hostile device's victim is in another couple (docs/probes.md).
+    public var friendsAreCouples: Bool { true }
+
+    /// The inviter makes the invite and shows the code; the run hands it to the partner (`pendingRequests`).
+    public func requestFriendship(to invitee: String, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
+        let code = try await createInvite(token: session.accessToken, via: http)
+        ledger.made(code, by: session.userID)
+        ledger.text(code, from: session.userID, to: invitee)
+        return Self.number(code)
+    }
+
+    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        let code = Self.code(id)
+        let couple = try await acceptInvite(code, token: token, via: http)
+        if let me = Self.subject(token), let inviter = ledger.inviter(of: code) { ledger.paired(inviter, me, couple: couple) }
+    }
+
+    /// The codes passed to this phone's user since it last looked: what its user read off a screen or a text.
+    public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        ledger.take(for: userID).map { .requested(id: Self.number($0.code), from: $0.from) }
+    }
+
+    /// The inviter's own document, as its listener sees it: paired once `coupleId` is set; the partner from the couple.
+    public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        let c = client(http)
+        guard let couple = FirebaseClient.string(try await c.document("users/\(userID)", token: token), "coupleId") else { return [] }
+        let partners = FirebaseClient.strings(try await c.document("couples/\(couple)", token: token), "userIds").filter { $0 != userID }
+        return partners.map { .accepted(id: 0, by: $0) }
+    }
+
+    /// A code as a number (base 62), for the pairing machinery's request ids.
+    static func number(_ code: String) -> Int64 {
+        code.reduce(Int64(0)) { $0 * 62 + Int64(codeAlphabet.firstIndex(of: $1) ?? 0) }
+    }
+
+    static func code(_ number: Int64) -> String {
+        var n = number, out: [Character] = []
+        for _ in 0..<6 {
+            out.append(codeAlphabet[Int(n % 62)])
+            n /= 62
+        }
+        return String(out.reversed())
+    }
+
+    /// The uid in an ID token (the phone's own; not verified here).
+    static func subject(_ token: String) -> String? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var s = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return (Data(base64Encoded: s).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any])?["sub"] as? String
+    }
+
+    // MARK: No messages
+
+    public var delivery: Delivery { .mailbox }
+
+    /// The phone's listener on its own `users/{uid}` document, read at each poll: no messages come this way
+    /// (answers and games are not modelled); pairing reads what it needs from it (`acceptedRequests`).
+    public func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage {
+        _ = try await client(http).document("users/\(session.userID)", token: session.accessToken)
+        return MailboxPage(items: [], malformed: 0, bytesUp: 0, bytesDown: 0)
+    }
+}
+
+/// What passes between a run's Closer phones outside the backend, and what the run learnt of couples.
+final class CloserLedger: Sendable {
+    private struct State {
+        /// Codes texted to each user, not yet read.
+        var inbox: [String: [(code: String, from: String)]] = [:]
+        /// Each code's inviter, and each inviter's latest code.
+        var inviterOf: [String: String] = [:]
+        var latest: [String: String] = [:]
+        var couple: [String: String] = [:]
+    }
+    private let state = Mutex(State())
+
+    func made(_ code: String, by inviter: String) {
+        state.withLock { s in
+            s.inviterOf[code] = inviter
+            s.latest[inviter] = code
+        }
+    }
+
+    func text(_ code: String, from inviter: String, to invitee: String) {
+        state.withLock { $0.inbox[invitee, default: []].append((code, inviter)) }
+    }
+
+    func take(for user: String) -> [(code: String, from: String)] {
+        state.withLock { $0.inbox.removeValue(forKey: user) ?? [] }
+    }
+
+    func inviter(of code: String) -> String? { state.withLock { $0.inviterOf[code] } }
+    func latestCode(of user: String) -> String? { state.withLock { $0.latest[user] } }
+    func couple(of user: String) -> String? { state.withLock { $0.couple[user] } }
+
+    func paired(_ a: String, _ b: String, couple: String) {
+        state.withLock { s in
+            s.couple[a] = couple
+            s.couple[b] = couple
+        }
+    }
+}

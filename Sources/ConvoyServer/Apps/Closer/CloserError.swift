@@ -1,0 +1,47 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An error as Firebase answers it: a callable's `{"error": {"status": "NOT_FOUND", "message": …}}` with the
+/// HTTP status the callable protocol gives each canonical code; Identity Toolkit's and Firestore's the same
+/// shape with their `code` (the HTTP status) beside it.
+struct CloserError: Error, HTTPResponseError, Equatable {
+    /// The canonical code: `INVALID_ARGUMENT`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, …
+    let code: String
+    let message: String
+    var retryAfter: Int?
+
+    var status: HTTPResponse.Status {
+        switch code {
+        case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE": .badRequest
+        case "UNAUTHENTICATED": .unauthorized
+        case "PERMISSION_DENIED": .forbidden
+        case "NOT_FOUND": .notFound
+        case "ALREADY_EXISTS", "ABORTED": .conflict
+        case "RESOURCE_EXHAUSTED": .tooManyRequests
+        case "UNIMPLEMENTED": .notImplemented
+        case "UNAVAILABLE": .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    static func invalid(_ message: String) -> CloserError { .init(code: "INVALID_ARGUMENT", message: message) }
+    static let unauthenticated = CloserError(code: "UNAUTHENTICATED", message: "The function must be called while authenticated.")
+    static let permissionDenied = CloserError(code: "PERMISSION_DENIED", message: "Missing or insufficient permissions.")
+    /// Unknown, expired and used codes alike (the manual's defence against enumeration).
+    static let inviteNotFound = CloserError(code: "NOT_FOUND", message: "This invite code is invalid or has expired.")
+    static func precondition(_ message: String) -> CloserError { .init(code: "FAILED_PRECONDITION", message: message) }
+    static func exhausted(after seconds: Double) -> CloserError {
+        let s = max(1, Int(seconds.rounded(.up)))
+        return .init(code: "RESOURCE_EXHAUSTED", message: "Too many invite attempts. Try again later.", retryAfter: s)
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        let body: [String: Any] = ["error": ["code": Int(status.code), "message": message, "status": code]]
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

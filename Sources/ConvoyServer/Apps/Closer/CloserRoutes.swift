@@ -1,0 +1,354 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// What Closer's handlers are told by the configuration.
+struct CloserSettings: Sendable {
+    var passwordHash: PasswordHash
+    var bodyLimit: Int
+    /// An invite's lifetime (the manual's 24 h unless `--invite-ttl`).
+    var inviteTTL: Double
+    var weaknesses: Set<CloserWeakness> = []
+
+    func weak(_ w: CloserWeakness) -> Bool { weaknesses.contains(w) }
+}
+
+/// Closer's server side as the manual describes it (closer-engineering-manual.md, "Authentication and pairing
+/// flow", "Firestore security rules"): Firebase Auth's REST API (Identity Toolkit's `accounts:signUp` and
+/// `accounts:signInWithPassword`, Secure Token's refresh), the two callables of pairing over Firebase's
+/// callable protocol (`POST /createInviteCallable`, `POST /acceptInviteCallable` with `{"data": …}`, answering
+/// `{"result": …}` or `{"error": {"status", "message"}}`), and Firestore's REST documents for what pairing
+/// touches, under the manual's rules.
+struct CloserRoutes: Sendable {
+    let store: CloserStore
+    let tokens: CloserTokens
+    /// The accept limit (`accept_invite`: 10 per caller per rolling hour), or none (`--rate-limits off`).
+    let limiter: RateLimiter
+    let clock: any ConvoyClock
+    let settings: CloserSettings
+    let dummyHash: String
+
+    /// The rules' `isValidInviteCode`: `^[a-zA-Z0-9]{6}$`.
+    static func isCode(_ s: String) -> Bool {
+        s.utf8.count == 6 && s.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+    }
+
+    func add(to router: Router<ClientRequestContext>) {
+        router.post("/identitytoolkit.googleapis.com/v1/:action") { request, context in
+            switch context.parameters.get("action") ?? "" {
+            case "accounts:signUp": return try await signUp(request)
+            case "accounts:signInWithPassword": return try await signIn(request)
+            default: throw CloserError(code: "NOT_FOUND", message: "Unknown Identity Toolkit method")
+            }
+        }
+        router.post("/securetoken.googleapis.com/v1/token") { request, _ in try await refresh(request) }
+        router.post("/createInviteCallable") { request, _ in try await createInvite(request) }
+        router.post("/acceptInviteCallable") { request, _ in try await acceptInvite(request) }
+        let documents: RouterPath = "/v1/projects/:project/databases/:database/documents/**"
+        router.get(documents) { request, context in try await document(request, context, method: .get) }
+        router.patch(documents) { request, context in try await document(request, context, method: .patch) }
+        router.delete(documents) { request, context in try await document(request, context, method: .delete) }
+    }
+
+    // MARK: Firebase Auth
+
+    func signUp(_ request: Request) async throws -> Response {
+        let body = try await json(request)
+        let now = clock.date
+        guard let email = (body["email"] as? String)?.lowercased(), !email.isEmpty else {
+            // No email: an anonymous account, as the trial onboarding makes.
+            let uid = CloserStore.uid()
+            store.with { $0.users[uid] = .init(id: uid, createdAt: now) }
+            return try await session(uid: uid, email: nil)
+        }
+        guard email.contains("@"), email.count <= 254 else { throw CloserError.invalid("INVALID_EMAIL") }
+        guard let password = body["password"] as? String, password.count >= 6 else {
+            throw CloserError.invalid("WEAK_PASSWORD : Password should be at least 6 characters")
+        }
+        let (cost, pw) = (settings.passwordHash, password)
+        let hash = try await AuthService.hashing { try cost.hash(pw) }
+        let uid = CloserStore.uid()
+        let taken: Bool = store.with { s in
+            guard s.emails[email] == nil else { return true }
+            s.emails[email] = uid
+            s.users[uid] = .init(id: uid, email: email, passwordHash: hash, createdAt: now)
+            return false
+        }
+        if taken { throw CloserError.invalid("EMAIL_EXISTS") }
+        return try await session(uid: uid, email: email)
+    }
+
+    func signIn(_ request: Request) async throws -> Response {
+        let body = try await json(request)
+        let email = (body["email"] as? String ?? "").lowercased(), password = body["password"] as? String ?? ""
+        let found = store.with { s in s.emails[email].flatMap { s.users[$0] } }
+        // The same Argon2id work whether the account exists or not; one answer for both (email enumeration protection).
+        let encoded = found?.passwordHash ?? dummyHash
+        let ok = try await AuthService.hashing { PasswordHash.verify(password, against: encoded) }
+        guard ok, let user = found, user.passwordHash != nil else { throw CloserError.invalid("INVALID_LOGIN_CREDENTIALS") }
+        return try await session(uid: user.id, email: user.email)
+    }
+
+    func refresh(_ request: Request) async throws -> Response {
+        var fields: [String: String] = [:]
+        let buffer = try await request.body.collect(upTo: settings.bodyLimit)
+        let text = String(buffer: buffer)
+        if let o = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
+            for (k, v) in o { if let s = v as? String { fields[k] = s } }
+        } else {
+            for pair in text.split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+                if kv.count == 2 { fields[kv[0]] = kv[1] }
+            }
+        }
+        guard fields["grant_type"] == "refresh_token", let token = fields["refresh_token"] else {
+            throw CloserError.invalid("INVALID_GRANT_TYPE")
+        }
+        let hash = SHA256Digest.hex(Array(token.utf8))
+        guard let uid = store.with({ $0.refresh[hash] }) else { throw CloserError.invalid("INVALID_REFRESH_TOKEN") }
+        let id = try await tokens.idToken(uid: uid)
+        return Self.json(.ok, ["access_token": id, "id_token": id, "expires_in": String(Int(tokens.ttl)), "token_type": "Bearer",
+                               "refresh_token": token, "user_id": uid, "project_id": tokens.project])
+    }
+
+    func session(uid: String, email: String?) async throws -> Response {
+        let (refresh, hash) = CloserTokens.refreshToken()
+        store.with { $0.refresh[hash] = uid }
+        var out: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "idToken": try await tokens.idToken(uid: uid),
+                                  "refreshToken": refresh, "expiresIn": String(Int(tokens.ttl)), "localId": uid]
+        if let email { out["email"] = email }
+        return Self.json(.ok, out)
+    }
+
+    // MARK: Callables
+
+    /// The caller's uid from `Authorization: Bearer <ID token>`.
+    func caller(_ request: Request) async throws -> String {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { throw CloserError.unauthenticated }
+        let token = String(header.dropFirst(7))
+        let verified = settings.weak(.unverifiedTokens) ? CloserTokens.unverifiedSubject(token) : await tokens.verify(token)
+        guard let uid = verified, store.with({ $0.users[uid] != nil }) else { throw CloserError.unauthenticated }
+        return uid
+    }
+
+    /// A callable's `data`.
+    func callData(_ request: Request) async throws -> [String: Any] {
+        let body = try await json(request)
+        guard let data = body["data"] as? [String: Any] else { throw CloserError.invalid("Request body must be {\"data\": {…}}.") }
+        return data
+    }
+
+    func createInvite(_ request: Request) async throws -> Response {
+        let uid = try await caller(request)
+        let data = try await callData(request)
+        guard let code = data["code"] as? String, Self.isCode(code) else {
+            throw CloserError.invalid("The invite code must be 6 letters or digits.")
+        }
+        func text(_ key: String) throws -> String? {
+            guard let v = data[key] else { return nil }
+            guard let s = v as? String, s.utf8.count <= 4096 else { throw CloserError.invalid("\(key) must be text of at most 4096 bytes.") }
+            return s
+        }
+        let now = clock.date
+        let invite = CloserStore.Invite(code: code, inviter: uid, status: "pending", createdAt: now, expiresAt: now.addingTimeInterval(settings.inviteTTL),
+                                        wrappedCoupleKey: try text("wrappedKey"), kdfSalt: try text("salt"), kdfParams: try text("params"),
+                                        recoveryPhrase: try text("encryptedPhrase"))
+        try store.with { s in
+            guard s.users[uid]?.coupleId == nil else { throw CloserError.precondition("You are already in a couple.") }
+            if let old = s.invites[code], old.status == "pending", old.expiresAt > now {
+                throw CloserError(code: "ALREADY_EXISTS", message: "That code is taken; try another.")
+            }
+            s.invites[code] = invite
+        }
+        return Self.json(.ok, ["result": ["code": code, "expiresAt": invite.expiresAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]])
+    }
+
+    func acceptInvite(_ request: Request) async throws -> Response {
+        let uid = try await caller(request)
+        // Every attempt counts, before anything is looked at (users/{uid}/invite_attempts in the manual).
+        if !settings.weak(.noAcceptLimit), let rule = limiter.limits.rules.first,
+           let (_, wait) = limiter.admit([(rule, "user:" + uid)]) {
+            throw CloserError.exhausted(after: wait)
+        }
+        let data = try await callData(request)
+        guard let code = data["code"] as? String, Self.isCode(code) else {
+            throw CloserError.invalid("The invite code must be 6 letters or digits.")
+        }
+        let now = clock.date
+        let (couple, invite): (CloserStore.Couple, CloserStore.Invite) = try store.with { s in
+            guard var invite = s.invites[code] else { throw CloserError.inviteNotFound }
+            if invite.status == "accepted" {
+                throw settings.weak(.revealUsed) ? CloserError.precondition("This invite was already used.") : CloserError.inviteNotFound
+            }
+            if invite.expiresAt <= now, !settings.weak(.acceptExpired) {
+                invite.status = "expired"
+                s.invites[code] = invite
+                throw settings.weak(.revealUsed) ? CloserError.precondition("This invite has expired.") : CloserError.inviteNotFound
+            }
+            guard invite.inviter != uid else { throw CloserError.invalid("You cannot accept your own invite.") }
+            guard s.users[uid]?.coupleId == nil else { throw CloserError.precondition("You are already in a couple.") }
+            guard s.users[invite.inviter]?.coupleId == nil else { throw CloserError.inviteNotFound }
+            let couple = CloserStore.Couple(id: CloserStore.autoID(), userIds: [invite.inviter, uid], inviteCode: code, createdAt: now,
+                                            encryptionVersion: invite.wrappedCoupleKey == nil ? 0 : 2,
+                                            wrappedCoupleKey: invite.wrappedCoupleKey, kdfSalt: invite.kdfSalt, kdfParams: invite.kdfParams)
+            invite.status = "accepted"
+            s.invites[code] = invite
+            s.couples[couple.id] = couple
+            s.users[invite.inviter]?.coupleId = couple.id
+            s.users[uid]?.coupleId = couple.id
+            return (couple, invite)
+        }
+        var result: [String: Any] = ["coupleId": couple.id, "partnerId": invite.inviter]
+        result["wrappedCoupleKey"] = invite.wrappedCoupleKey ?? NSNull()
+        result["kdfSalt"] = invite.kdfSalt ?? NSNull()
+        result["kdfParams"] = invite.kdfParams ?? NSNull()
+        result["encryptedRecoveryPhrase"] = invite.recoveryPhrase ?? NSNull()
+        return Self.json(.ok, ["result": result])
+    }
+
+    // MARK: Firestore documents
+
+    func document(_ request: Request, _ context: ClientRequestContext, method: HTTPRequest.Method) async throws -> Response {
+        let uid = try? await caller(request)
+        let path = (context.parameters.getCatchAll()).map(String.init)
+        let project = context.parameters.get("project") ?? ""
+        guard project == tokens.project, context.parameters.get("database") == "(default)", path.count % 2 == 0, !path.isEmpty else {
+            throw CloserError(code: "NOT_FOUND", message: "No such database or document path.")
+        }
+        guard let uid else { throw CloserError.permissionDenied }
+        let name = "projects/\(project)/databases/(default)/documents/" + path.joined(separator: "/")
+        var fields: [String: FirestoreValue]?
+        if method == .patch {
+            let body = try await json(request)
+            guard let given = body["fields"] as? [String: Any] else { throw CloserError.invalid("A document needs fields.") }
+            var parsed: [String: FirestoreValue] = [:]
+            for (k, v) in given {
+                guard let value = FirestoreValue.validated(v), !k.isEmpty, k.count <= 1500 else { throw CloserError.invalid("Invalid value for field \(k).") }
+                parsed[k] = value
+            }
+            fields = parsed
+        }
+        let now = clock.date
+        let answer: [String: FirestoreValue]? = try store.with { s in
+            switch (path.count, path[0]) {
+            case (2, "users"):
+                let owner = path[1]
+                guard owner == uid || (method == .get && settings.weak(.readableDocuments)) else { throw CloserError.permissionDenied }
+                switch method {
+                case .get:
+                    guard let u = s.users[owner] else { throw CloserError(code: "NOT_FOUND", message: "Document not found: \(name)") }
+                    return Self.userFields(u)
+                case .patch:
+                    guard let fields, fields["hasPremium"] == nil || settings.weak(.clientPremium) else { throw CloserError.permissionDenied }
+                    if let premium = fields["hasPremium"]?.object as? [String: Any] { s.users[owner]?.hasPremium = premium["booleanValue"] as? Bool ?? false }
+                    s.users[owner]?.fields.merge(fields.filter { $0.key != "hasPremium" }) { _, new in new }
+                    return s.users[owner].map(Self.userFields)
+                default: throw CloserError.permissionDenied
+                }
+            case (4, "users") where path[2] == "devices":
+                let (owner, device) = (path[1], path[3])
+                let partner = s.users[uid]?.coupleId.flatMap { s.couples[$0] }?.userIds.contains(owner) ?? false
+                switch method {
+                case .get:
+                    // The device's public key: its owner's, and its owner's current partner's to read (to wrap release keys).
+                    guard owner == uid || partner || settings.weak(.readableDocuments), let d = s.users[owner]?.devices[device] else {
+                        throw CloserError.permissionDenied
+                    }
+                    return d
+                case .patch:
+                    guard owner == uid, let fields else { throw CloserError.permissionDenied }
+                    s.users[owner]?.devices[device, default: [:]].merge(fields) { _, new in new }
+                    return s.users[owner]?.devices[device]
+                default:
+                    guard owner == uid else { throw CloserError.permissionDenied }
+                    s.users[owner]?.devices[device] = nil
+                    return nil
+                }
+            case (2, "couples"):
+                guard var c = s.couples[path[1]], c.userIds.contains(uid) || (method == .get && settings.weak(.readableDocuments)) else {
+                    throw CloserError.permissionDenied
+                }
+                switch method {
+                case .get: return Self.coupleFields(c)
+                case .patch where settings.weak(.clientCoupleWrites):
+                    c.clientFields.merge(fields ?? [:]) { _, new in new }
+                    if let streak = fields?["streakCount"]?.object as? [String: Any], let n = Int("\(streak["integerValue"] ?? "")") { c.streakCount = n }
+                    s.couples[c.id] = c
+                    return Self.coupleFields(c)
+                default: throw CloserError.permissionDenied  // never written by clients
+                }
+            case (2, "invites") where method == .patch && settings.weak(.clientInviteWrites):
+                let invite = CloserStore.Invite(code: path[1], inviter: uid, status: "pending", createdAt: now,
+                                                expiresAt: now.addingTimeInterval(settings.inviteTTL))
+                s.invites[path[1]] = invite
+                return Self.inviteFields(invite)
+            case (2, "invites"):
+                guard let i = s.invites[path[1]], i.inviter == uid || settings.weak(.readableInvites), method == .get else {
+                    throw CloserError.permissionDenied  // reads: the inviter only; writes: never
+                }
+                var invite = i
+                if invite.status == "pending", invite.expiresAt <= now { invite.status = "expired" }
+                return Self.inviteFields(invite)
+            default:
+                throw CloserError.permissionDenied
+            }
+        }
+        guard let answer else { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}"))) }
+        let stamp = now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let object: [String: Any] = ["name": name, "fields": answer.mapValues(\.object), "createTime": stamp, "updateTime": stamp]
+        return Self.json(.ok, object)
+    }
+
+    static func userFields(_ u: CloserStore.User) -> [String: FirestoreValue] {
+        var f = u.fields
+        f["email"] = .optional(u.email)
+        f["coupleId"] = .optional(u.coupleId)
+        f["hasPremium"] = .bool(u.hasPremium)
+        return f
+    }
+
+    static func coupleFields(_ c: CloserStore.Couple) -> [String: FirestoreValue] {
+        var f = c.clientFields
+        f["id"] = .string(c.id)
+        f["userIds"] = .strings(c.userIds)
+        f["inviteCode"] = .string(c.inviteCode)
+        f["createdAt"] = .timestamp(c.createdAt)
+        f["streakCount"] = .integer(c.streakCount)
+        f["encryptionVersion"] = .integer(c.encryptionVersion)
+        f["wrappedCoupleKey"] = .optional(c.wrappedCoupleKey)
+        f["kdfSalt"] = .optional(c.kdfSalt)
+        f["kdfParams"] = .optional(c.kdfParams)
+        return f
+    }
+
+    static func inviteFields(_ i: CloserStore.Invite) -> [String: FirestoreValue] {
+        ["code": .string(i.code), "inviterUserId": .string(i.inviter), "status": .string(i.status), "createdAt": .timestamp(i.createdAt),
+         "expiresAt": .timestamp(i.expiresAt), "wrappedCoupleKey": .optional(i.wrappedCoupleKey), "kdfSalt": .optional(i.kdfSalt),
+         "kdfParams": .optional(i.kdfParams), "recoveryPhrase": .optional(i.recoveryPhrase)]
+    }
+
+    // MARK: Bodies
+
+    func json(_ request: Request) async throws -> [String: Any] {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > settings.bodyLimit {
+            throw CloserError(code: "INVALID_ARGUMENT", message: "Request body larger than \(settings.bodyLimit) bytes.")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: settings.bodyLimit) } catch {
+            throw CloserError(code: "INVALID_ARGUMENT", message: "Request body larger than \(settings.bodyLimit) bytes.")
+        }
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any] else {
+            throw CloserError.invalid("Request body is not a JSON object.")
+        }
+        return o
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ object: Any) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

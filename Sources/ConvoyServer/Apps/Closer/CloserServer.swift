@@ -1,0 +1,82 @@
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// `convoy serve --app closer`: Closer's pairing as closer-engineering-manual.md has it — Firebase Auth, the
+/// server-mediated invite callables with their 24 h TTL and 10-attempts-an-hour accept limit, and the Firestore
+/// documents pairing reads and writes under the manual's rules (`CloserRoutes`). Not a Supabase app. It keeps
+/// its state in memory: a restart forgets every account, invite and couple.
+public final class CloserServer: BackendServer {
+    public static let appName = "closer"
+    /// The manual's invite TTL.
+    public static let defaultInviteTTL: Double = 24 * 3_600
+    /// Firebase ID tokens last an hour.
+    public static let defaultTokenTTL: Double = 3_600
+    /// The project id tokens and document names carry.
+    public static let project = "closer-convoy"
+    /// `acceptInviteCallable`'s limit: 10 attempts per caller in a rolling hour.
+    public static let acceptLimit = RateLimitRule(name: "accept_invite", routes: [RateLimitRule.Route("POST /acceptInviteCallable")!],
+                                                  scope: .caller, limit: 10, window: 3_600)
+
+    public let configuration: ServerConfiguration
+    let store = CloserStore()
+    let routes: CloserRoutes
+    let clock: any ConvoyClock
+    let logger: Logger
+
+    public var hasAPIKeys: Bool { false }
+
+    public init(configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
+                logger: Logger = Logger(label: "convoy.serve")) async throws {
+        try configuration.validate()
+        (self.configuration, self.clock, self.logger) = (configuration, clock, logger)
+        // The accept limit, unless limits are off; a rate-limits file may set its own `accept_invite`.
+        var limits = RateLimits.off
+        if configuration.rateLimitsEnabled {
+            limits = RateLimits([Self.acceptLimit]).merging(RateLimits(configuration.rateLimits.rules.filter { $0.name == Self.acceptLimit.name }))
+        }
+        let settings = CloserSettings(passwordHash: configuration.passwordHash, bodyLimit: configuration.bodyLimit,
+                                      inviteTTL: configuration.inviteTTL, weaknesses: configuration.closerWeaknesses)
+        if !settings.weaknesses.isEmpty {
+            logger.warning("closer: weakened on purpose: \(settings.weaknesses.map(\.rawValue).sorted().joined(separator: ", "))")
+        }
+        let tokens = await CloserTokens(secret: configuration.jwtSecret ?? ServerKeys.randomSecret(), clock: clock,
+                                        ttl: configuration.tokenTTL, project: Self.project)
+        routes = CloserRoutes(store: store, tokens: tokens, limiter: RateLimiter(limits, clock: clock), clock: clock, settings: settings,
+                              dummyHash: try configuration.passwordHash.hash(ServerKeys.randomSecret()))
+    }
+
+    /// Firestore's TTL, run now: invites past their expiry go, as the TTL policy on `invites.expiresAt` deletes
+    /// them (the accept limit's attempts age out of its window by themselves). Returns how many went.
+    @discardableResult
+    public func purgeOnce() async throws -> Int {
+        let now = clock.date
+        let gone = store.with { s in
+            let expired = s.invites.filter { $0.value.status != "accepted" && $0.value.expiresAt <= now }.map(\.key)
+            for code in expired { s.invites[code] = nil }
+            return expired.count
+        }
+        if gone > 0 { logger.info("closer: \(gone) expired invite(s) deleted") }
+        return gone
+    }
+
+    public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
+                    onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
+        let router = Router(context: ClientRequestContext.self)
+        routes.add(to: router)
+        var services: [any Service] = []
+        if configuration.purgeEvery > 0 {
+            services.append(PeriodicPurge(every: configuration.purgeEvery, clock: clock, logger: logger, label: "closer") { [self] in
+                _ = try await purgeOnce()
+            })
+        }
+        try await AppOwnServer.run(router, name: "closer", configuration: configuration, services: services, signals: signals,
+                                   logger: logger, onReady: onReady)
+    }
+}

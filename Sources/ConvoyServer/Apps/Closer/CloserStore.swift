@@ -1,0 +1,103 @@
+import Foundation
+import Synchronization
+
+/// Closer's server-side state, in memory (Firebase Auth's users and the Firestore documents pairing touches:
+/// `users/{uid}` and its `devices`, `invites/{code}`, `couples/{id}`, and each user's `invite_attempts`).
+/// What Convoy does not model of Closer's Firestore (questions, answers, games, billing) is not here.
+final class CloserStore: Sendable {
+    struct User: Sendable {
+        var id: String
+        var email: String?
+        var passwordHash: String?
+        var coupleId: String?
+        var hasPremium = false
+        /// What the owner wrote to `users/{uid}` (Firestore's typed values, as sent).
+        var fields: [String: FirestoreValue] = [:]
+        /// `users/{uid}/devices/{deviceId}`: each device's typed fields (`publicKey`, `platform`).
+        var devices: [String: [String: FirestoreValue]] = [:]
+        var createdAt: Date
+    }
+
+    struct Invite: Sendable {
+        var code: String
+        var inviter: String
+        var status: String  // pending, accepted, expired
+        var createdAt: Date
+        var expiresAt: Date
+        var wrappedCoupleKey: String?
+        var kdfSalt: String?
+        var kdfParams: String?
+        var recoveryPhrase: String?
+    }
+
+    struct Couple: Sendable {
+        var id: String
+        var userIds: [String]
+        var inviteCode: String
+        var createdAt: Date
+        var streakCount = 0
+        var encryptionVersion: Int
+        var wrappedCoupleKey: String?
+        var kdfSalt: String?
+        var kdfParams: String?
+        /// Fields a weakened server let members write (`client-couple-writes`).
+        var clientFields: [String: FirestoreValue] = [:]
+    }
+
+    struct State: Sendable {
+        var users: [String: User] = [:]
+        var emails: [String: String] = [:]
+        /// SHA-256 of each refresh token → its user.
+        var refresh: [String: String] = [:]
+        var invites: [String: Invite] = [:]
+        var couples: [String: Couple] = [:]
+    }
+
+    let state = Mutex(State())
+
+    func with<T>(_ body: (inout State) throws -> T) rethrows -> T { try state.withLock { try body(&$0) } }
+
+    /// Firestore's auto-ids: 20 characters of A–Z, a–z, 0–9.
+    static func autoID() -> String {
+        let symbols = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var g = SystemRandomNumberGenerator()
+        return String((0..<20).map { _ in symbols.randomElement(using: &g)! })
+    }
+
+    /// Firebase Auth's uids: 28 characters of the same.
+    static func uid() -> String {
+        let symbols = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var g = SystemRandomNumberGenerator()
+        return String((0..<28).map { _ in symbols.randomElement(using: &g)! })
+    }
+}
+
+/// A Firestore value as the REST API writes it (`{"stringValue": "…"}`, `{"integerValue": "3"}`, …), kept as
+/// JSON text so it goes back out exactly as it came in.
+struct FirestoreValue: Sendable, Equatable {
+    let json: String
+
+    static func string(_ s: String) -> FirestoreValue { encode(["stringValue": s]) }
+    static func integer(_ n: Int) -> FirestoreValue { encode(["integerValue": String(n)]) }
+    static func bool(_ b: Bool) -> FirestoreValue { encode(["booleanValue": b]) }
+    static let null = FirestoreValue(json: #"{"nullValue":null}"#)
+    static func timestamp(_ d: Date) -> FirestoreValue { encode(["timestampValue": d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]) }
+    static func strings(_ list: [String]) -> FirestoreValue {
+        encode(["arrayValue": ["values": list.map { ["stringValue": $0] }]])
+    }
+    static func optional(_ s: String?) -> FirestoreValue { s.map(string) ?? null }
+
+    static func encode(_ object: Any) -> FirestoreValue {
+        FirestoreValue(json: String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self))
+    }
+
+    /// One of Firestore's value kinds, or nil: what a client may write.
+    static func validated(_ value: Any) -> FirestoreValue? {
+        guard let o = value as? [String: Any], o.count == 1, let kind = o.keys.first,
+              ["stringValue", "integerValue", "doubleValue", "booleanValue", "nullValue", "timestampValue", "arrayValue", "mapValue", "bytesValue"].contains(kind)
+        else { return nil }
+        return encode(o)
+    }
+
+    var object: Any { (try? JSONSerialization.jsonObject(with: Data(json.utf8))) ?? NSNull() }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+/// scenarios/closer-pairing.yaml, shortened, as a user runs it: couples pair over Closer's callables on the
+/// embedded backend while a hostile phone brute-forces codes beside them. Nothing leaks, no pairing fails, the
+/// accept limit refuses the attacker's guesses, and the expected time to guess a live code is in every result.
+@Suite struct CloserPairingTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func couplesPairWhileTheBruteForceIsRefused() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try await CLI.detached("run", Self.root.appendingPathComponent("scenarios/closer-pairing.yaml").path,
+                                       "--devices", "40", "--duration", "50s", "--out", dir.path)
+        #expect(r.status == 0, "\(r.stdout.suffix(3000))\n\(r.stderr.suffix(2000))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("summary.json"))) as? [String: Any])
+        let counters = try #require(summary["counters"] as? [String: Int])
+        #expect((counters["pairing_accepted"] ?? 0) >= 12 && counters["pairing_failures"] == nil, "\(counters)")
+        let probes = try #require(summary["probes"] as? [String: Any])
+        let list = try #require(probes["probes"] as? [[String: Any]])
+        #expect(list.allSatisfy { $0["leaked"] as? Int == 0 })
+        let brute = try #require(list.first { $0["id"] as? String == "accept_brute_force_one_account" })
+        let measured = (brute["measurements"] as? [String] ?? []).joined(separator: "\n")
+        #expect(measured.contains("first refused at attempt") && measured.contains("limit: ") && measured.contains("one attacker: expected"),
+                "\(measured)")
+        let text = try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8)
+        #expect(text.contains("`accept_brute_force_one_account` (Rate limiting on accept)") && text.contains("62^6 = 56,800,235,584"))
+        let junit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains("brute_force (2 probes") && junit.contains("<system-out>"))
+    }
+}

@@ -1,0 +1,61 @@
+import ConvoyFleet
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Logging
+import Testing
+
+/// probes/closer.yaml against `convoy serve --app closer` in-process, on a clock the runner moves (the expired-code
+/// probe waits out a 5 s invite TTL on it): every probe denied, the accept limit found exactly; against a server
+/// with every rule undone and no limit, every probe leaks.
+@Suite(.serialized) struct CloserProbeTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func report(weaknesses: Set<CloserWeakness> = [], limits: Bool = true) async throws -> ProbeReport {
+        var config = ServerConfiguration.testing
+        config.app = CloserServer.appName
+        config.inviteTTL = 5
+        config.rateLimitsEnabled = limits
+        config.closerWeaknesses = weaknesses
+        let clock = ManualClock(Date())
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = try await EmbeddedServer.start(config, clock: clock, logger: logger)
+        let engine = try HTTPEngine()
+        var runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: "", serviceKey: nil), engine: engine, logger: logger,
+                                 app: try #require(Apps.make("closer")))
+        runner.sleep = { clock.advance(to: clock.now() + $0) }
+        let catalogue = try ProbeCatalogueFile.load(root.appendingPathComponent("probes/closer.yaml").path)
+        let cast = try await runner.prepare()
+        let report = await runner.report(catalogue, attacker: cast.attacker, victims: cast.victims)
+        engine.shutdown()
+        await server.stop()
+        return report
+    }
+
+    static func describe(_ r: ProbeReport) -> String {
+        r.outcomes.map { "\($0.id) \($0.verdict.rawValue) \($0.notes) \($0.evidence.map(\.detail)) \($0.measurements)" }.joined(separator: "\n")
+    }
+
+    @Test func everyProbeIsDeniedAndTheAcceptLimitIsFoundExactly() async throws {
+        let r = try await Self.report()
+        #expect(r.outcomes.count == 10)
+        for o in r.outcomes { #expect(o.verdict == .denied, "\(o.id): \(Self.describe(r))") }
+        let one = try #require(r.outcomes.first { $0.id == "accept_brute_force_one_account" }).measurements.joined(separator: "\n")
+        #expect(one.contains("12 attempts (10× 404, 2× 429)") && one.contains("first refused at attempt 11"), "\(one)")
+        #expect(one.contains("62^6 = 56,800,235,584") && one.contains("limit: 10 guesses per 1 h per caller"), "\(one)")
+        #expect(one.contains("one attacker: expected 323,980 years") && one.contains("1,000 accounts: 324 years"), "\(one)")
+        // Two accounts in turn: the friend had spent three (its own acceptance, the comparison's two), so its eighth
+        // attempt here (the 15th) is the first refused; the stranger (one spent, on the expired code) gets nine more.
+        // The allowance reported counts what the pass spent before: ten, the limit.
+        let many = try #require(r.outcomes.first { $0.id == "accept_brute_force_many_accounts" }).measurements.joined(separator: "\n")
+        #expect(many.contains("first refused at attempt 15") && many.contains("limit: 10 guesses per 1 h per caller"), "\(many)")
+    }
+
+    @Test func everyProbeLeaksAgainstAServerWithItsRulesUndone() async throws {
+        let r = try await Self.report(weaknesses: Set(CloserWeakness.allCases), limits: false)
+        for o in r.outcomes { #expect(o.verdict == .leaked, "\(o.id) cannot fail: \(Self.describe(r))") }
+        let compare = try #require(r.outcomes.first { $0.id == "used_and_unknown_codes_answer_alike" })
+        #expect(compare.evidence.first?.detail.contains("This invite was already used.") == true, "the non-uniform error is named")
+    }
+}
