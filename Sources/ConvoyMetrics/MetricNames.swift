@@ -147,8 +147,10 @@ extension CounterName {
     public static let pairingFriendsMade = CounterName("pairing_friends_made")
     public static let pairingUnexpectedRequests = CounterName("pairing_unexpected_requests")
     public static let pairingFailures = CounterName("pairing_failures")
-    /// Acceptances the backend refused because the request was gone (404: an invite expired unaccepted, as Closer's do after 24 h).
+    /// Decide-later acceptances the backend refused because the request was gone (404: an invite expired unaccepted, as Closer's do after 24 h).
     public static let pairingRequestsGone = CounterName("pairing_requests_gone")
+    /// Decide-later acceptances the backend took (`pairing_accepted_later` counts the attempts).
+    public static let pairingAcceptedLaterSucceeded = CounterName("pairing_accepted_later_succeeded")
     public static let migrationReinstalls = CounterName("migration_reinstalls")
     public static let migrationReaccepted = CounterName("migration_reaccepted")
     public static let migrationUndecryptable = CounterName("migration_undecryptable")
@@ -244,7 +246,7 @@ extension CounterName {
         .signInsAgain, .retryQueued, .retryPosted, .retryGivenUp,
         .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
         .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
-        .pairingUnexpectedRequests, .pairingFailures, .pairingRequestsGone, .migrationReinstalls, .migrationReaccepted,
+        .pairingUnexpectedRequests, .pairingFailures, .pairingRequestsGone, .pairingAcceptedLaterSucceeded, .migrationReinstalls, .migrationReaccepted,
         .migrationUndecryptable, .migrationFailures,
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,

@@ -89,6 +89,25 @@ import Testing
         #expect(outcome.metrics.counters["probe_leaks"] == 0 && (outcome.metrics.counters["probe_tries"] ?? 0) >= hostile * catalogue.probes.count)
     }
 
+    /// Couples (Closer): every hostile device is in a couple, its friend is its partner, its victim is in another
+    /// couple, and its stranger is preferably an inviter left waiting (who accepts nothing in the run).
+    @Test func coupleCastsTakeThePartnerAnotherCoupleAndSomeoneWaiting() throws {
+        let graph = SocialGraph(devices: 40, social: Social(friends: 1...1, decideLater: 0.2), seed: 3)
+        var partner: [Int: Int] = [:]
+        for p in graph.pairs where !p.pending { (partner[p.inviter], partner[p.invitee]) = (p.invitee, p.inviter) }
+        let waiting = Set(graph.pairs.filter(\.pending).map(\.inviter))
+        #expect(!waiting.isEmpty && graph.pairs.allSatisfy { graph.friendships(of: $0.inviter).count == 1 })
+        let (casts, unmatched) = FleetRun.coupleHostileCasts(Hostile(share: 0.1, catalogue: "x"), graph: graph, seed: 9)
+        #expect(casts.count == 4 && unmatched.isEmpty)
+        for c in casts {
+            #expect(partner[c.attacker] == c.friend)
+            #expect(partner[c.victim] != nil && ![c.attacker, c.friend].contains(c.victim))
+            #expect(waiting.contains(c.stranger) && ![c.attacker, c.friend, c.victim, partner[c.victim]].contains(c.stranger))
+        }
+        #expect(FleetRun.coupleHostileCasts(Hostile(share: 0.1, catalogue: "x"), graph: graph, seed: 9).casts.map(\.attacker) == casts.map(\.attacker),
+                "the same on every shard")
+    }
+
     @Test func hostileCastsFollowTheSocialGraph() throws {
         // 0–1, 1–2, 2–3, 3–4, 4–0 (a ring), plus 5 alone: each hostile device's friend is its friend,
         // the victim is that friend's friend but not its own, the stranger neither.

@@ -316,7 +316,6 @@ import Testing
     @Test func repeatStepsFindLimitsExactlyAndTheirReset() async throws {
         let catalogue = try ProbeCatalogueFile.parse("""
             catalogue: limits
-            cast: gotrue
             probes:
               - id: one_caller
                 category: rate_limit
@@ -325,8 +324,8 @@ import Testing
                   - repeat:
                       times: 6
                       reset_after: 61s
-                      request: {method: POST, path: /rest/v1/rpc/guess, body: {n: "{{attempt}}"}}
-                    expect: {limited_at: 4, after_limit: 0, reset: true}
+                      request: {method: POST, path: /rest/v1/rpc/create_invite, body: {preference: precise}}
+                    expect: {limited_at: 4, after_limit: 0, successes: 3, reset: true}
               - id: two_callers
                 category: rate_limit
                 description: six calls, the friend and the stranger in turn
@@ -334,10 +333,10 @@ import Testing
                   - repeat:
                       times: 6
                       callers: [friend, stranger]
-                      request: {method: POST, path: /rest/v1/rpc/guess, body: {n: "{{attempt}}"}}
+                      request: {method: POST, path: /rest/v1/rpc/create_invite, body: {preference: precise}}
                     expect: {limited: false}
             """, file: "limits.yaml")
-        let perCaller = RateLimits([RateLimitRule(name: "guesses", routes: [RateLimitRule.Route("POST /rest/v1/rpc/guess")!], scope: .caller, limit: 3, window: 60)])
+        let perCaller = RateLimits([RateLimitRule(name: "guesses", routes: [RateLimitRule.Route("POST /rest/v1/rpc/create_invite")!], scope: .caller, limit: 3, window: 60)])
         var perAddress = perCaller
         perAddress.rules[0].scope = .ip
         func run(_ limits: RateLimits, enabled: Bool = true) async throws -> ProbeReport {
@@ -352,7 +351,7 @@ import Testing
             var runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey),
                                      engine: engine, logger: logger)
             runner.sleep = { clock.advance(to: clock.now() + $0) }
-            let cast = try await runner.prepare(cast: catalogue.cast)
+            let cast = try await runner.prepare()
             let report = await runner.report(catalogue, attacker: cast.attacker, victims: cast.victims)
             engine.shutdown()
             await server.stop()
@@ -362,6 +361,8 @@ import Testing
 
         let callers = try await run(perCaller)
         #expect(outcome(callers, "one_caller")?.verdict == .denied, "\(Self.describe(callers))")
+        // A route that answers 2xx: the attempt after the window is judged apart, not as a success after the limit.
+        #expect(outcome(callers, "one_caller")?.measurements.first?.contains("6 attempts (3× 200, 3× 429)") == true)
         #expect(outcome(callers, "one_caller")?.measurements.first?.contains("first refused at attempt 4; went through again after the window") == true,
                 "\(Self.describe(callers))")
         #expect(outcome(callers, "two_callers")?.verdict == .denied, "per caller: three each, none refused")

@@ -140,4 +140,66 @@ import Testing
         #expect(wrong == 400 && nobody == 400 && (x["error"] as? [String: Any])?["message"] as? String == "INVALID_LOGIN_CREDENTIALS"
                     && (y["error"] as? [String: Any])?["message"] as? String == "INVALID_LOGIN_CREDENTIALS")
     }
+
+    /// What a caller learns from accept must not depend on whether a code is live: a caller in a couple is refused
+    /// before the code is looked at; one's own invite cannot be accepted; two acceptors racing for one code make one couple.
+    @Test func acceptTellsNothingToACoupleAndOneCodeMakesOneCouple() async throws {
+        let h = try await Harness()
+        defer { Task { await h.stop() } }
+        let a = try await h.signUp("a@closer.test"), b = try await h.signUp("b@closer.test")
+        #expect(try await h.call("POST", "/createInviteCallable", ["data": ["code": "First1", "wrappedKey": "wk"]], token: a.token).0 == 200)
+        let (own, o, _) = try await h.call("POST", "/acceptInviteCallable", ["data": ["code": "First1"]], token: a.token)
+        #expect(own == 400 && Self.error(o) == "INVALID_ARGUMENT")
+        var racers: [(uid: String, token: String)] = []
+        for i in 0..<6 { racers.append(try await h.signUp("r\(i)@closer.test")) }
+        let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for (i, r) in racers.enumerated() {
+                group.addTask { (i, try await h.call("POST", "/acceptInviteCallable", ["data": ["code": "First1"]], token: r.token).0) }
+            }
+            return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.values.filter { $0 == 200 }.count == 1 && results.values.filter { $0 == 404 }.count == 5, "\(results)")
+        // b makes a live invite; the racer who won, now in a couple, gets one answer for it, the used code and an unknown one.
+        #expect(try await h.call("POST", "/createInviteCallable", ["data": ["code": "Live22"]], token: b.token).0 == 200)
+        let winner = racers[try #require(results.first { $0.value == 200 }?.key)]
+        var answers: Set<String> = []
+        for code in ["Live22", "First1", "Nope99"] {
+            let (status, body, _) = try await h.call("POST", "/acceptInviteCallable", ["data": ["code": code]], token: winner.token)
+            answers.insert("\(status) \((body["error"] as? [String: Any])?["message"] as? String ?? "")")
+        }
+        #expect(answers == ["400 You are already in a couple."], "\(answers)")
+    }
+
+    @Test func theCoupleIsStrictOnlyWithTheWholeKeyMaterial() async throws {
+        let h = try await Harness()
+        defer { Task { await h.stop() } }
+        let a = try await h.signUp("a@closer.test"), b = try await h.signUp("b@closer.test")
+        let c = try await h.signUp("c@closer.test"), d = try await h.signUp("d@closer.test")
+        _ = try await h.call("POST", "/createInviteCallable", ["data": ["code": "Half11", "wrappedKey": "wk"]], token: a.token)
+        _ = try await h.call("POST", "/createInviteCallable", ["data": ["code": "Whole1", "wrappedKey": "wk", "salt": "s", "params": "p", "encryptedPhrase": "e"]],
+                             token: c.token)
+        func version(_ code: String, _ acceptor: (uid: String, token: String)) async throws -> Int? {
+            let (_, r, _) = try await h.call("POST", "/acceptInviteCallable", ["data": ["code": code]], token: acceptor.token)
+            let couple = try #require((r["result"] as? [String: Any])?["coupleId"] as? String)
+            let (_, doc, _) = try await h.call("GET", h.doc("couples/\(couple)"), token: acceptor.token)
+            return ((doc["fields"] as? [String: Any])?["encryptionVersion"] as? [String: Any]).flatMap { Int("\($0["integerValue"] ?? "")") }
+        }
+        #expect(try await version("Half11", b) == 0)
+        #expect(try await version("Whole1", d) == 2)
+        // The recovery phrase goes to the acceptor once; the invite keeps no copy.
+        let (_, invite, _) = try await h.call("GET", h.doc("invites/Whole1"), token: c.token)
+        #expect(((invite["fields"] as? [String: Any])?["recoveryPhrase"] as? [String: Any])?["nullValue"] != nil)
+    }
+
+    @Test func creatingIsLimitedAndHostedDefaultsLimitSignUps() async throws {
+        let h = try await Harness { $0.rateLimits = .supabase }
+        defer { Task { await h.stop() } }
+        let a = try await h.signUp("a@closer.test")
+        var statuses: [Int] = []
+        for i in 0..<11 { statuses.append(try await h.call("POST", "/createInviteCallable", ["data": ["code": "Code\(i < 10 ? "0\(i)" : "\(i)")"]], token: a.token).0) }
+        #expect(statuses.prefix(10).allSatisfy { $0 == 200 } && statuses[10] == 429, "\(statuses)")
+        for i in 1..<100 { _ = try await h.call("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp", ["email": "s\(i)@closer.test", "password": "secret12"]) }
+        let (quota, q, _) = try await h.call("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp", ["email": "late@closer.test", "password": "secret12"])
+        #expect(quota == 429 && (q["error"] as? [String: Any])?["message"] as? String == "TOO_MANY_ATTEMPTS_TRY_LATER")
+    }
 }

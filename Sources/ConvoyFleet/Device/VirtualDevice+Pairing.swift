@@ -134,10 +134,12 @@ extension VirtualDevice {
             metrics.count(.httpRequests)
             spendHTTP(body: 60, response: 300)
             metrics.count(.pairingAccepted)
+            if answer.delay == nil { metrics.count(.pairingAcceptedLaterSucceeded) }
         } catch {
             metrics.count(.httpRequests)
             _ = countFailure(error)
-            if case .http(404, _) = error.kind {
+            // Left at "decide later" and accepted after: the request may be gone (Closer's invites expire).
+            if answer.delay == nil, case .http(404, _) = error.kind {
                 // Gone: the invite expired unaccepted (or never was); asking again changes nothing.
                 friendIndex[userID] = nil
                 metrics.count(.pairingRequestsGone)

@@ -10,6 +10,8 @@ public struct BruteForceEstimate: Sendable, Equatable {
     public var guessesPerSecond: Double
     /// Whether a limit was found (else `guessesPerSecond` is as fast as the server answered).
     public var limited: Bool
+    /// Guesses one account gets per window, when limited.
+    public var allowed: Int?
     public var assumptions: BruteForceAssumptions
 
     /// `allowed` attempts per window when the series was limited (the first refusal was attempt allowed + 1);
@@ -18,6 +20,7 @@ public struct BruteForceEstimate: Sendable, Equatable {
         self.space = space
         self.assumptions = assumptions
         limited = allowed != nil
+        self.allowed = allowed
         guessesPerSecond = allowed.map { Double($0) / assumptions.window } ?? measuredRate
     }
 
@@ -33,7 +36,10 @@ public struct BruteForceEstimate: Sendable, Equatable {
     public var withinTTL: Double? {
         guard let ttl = assumptions.ttl else { return nil }
         let accounts = assumptions.perCaller ? Double(max(1, assumptions.accounts)) : 1
-        let guesses = guessesPerSecond * ttl * accounts
+        // Limited: the allowance at the start of each window the code lives through (a 5-minute code under an
+        // hourly limit still faces the whole allowance); else the rate reached, for the code's lifetime.
+        let perAccount = allowed.map { Double($0) * (ttl / assumptions.window).rounded(.up) } ?? guessesPerSecond * ttl
+        let guesses = perAccount * accounts
         return -expm1(guesses * log1p(-Double(space.live) / space.size))
     }
 

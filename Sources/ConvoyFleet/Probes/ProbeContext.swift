@@ -104,6 +104,12 @@ struct ProbeContext: Sendable {
     }
 
     func build(_ t: ProbeRequest) throws -> HTTPRequest {
+        // One `{{guess}}` a request: the same code in its path, query and body.
+        if values["guess"] == nil, let codeSpace {
+            var one = self
+            one.values["guess"] = codeSpace.random()
+            return try one.build(t)
+        }
         var headers: [(name: String, value: String)] = []
         switch t.actor {
         case .none: break

@@ -38,7 +38,8 @@ extension ProbeRunner {
         var facts = ProbeSeries()
         var last: (HTTPResponse, HTTPRequest)?
         let started = Date()
-        func attempt(_ i: Int) async -> Bool {
+        /// One attempt; whether the limit let it through. `counted` false: the reset attempt, judged apart from the series.
+        func attempt(_ i: Int, counted: Bool = true) async -> Bool {
             var request = series.requests[i % series.requests.count]
             if let callers = series.callers { request.actor = callers[i % callers.count] }
             var c = context
@@ -46,12 +47,14 @@ extension ProbeRunner {
             if let codeSpace { c.values["guess"] = codeSpace.random() }
             switch await send(request, c) {
             case .sent(let response, let sent):
+                let refused = ProbeFacts(response).matches(series.limitedWhen, c)
+                guard counted else { return !refused }
                 last = (response, sent)
                 facts.statuses[response.status, default: 0] += 1
-                let refused = ProbeFacts(response).matches(series.limitedWhen, c)
                 if facts.through[request.actor] == nil {
-                    // What earlier steps had spent of this caller's allowance on this route (this attempt is counted already).
-                    facts.through[request.actor] = context.sent.count(RouteLedger.key(request.actor, sent, base: context.target.url)) - 1
+                    // What earlier steps had spent of this caller's allowance on this route (without this attempt, if it counted).
+                    let counted = response.status != 429 && response.status != 401 ? 1 : 0
+                    facts.through[request.actor] = context.sent.count(RouteLedger.key(request.actor, sent, base: context.target.url)) - counted
                 }
                 if refused { facts.refusedCallers.insert(request.actor) } else if !facts.refusedCallers.contains(request.actor) {
                     facts.through[request.actor, default: 0] += 1
@@ -87,14 +90,23 @@ extension ProbeRunner {
         if let wait = series.resetAfter {
             await sleep(wait)
             let before = outcome.notes.count
-            let through = await attempt(series.times)
+            let through = await attempt(series.times, counted: false)
             if outcome.notes.count > before { return }
             facts.reset = through
         }
         guard let (response, request) = last else { return }
         if let assumptions = series.estimate, let codeSpace {
-            // A caller's allowance: the most attempts a refused caller had let through (this pass's earlier ones included).
-            let allowed = facts.firstRefusal.map { _ in facts.through.filter { facts.refusedCallers.contains($0.key) }.values.max() ?? 0 }
+            // The allowance: per caller, the most a refused caller had let through; per address, all the callers'
+            // together (one window) — this pass's earlier requests to the route included.
+            let refused = facts.through.filter { facts.refusedCallers.contains($0.key) }.values
+            let allowed = facts.firstRefusal.map { _ in assumptions.perCaller ? refused.max() ?? 0 : facts.through.values.reduce(0, +) }
+            if allowed == 0 {
+                outcome.measurements.append("\(step.source): " + facts.summary + "; refused from the first attempt (the window was full already): no allowance measured, no estimate")
+                var judged = ProbeFacts(response)
+                judged.series = facts
+                judge(step, judged, context, &outcome) { context.evidence(step, request, status: response.status, body: response.body, kind: $0, detail: $1) }
+                return
+            }
             let estimate = BruteForceEstimate(space: codeSpace, allowed: allowed,
                                               measuredRate: Double(facts.attempts) / max(facts.seconds, 1e-3), assumptions: assumptions)
             outcome.measurements += ["\(step.source): " + facts.summary] + estimate.lines
@@ -113,6 +125,7 @@ extension ProbeRunner {
                     codeSpace: CodeSpace?) async {
         var times: ([Double], [Double]) = ([], [])
         var answers: [HTTPResponse?] = [nil, nil]
+        var roundDifferences: [String] = []
         var sentB: HTTPRequest?
         for i in 0..<compare.tries {
             for side in 0..<2 {
@@ -123,6 +136,10 @@ extension ProbeRunner {
                 case .sent(let response, let sent):
                     if side == 0 { times.0.append(response.timing.total * 1000) } else { times.1.append(response.timing.total * 1000); sentB = sent }
                     answers[side] = response
+                    // Every round's pair is compared: a difference in any round is one.
+                    if side == 1, let a = answers[0] {
+                        for d in ResponseShape.differences(a, response) where !roundDifferences.contains(d) { roundDifferences.append(d) }
+                    }
                 case .skipped(let why):
                     outcome.notes.append("skipped \(step.source): \(why)")
                     return
@@ -134,7 +151,7 @@ extension ProbeRunner {
             }
         }
         guard let a = answers[0], let b = answers[1], let sentB else { return }
-        var differences = ResponseShape.differences(a, b)
+        var differences = roundDifferences
         let (ma, mb) = (Self.median(times.0), Self.median(times.1))
         if let within = compare.within {
             let gap = abs(ma - mb), percent = max(ma, mb) > 0 ? gap / max(ma, mb) * 100 : 0

@@ -135,7 +135,8 @@ public struct ProbeRunner: Sendable {
         }
         do {
             let response = try await engine.send(request)
-            context.sent.add(RouteLedger.key(template.actor, request, base: context.target.url))
+            // What a limit counted: not refusals (429) nor unauthenticated requests (401), which servers do not count.
+            if response.status != 429, response.status != 401 { context.sent.add(RouteLedger.key(template.actor, request, base: context.target.url)) }
             return .sent(response, request)
         } catch {
             return .failed("transport: \(context.redactor.redact("\(error)"))")

@@ -91,7 +91,8 @@ extension FleetRun {
         let waiting = Set(graph.pairs.filter(\.pending).map(\.inviter))
         guard let (order, count, _) = attackers(hostile, devices: n, seed: seed) else { return ([], []) }
         var casts: [HostileCast] = [], unmatched: [Int] = []
-        for a in order.prefix(count) {
+        // The hostile phones are drawn among those in a couple: one alone has no partner to be its friend.
+        for a in order.filter({ partner[$0] != nil }).prefix(count) {
             guard let f = partner[a], let v = order.first(where: { $0 != a && $0 != f && partner[$0] != nil }) else {
                 unmatched.append(a)
                 continue

@@ -29,7 +29,10 @@ extension FleetRun {
         var rng = SeededGenerator(seed: scenario.seed, stream: 0xACCE)
         var count = 0
         for p in graph.pairs where p.pending && rng.chance(scenario.social.acceptLater) {
-            let at = steadyStart + rng.uniform(0, scenario.timeline.steady)
+            let window = scenario.social.acceptLaterAt ?? 0...scenario.timeline.steady
+            let at = steadyStart + rng.uniform(window.lowerBound, window.upperBound)
+            // A steady part shortened (--duration) below the window: those acceptances do not come.
+            guard at <= steadyStart + scenario.timeline.steady else { continue }
             guard let invitee = devices[p.invitee] else { continue }
             let inviter = userIDs[p.inviter]
             scheduler.at(at) { _ in await invitee.acceptLater(from: inviter) }

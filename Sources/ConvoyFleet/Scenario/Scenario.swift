@@ -237,6 +237,8 @@ public struct Social: Sendable, Equatable {
     public var decline = 0.0
     /// Of those, the fraction accepted later, at a seeded time in the steady part (apps that pair during the run).
     public var acceptLater: Double = 0
+    /// When in the steady part those acceptances come, seconds from its start (`accept_later_at`); nil: any time in it.
+    public var acceptLaterAt: ClosedRange<Double>?
     public var acceptLaterLine = 0
     public var acceptLaterColumn = 0
     /// Group apps (Survale's operations): devices in teams of this many, each with everyone in it; its

@@ -300,7 +300,7 @@ struct Reader {
         return low...high
     }
 
-    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl",
+    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl", "accept_later_at",
                              "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after"]
 
     func social() throws(ScenarioError) -> Social {
@@ -353,6 +353,10 @@ struct Reader {
         if let a = m["accept_later"] {
             social.acceptLater = try a.fraction()
             (social.acceptLaterLine, social.acceptLaterColumn) = (a.node.mark?.line ?? 0, a.node.mark?.column ?? 0)
+        }
+        if let a = m["accept_later_at"] {
+            guard m["accept_later"] != nil else { throw a.error("accept_later_at says when the accept_later acceptances come: give accept_later") }
+            social.acceptLaterAt = try a.range(fromZero: true)
         }
         return social
     }

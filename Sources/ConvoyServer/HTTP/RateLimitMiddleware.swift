@@ -11,9 +11,12 @@ struct RateLimitMiddleware: RouterMiddleware {
     let support: RequestSupport
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The first value of a repeated parameter, as the handlers read it (`?grant_type=password&grant_type=x`
+        // is a password sign-in to them, and so to the limits).
         var query: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
-        let path = request.uri.path
+        for (name, value) in request.uri.queryParameters where query[String(name)] == nil { query[String(name)] = String(value) }
+        // The path as the router matches it: empty segments dropped (`//auth/v1/signup/` is `/auth/v1/signup`).
+        let path = "/" + request.uri.path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
         let rules = limiter.rules(method: request.method.rawValue, path: path, query: query)
         guard !rules.isEmpty else { return try await next(request, context) }
         var caller: String?
@@ -27,7 +30,8 @@ struct RateLimitMiddleware: RouterMiddleware {
             case .project: (rule, "project")
             }
         }
-        if let (rule, wait) = limiter.admit(keyed) {
+        let (refusal, countedAt) = limiter.admitted(keyed)
+        if let (rule, wait) = refusal {
             let seconds = max(1, Int(wait.rounded(.up)))
             var error = path.hasPrefix("/auth/v1/")
                 ? APIError.gotrue(.tooManyRequests, "over_request_rate_limit", rule.message ?? "Request rate limit reached")
@@ -37,12 +41,16 @@ struct RateLimitMiddleware: RouterMiddleware {
             throw error
         }
         guard rules.contains(where: { $0.counts == .failures }) else { return try await next(request, context) }
+        // Counted already (so concurrent attempts cannot all get in); taken back unless it failed.
         do {
             let response = try await next(request, context)
-            if Self.isFailure(response.status) { limiter.failed(keyed) }
+            if !Self.isFailure(response.status) { limiter.succeeded(keyed, at: countedAt) }
             return response
         } catch let error as any HTTPResponseError {
-            if Self.isFailure(error.status) { limiter.failed(keyed) }
+            if !Self.isFailure(error.status) { limiter.succeeded(keyed, at: countedAt) }
+            throw error
+        } catch {
+            limiter.succeeded(keyed, at: countedAt)
             throw error
         }
     }

@@ -8,6 +8,7 @@ public final class RateLimiter: Sendable {
     public let limits: RateLimits
     let clock: any ConvoyClock
     private let seen = Mutex<[String: [Double]]>([:])
+    private let lastSweep = Mutex<Double>(-.infinity)
 
     public init(_ limits: RateLimits, clock: any ConvoyClock) {
         (self.limits, self.clock) = (limits, clock)
@@ -19,9 +20,16 @@ public final class RateLimiter: Sendable {
     }
 
     /// Whether a request under `rules` (each with its key) may go ahead. If so, it is counted at once against
-    /// the rules that count every request (so a burst is refused at exactly the limit); if not, the rule that
-    /// refused it and the seconds until it would be let through.
+    /// every rule — those that count every request (so a burst is refused at exactly the limit) and those that
+    /// count failures (so concurrent attempts cannot all slip in before the first failure is recorded: one
+    /// that does not fail is taken back, `succeeded`); if not, the rule that refused it and the seconds until
+    /// it would be let through, and nothing is counted.
     func admit(_ keyed: [(rule: RateLimitRule, key: String)]) -> (rule: RateLimitRule, retryAfter: Double)? {
+        admitted(keyed).refusal
+    }
+
+    /// `admit`, with the moment the request was counted at (for `succeeded`).
+    func admitted(_ keyed: [(rule: RateLimitRule, key: String)]) -> (refusal: (rule: RateLimitRule, retryAfter: Double)?, at: Double) {
         let now = clock.now()
         return seen.withLock { map in
             var refusal: (rule: RateLimitRule, retryAfter: Double)?
@@ -35,18 +43,25 @@ public final class RateLimiter: Sendable {
                 }
             }
             if refusal == nil {
-                for (rule, key) in keyed where rule.counts == .all { map[rule.name + "\u{1}" + key, default: []].append(now) }
+                for (rule, key) in keyed { map[rule.name + "\u{1}" + key, default: []].append(now) }
             }
-            if map.count > 200_000 { Self.sweep(&map, now: now, longest: limits.rules.map(\.window).max() ?? 0) }
-            return refusal
+            // Bounded memory under a spray of keys, swept at most every ten seconds (not on every request).
+            if map.count > 200_000, now - lastSweep.withLock({ $0 }) > 10 {
+                lastSweep.withLock { $0 = now }
+                Self.sweep(&map, now: now, longest: limits.rules.map(\.window).max() ?? 0)
+            }
+            return (refusal, now)
         }
     }
 
-    /// Counts a request that failed against the rules that count failures.
-    func failed(_ keyed: [(rule: RateLimitRule, key: String)]) {
-        let now = clock.now()
+    /// A request counted at `at` that did not fail: taken back from the rules that count failures only.
+    func succeeded(_ keyed: [(rule: RateLimitRule, key: String)], at: Double) {
         seen.withLock { map in
-            for (rule, key) in keyed where rule.counts == .failures { map[rule.name + "\u{1}" + key, default: []].append(now) }
+            for (rule, key) in keyed where rule.counts == .failures {
+                let id = rule.name + "\u{1}" + key
+                if let i = map[id]?.lastIndex(of: at) { map[id]!.remove(at: i) }
+                if map[id]?.isEmpty == true { map[id] = nil }
+            }
         }
     }
 

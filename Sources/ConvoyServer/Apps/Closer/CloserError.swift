@@ -7,10 +7,26 @@ import NIOCore
 /// HTTP status the callable protocol gives each canonical code; Identity Toolkit's and Firestore's the same
 /// shape with their `code` (the HTTP status) beside it.
 struct CloserError: Error, HTTPResponseError, Equatable {
+    /// Which service answers, for the body's shape: a callable's `{"error": {"message", "status"}}`, Identity
+    /// Toolkit's `{"error": {"code", "message", "errors": [{message, domain, reason}]}}`, or Google APIs' (Firestore's)
+    /// `{"error": {"code", "message", "status"}}`.
+    enum Service: Sendable, Equatable { case callable, identityToolkit, firestore }
+
     /// The canonical code: `INVALID_ARGUMENT`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, …
     let code: String
     let message: String
     var retryAfter: Int?
+    var service: Service = .callable
+
+    init(code: String, message: String, retryAfter: Int? = nil, service: Service = .callable) {
+        (self.code, self.message, self.retryAfter, self.service) = (code, message, retryAfter, service)
+    }
+
+    /// Identity Toolkit's error: its message is the reason (`EMAIL_EXISTS`, `INVALID_LOGIN_CREDENTIALS`).
+    static func auth(_ reason: String) -> CloserError { .init(code: "INVALID_ARGUMENT", message: reason, service: .identityToolkit) }
+
+    /// The same error as Firestore's REST API writes it.
+    var firestore: CloserError { var e = self; e.service = .firestore; return e }
 
     var status: HTTPResponse.Status {
         switch code {
@@ -40,7 +56,12 @@ struct CloserError: Error, HTTPResponseError, Equatable {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let body: [String: Any] = ["error": ["code": Int(status.code), "message": message, "status": code]]
+        let body: [String: Any] = switch service {
+        case .callable: ["error": ["message": message, "status": code]]
+        case .identityToolkit: ["error": ["code": Int(status.code), "message": message,
+                                          "errors": [["message": message, "domain": "global", "reason": "invalid"]]]]
+        case .firestore: ["error": ["code": Int(status.code), "message": message, "status": code]]
+        }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

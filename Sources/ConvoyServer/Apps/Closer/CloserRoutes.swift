@@ -26,7 +26,9 @@ struct CloserSettings: Sendable {
 struct CloserRoutes: Sendable {
     let store: CloserStore
     let tokens: CloserTokens
-    /// The accept limit (`accept_invite`: 10 per caller per rolling hour), or none (`--rate-limits off`).
+    /// The accept limit (`accept_invite`: 10 per caller per rolling hour), the create limit (`create_invite`, the
+    /// same: a taken code answers ALREADY_EXISTS, so creating is guessing too) and, with hosted defaults, Firebase
+    /// Auth's sign-up quota (`sign_ups`: 100 per address per hour); none with `--rate-limits off`.
     let limiter: RateLimiter
     let clock: any ConvoyClock
     let settings: CloserSettings
@@ -40,9 +42,11 @@ struct CloserRoutes: Sendable {
     func add(to router: Router<ClientRequestContext>) {
         router.post("/identitytoolkit.googleapis.com/v1/:action") { request, context in
             switch context.parameters.get("action") ?? "" {
-            case "accounts:signUp": return try await signUp(request)
+            case "accounts:signUp":
+                try limit(CloserServer.signUpQuota.name, key: "ip:" + context.clientAddress, service: .identityToolkit)
+                return try await signUp(request)
             case "accounts:signInWithPassword": return try await signIn(request)
-            default: throw CloserError(code: "NOT_FOUND", message: "Unknown Identity Toolkit method")
+            default: throw CloserError(code: "NOT_FOUND", message: "Unknown Identity Toolkit method", service: .identityToolkit)
             }
         }
         router.post("/securetoken.googleapis.com/v1/token") { request, _ in try await refresh(request) }
@@ -52,6 +56,15 @@ struct CloserRoutes: Sendable {
         router.get(documents) { request, context in try await document(request, context, method: .get) }
         router.patch(documents) { request, context in try await document(request, context, method: .patch) }
         router.delete(documents) { request, context in try await document(request, context, method: .delete) }
+    }
+
+    /// Counts a request against the rule named `name`, if the server has it; over it, refused.
+    func limit(_ name: String, key: String, service: CloserError.Service = .callable) throws {
+        guard let rule = limiter.limits.rules.first(where: { $0.name == name }), let (_, wait) = limiter.admit([(rule, key)]) else { return }
+        var e = CloserError.exhausted(after: wait)
+        if service == .identityToolkit { e = CloserError(code: "RESOURCE_EXHAUSTED", message: "TOO_MANY_ATTEMPTS_TRY_LATER",
+                                                         retryAfter: e.retryAfter, service: .identityToolkit) }
+        throw e
     }
 
     // MARK: Firebase Auth
@@ -65,9 +78,9 @@ struct CloserRoutes: Sendable {
             store.with { $0.users[uid] = .init(id: uid, createdAt: now) }
             return try await session(uid: uid, email: nil)
         }
-        guard email.contains("@"), email.count <= 254 else { throw CloserError.invalid("INVALID_EMAIL") }
+        guard email.contains("@"), email.count <= 254 else { throw CloserError.auth("INVALID_EMAIL") }
         guard let password = body["password"] as? String, password.count >= 6 else {
-            throw CloserError.invalid("WEAK_PASSWORD : Password should be at least 6 characters")
+            throw CloserError.auth("WEAK_PASSWORD : Password should be at least 6 characters")
         }
         let (cost, pw) = (settings.passwordHash, password)
         let hash = try await AuthService.hashing { try cost.hash(pw) }
@@ -78,7 +91,7 @@ struct CloserRoutes: Sendable {
             s.users[uid] = .init(id: uid, email: email, passwordHash: hash, createdAt: now)
             return false
         }
-        if taken { throw CloserError.invalid("EMAIL_EXISTS") }
+        if taken { throw CloserError.auth("EMAIL_EXISTS") }
         return try await session(uid: uid, email: email)
     }
 
@@ -89,7 +102,7 @@ struct CloserRoutes: Sendable {
         // The same Argon2id work whether the account exists or not; one answer for both (email enumeration protection).
         let encoded = found?.passwordHash ?? dummyHash
         let ok = try await AuthService.hashing { PasswordHash.verify(password, against: encoded) }
-        guard ok, let user = found, user.passwordHash != nil else { throw CloserError.invalid("INVALID_LOGIN_CREDENTIALS") }
+        guard ok, let user = found, user.passwordHash != nil else { throw CloserError.auth("INVALID_LOGIN_CREDENTIALS") }
         return try await session(uid: user.id, email: user.email)
     }
 
@@ -106,10 +119,10 @@ struct CloserRoutes: Sendable {
             }
         }
         guard fields["grant_type"] == "refresh_token", let token = fields["refresh_token"] else {
-            throw CloserError.invalid("INVALID_GRANT_TYPE")
+            throw CloserError.auth("INVALID_GRANT_TYPE")
         }
         let hash = SHA256Digest.hex(Array(token.utf8))
-        guard let uid = store.with({ $0.refresh[hash] }) else { throw CloserError.invalid("INVALID_REFRESH_TOKEN") }
+        guard let uid = store.with({ $0.refresh[hash] }) else { throw CloserError.auth("INVALID_REFRESH_TOKEN") }
         let id = try await tokens.idToken(uid: uid)
         return Self.json(.ok, ["access_token": id, "id_token": id, "expires_in": String(Int(tokens.ttl)), "token_type": "Bearer",
                                "refresh_token": token, "user_id": uid, "project_id": tokens.project])
@@ -117,7 +130,12 @@ struct CloserRoutes: Sendable {
 
     func session(uid: String, email: String?) async throws -> Response {
         let (refresh, hash) = CloserTokens.refreshToken()
-        store.with { $0.refresh[hash] = uid }
+        store.with { s in
+            s.refresh[hash] = uid
+            // A user's last few sign-ins keep their refresh tokens; older ones are revoked (memory stays bounded).
+            s.refreshOf[uid, default: []].append(hash)
+            while s.refreshOf[uid]!.count > CloserStore.refreshTokensKept { s.refresh[s.refreshOf[uid]!.removeFirst()] = nil }
+        }
         var out: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "idToken": try await tokens.idToken(uid: uid),
                                   "refreshToken": refresh, "expiresIn": String(Int(tokens.ttl)), "localId": uid]
         if let email { out["email"] = email }
@@ -144,6 +162,7 @@ struct CloserRoutes: Sendable {
 
     func createInvite(_ request: Request) async throws -> Response {
         let uid = try await caller(request)
+        try limit("create_invite", key: "user:" + uid)
         let data = try await callData(request)
         guard let code = data["code"] as? String, Self.isCode(code) else {
             throw CloserError.invalid("The invite code must be 6 letters or digits.")
@@ -162,6 +181,10 @@ struct CloserRoutes: Sendable {
             if let old = s.invites[code], old.status == "pending", old.expiresAt > now {
                 throw CloserError(code: "ALREADY_EXISTS", message: "That code is taken; try another.")
             }
+            // A few live invites a user (memory stays bounded): a new one past them replaces the oldest.
+            var live = (s.liveInvites[uid] ?? []).filter { s.invites[$0]?.status == "pending" && s.invites[$0]?.inviter == uid }
+            while live.count >= CloserStore.liveInvitesKept { s.invites[live.removeFirst()] = nil }
+            s.liveInvites[uid] = live + [code]
             s.invites[code] = invite
         }
         return Self.json(.ok, ["result": ["code": code, "expiresAt": invite.expiresAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]])
@@ -170,16 +193,15 @@ struct CloserRoutes: Sendable {
     func acceptInvite(_ request: Request) async throws -> Response {
         let uid = try await caller(request)
         // Every attempt counts, before anything is looked at (users/{uid}/invite_attempts in the manual).
-        if !settings.weak(.noAcceptLimit), let rule = limiter.limits.rules.first,
-           let (_, wait) = limiter.admit([(rule, "user:" + uid)]) {
-            throw CloserError.exhausted(after: wait)
-        }
+        if !settings.weak(.noAcceptLimit) { try limit(CloserServer.acceptLimit.name, key: "user:" + uid) }
         let data = try await callData(request)
         guard let code = data["code"] as? String, Self.isCode(code) else {
             throw CloserError.invalid("The invite code must be 6 letters or digits.")
         }
         let now = clock.date
         let (couple, invite): (CloserStore.Couple, CloserStore.Invite) = try store.with { s in
+            // Before the code is looked at: a caller in a couple learns nothing of which codes are live.
+            guard s.users[uid]?.coupleId == nil else { throw CloserError.precondition("You are already in a couple.") }
             guard var invite = s.invites[code] else { throw CloserError.inviteNotFound }
             if invite.status == "accepted" {
                 throw settings.weak(.revealUsed) ? CloserError.precondition("This invite was already used.") : CloserError.inviteNotFound
@@ -190,17 +212,19 @@ struct CloserRoutes: Sendable {
                 throw settings.weak(.revealUsed) ? CloserError.precondition("This invite has expired.") : CloserError.inviteNotFound
             }
             guard invite.inviter != uid else { throw CloserError.invalid("You cannot accept your own invite.") }
-            guard s.users[uid]?.coupleId == nil else { throw CloserError.precondition("You are already in a couple.") }
             guard s.users[invite.inviter]?.coupleId == nil else { throw CloserError.inviteNotFound }
             let couple = CloserStore.Couple(id: CloserStore.autoID(), userIds: [invite.inviter, uid], inviteCode: code, createdAt: now,
-                                            encryptionVersion: invite.wrappedCoupleKey == nil ? 0 : 2,
+                                            // The manual's v2 (strict) only with all of the key material; else plaintext.
+                                            encryptionVersion: invite.wrappedCoupleKey != nil && invite.kdfSalt != nil && invite.kdfParams != nil ? 2 : 0,
                                             wrappedCoupleKey: invite.wrappedCoupleKey, kdfSalt: invite.kdfSalt, kdfParams: invite.kdfParams)
+            let handed = invite
             invite.status = "accepted"
+            invite.recoveryPhrase = nil  // handed to the acceptor once, then wiped from the invite
             s.invites[code] = invite
             s.couples[couple.id] = couple
             s.users[invite.inviter]?.coupleId = couple.id
             s.users[uid]?.coupleId = couple.id
-            return (couple, invite)
+            return (couple, handed)
         }
         var result: [String: Any] = ["coupleId": couple.id, "partnerId": invite.inviter]
         result["wrappedCoupleKey"] = invite.wrappedCoupleKey ?? NSNull()
@@ -213,6 +237,14 @@ struct CloserRoutes: Sendable {
     // MARK: Firestore documents
 
     func document(_ request: Request, _ context: ClientRequestContext, method: HTTPRequest.Method) async throws -> Response {
+        do {
+            return try await documentAnswer(request, context, method: method)
+        } catch let e as CloserError {
+            throw e.firestore
+        }
+    }
+
+    func documentAnswer(_ request: Request, _ context: ClientRequestContext, method: HTTPRequest.Method) async throws -> Response {
         let uid = try? await caller(request)
         let path = (context.parameters.getCatchAll()).map(String.init)
         let project = context.parameters.get("project") ?? ""

@@ -23,6 +23,13 @@ public final class CloserServer: BackendServer {
     /// `acceptInviteCallable`'s limit: 10 attempts per caller in a rolling hour.
     public static let acceptLimit = RateLimitRule(name: "accept_invite", routes: [RateLimitRule.Route("POST /acceptInviteCallable")!],
                                                   scope: .caller, limit: 10, window: 3_600)
+    /// `createInviteCallable`'s: the manual names none, but a taken code answers ALREADY_EXISTS, so each call is a
+    /// guess at a live code too; Convoy's reference server holds it to the accept limit's.
+    public static let createLimit = RateLimitRule(name: "create_invite", routes: [RateLimitRule.Route("POST /createInviteCallable")!],
+                                                  scope: .caller, limit: 10, window: 3_600)
+    /// Firebase Auth's sign-up quota for a project: 100 accounts per address per hour (with hosted defaults only).
+    public static let signUpQuota = RateLimitRule(name: "sign_ups", routes: [RateLimitRule.Route("POST /identitytoolkit.googleapis.com/v1/accounts:signUp")!],
+                                                  scope: .ip, limit: 100, window: 3_600)
 
     public let configuration: ServerConfiguration
     let store = CloserStore()
@@ -36,10 +43,20 @@ public final class CloserServer: BackendServer {
                 logger: Logger = Logger(label: "convoy.serve")) async throws {
         try configuration.validate()
         (self.configuration, self.clock, self.logger) = (configuration, clock, logger)
-        // The accept limit, unless limits are off; a rate-limits file may set its own `accept_invite`.
+        // The manual's accept limit and the create limit, unless limits are off; with the hosted defaults
+        // (`--rate-limits supabase`, convoy serve's), Firebase Auth's sign-up quota too. A rate-limits file may
+        // set any of the three's limit and window (by name).
         var limits = RateLimits.off
         if configuration.rateLimitsEnabled {
-            limits = RateLimits([Self.acceptLimit]).merging(RateLimits(configuration.rateLimits.rules.filter { $0.name == Self.acceptLimit.name }))
+            let hosted = configuration.rateLimits.rules.contains { RateLimits.supabase.rules.contains($0) }
+            limits = RateLimits([Self.acceptLimit, Self.createLimit] + (hosted ? [Self.signUpQuota] : []))
+            for given in configuration.rateLimits.rules {
+                guard let i = limits.rules.firstIndex(where: { $0.name == given.name }) else { continue }
+                guard given.counts == .all else {
+                    throw ServerConfiguration.Invalid(description: "\(given.name): closer counts every attempt (count: all)")
+                }
+                (limits.rules[i].limit, limits.rules[i].window) = (given.limit, given.window)
+            }
         }
         let settings = CloserSettings(passwordHash: configuration.passwordHash, bodyLimit: configuration.bodyLimit,
                                       inviteTTL: configuration.inviteTTL, weaknesses: configuration.closerWeaknesses)

@@ -49,11 +49,20 @@ final class CloserStore: Sendable {
         var emails: [String: String] = [:]
         /// SHA-256 of each refresh token → its user.
         var refresh: [String: String] = [:]
+        /// Each user's refresh tokens, oldest first (`refreshTokensKept` at most).
+        var refreshOf: [String: [String]] = [:]
+        /// Each user's live invite codes, oldest first.
+        var liveInvites: [String: [String]] = [:]
         var invites: [String: Invite] = [:]
         var couples: [String: Couple] = [:]
     }
 
     let state = Mutex(State())
+
+    /// Refresh tokens a user keeps (its last sign-ins' on as many devices); older ones are revoked.
+    static let refreshTokensKept = 5
+    /// Live invites a user keeps; a new one past them replaces the oldest.
+    static let liveInvitesKept = 3
 
     func with<T>(_ body: (inout State) throws -> T) rethrows -> T { try state.withLock { try body(&$0) } }
 
