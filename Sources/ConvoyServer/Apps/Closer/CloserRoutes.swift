@@ -178,7 +178,8 @@ struct CloserRoutes: Sendable {
                                         recoveryPhrase: try text("encryptedPhrase"))
         try store.with { s in
             guard s.users[uid]?.coupleId == nil else { throw CloserError.precondition("You are already in a couple.") }
-            if let old = s.invites[code], old.status == "pending", old.expiresAt > now {
+            // The invite document exists until Firestore's TTL deletes it, used or not: its code is taken till then.
+            if let old = s.invites[code], old.expiresAt > now {
                 throw CloserError(code: "ALREADY_EXISTS", message: "That code is taken; try another.")
             }
             // A few live invites a user (memory stays bounded): a new one past them replaces the oldest.

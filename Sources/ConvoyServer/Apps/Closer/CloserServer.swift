@@ -69,13 +69,14 @@ public final class CloserServer: BackendServer {
                               dummyHash: try configuration.passwordHash.hash(ServerKeys.randomSecret()))
     }
 
-    /// Firestore's TTL, run now: invites past their expiry go, as the TTL policy on `invites.expiresAt` deletes
-    /// them (the accept limit's attempts age out of its window by themselves). Returns how many went.
+    /// Firestore's TTL, run now: invites past their expiry go, used or not, as the TTL policy on
+    /// `invites.expiresAt` deletes them (the limits' attempts age out of their windows by themselves).
+    /// Returns how many went.
     @discardableResult
     public func purgeOnce() async throws -> Int {
         let now = clock.date
         let gone = store.with { s in
-            let expired = s.invites.filter { $0.value.status != "accepted" && $0.value.expiresAt <= now }.map(\.key)
+            let expired = s.invites.filter { $0.value.expiresAt <= now }.map(\.key)
             for code in expired { s.invites[code] = nil }
             return expired.count
         }
