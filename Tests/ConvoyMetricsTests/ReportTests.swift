@@ -138,6 +138,24 @@ import Testing
         #expect(!JUnitReport.render(s).contains("<failure"), "held: no failure")
     }
 
+    /// Pairing on the phones gets a section (what was asked, accepted, refused as gone, and how long it took);
+    /// a run without any has none.
+    @Test func pairingDuringTheRunHasASection() throws {
+        let metrics = Metrics()
+        metrics.count(.pairingRequests, by: 300)
+        metrics.count(.pairingAccepted, by: 269)
+        metrics.count(.pairingRequestsGone, by: 15)
+        metrics.record(.pairingAccept, microseconds: 19_000_000)
+        var s = RunSummary(scenario: "closer", scenarioFile: "c.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 1,
+                           target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 600, accounting: Accounting(), metrics: metrics.snapshot(),
+                           thresholds: [], exitCode: { $0 ? 0 : 99 })
+        let html = HTMLReport.render(ReportInput(summary: s, series: [], histograms: metrics.snapshot()))
+        #expect(html.contains("<h2>Pairing during the run</h2>") && html.contains("refused as gone (expired)</td><td class=\"n\">15"), "\(html.count)")
+        #expect(html.contains("<td>pairing_accept</td><td class=\"n\">1</td>"))
+        s.counters = [:]
+        #expect(!HTMLReport.render(ReportInput(summary: s, series: [], histograms: metrics.snapshot())).contains("Pairing during the run"))
+    }
+
     @Test func aResultsFolderIsReadBackAndBadOnesAreNamed() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("convoy-report-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -121,35 +121,20 @@ extension ProbeRunner {
     }
 
     /// A compare step: `tries` rounds of one `a` and one `b`; judged on whether they answered alike.
-    func runCompare(_ step: ProbeStep, _ compare: CompareProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome,
-                    codeSpace: CodeSpace?) async {
+    func runCompare(_ step: ProbeStep, _ compare: CompareProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
         var times: ([Double], [Double]) = ([], [])
         var answers: [HTTPResponse?] = [nil, nil]
         var roundDifferences: [String] = []
         var sentB: HTTPRequest?
-        for i in 0..<compare.tries {
-            for side in 0..<2 {
-                let list = side == 0 ? compare.a : compare.b
-                var c = context
-                if let codeSpace { c.values["guess"] = codeSpace.random() }
-                switch await send(list[i % list.count], c) {
-                case .sent(let response, let sent):
-                    if side == 0 { times.0.append(response.timing.total * 1000) } else { times.1.append(response.timing.total * 1000); sentB = sent }
-                    answers[side] = response
-                    // Every round's pair is compared: a difference in any round is one.
-                    if side == 1, let a = answers[0] {
-                        for d in ResponseShape.differences(a, response) where !roundDifferences.contains(d) { roundDifferences.append(d) }
-                    }
-                case .skipped(let why):
-                    outcome.notes.append("skipped \(step.source): \(why)")
-                    return
-                case .failed(let why):
-                    outcome.tried += 1
-                    outcome.notes.append("inconclusive \(step.source): \(why)")
-                    return
-                }
+        let complete = await rounds(compare.tries, compare.a, compare.b, step, context, &outcome) { side, response, sent in
+            if side == 0 { times.0.append(response.timing.total * 1000) } else { times.1.append(response.timing.total * 1000); sentB = sent }
+            answers[side] = response
+            // Every round's pair is compared: a difference in any round is one.
+            if side == 1, let a = answers[0] {
+                for d in ResponseShape.differences(a, response) where !roundDifferences.contains(d) { roundDifferences.append(d) }
             }
         }
+        guard complete else { return }
         guard let a = answers[0], let b = answers[1], let sentB else { return }
         var differences = roundDifferences
         let (ma, mb) = (Self.median(times.0), Self.median(times.1))

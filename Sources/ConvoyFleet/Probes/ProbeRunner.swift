@@ -57,7 +57,7 @@ public struct ProbeRunner: Sendable {
                 case .channel(let channel): await runChannel(step, channel, context, &outcome)
                 case .timing(let timing): await runTiming(step, timing, context, &outcome)
                 case .series(let series): await runSeries(step, series, context, &outcome, codeSpace: catalogue.codeSpace)
-                case .compare(let compare): await runCompare(step, compare, context, &outcome, codeSpace: catalogue.codeSpace)
+                case .compare(let compare): await runCompare(step, compare, context, &outcome)
                 case .wait(let seconds): await sleep(seconds)
                 }
             }

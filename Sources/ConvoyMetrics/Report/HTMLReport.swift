@@ -27,6 +27,10 @@ public enum HTMLReport {
         if let r = s.retention { body += section("Retention", retention(r)) }
         if let g = s.groups { body += section("Groups and auto-end", groups(g)) }
         if let m = s.mailbox { body += section("Mailbox", mailbox(m, s)) }
+        if let pairing = pairing(s) {
+            body += section("Pairing during the run", pairing,
+                            note: "Requests made and accepted on the phones, measured: the request's round trip, and request → accepted as the asking phone sees it.")
+        }
         if let p = s.probes { body += section("Hostile-device probes", probes(p)) }
         body += section("All latencies (ms)", latencyTable(s))
         if let r = s.resources { body += section("Harness", harness(r, embedded: s.target.kind == "embedded")) }
@@ -144,6 +148,28 @@ public enum HTMLReport {
         out += String(format: "; peak resident memory %.0f MiB", r.end.maxRSSMiB)
         if let per = r.memoryPerDeviceKiB { out += String(format: " (%.0f KiB per device)", per) }
         return out + (embedded ? ". The embedded backend ran in the same process: its cost is included.</p>" : ".</p>")
+    }
+
+    /// Pairing on the phones (`pairing_*`), when the run had any: what was asked, accepted, left, accepted later
+    /// or refused as gone, and how long it took.
+    static func pairing(_ s: RunSummary) -> String? {
+        let c = s.counters
+        guard let requests = c["pairing_requests"], requests > 0 else { return nil }
+        let rows: [(String, Int?)] = [
+            ("requests made", requests), ("accepted", c["pairing_accepted"]), ("left at decide later", c["pairing_decided_later"]),
+            ("accepted later: tried", c["pairing_accepted_later"]), ("accepted later: went through", c["pairing_accepted_later_succeeded"]),
+            ("accepted later: refused as gone (expired)", c["pairing_requests_gone"]), ("failures", c["pairing_failures"]),
+        ]
+        var out = table(["", "count"], rows.map { [e($0.0), String($0.1 ?? 0)] }, numeric: [1])
+        let latencies = ["pairing_request", "pairing_accept", "pairing_accept_later", "pairing_first_update"].compactMap { name in
+            s.latencyMs[name].map { (name, $0) }
+        }
+        if !latencies.isEmpty {
+            out += table(["histogram", "count", "p50", "p90", "p99", "max"], latencies.map { name, h in
+                [e(name), String(h.count), SVGChart.format(h.p50), SVGChart.format(h.p90), SVGChart.format(h.p99), SVGChart.format(h.max)]
+            }, numeric: [1, 2, 3, 4, 5])
+        }
+        return out
     }
 
     static func table(_ head: [String], _ rows: [[String]], numeric: [Int] = []) -> String {
