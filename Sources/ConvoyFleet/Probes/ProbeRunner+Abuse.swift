@@ -33,8 +33,7 @@ extension ProbeRunner {
     /// A repeat step: `times` attempts (each from the next caller, at `rate` or as fast as answered), judged on
     /// the series; with `reset_after`, one more attempt once that long has passed. With an `estimate` and the
     /// catalogue's code space, the expected time to guess a live code joins the outcome's measurements.
-    func runSeries(_ step: ProbeStep, _ series: RepeatProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome,
-                   codeSpace: CodeSpace?) async {
+    func runSeries(_ step: ProbeStep, _ series: RepeatProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
         var facts = ProbeSeries()
         var last: (HTTPResponse, HTTPRequest)?
         let started = Date()
@@ -44,7 +43,6 @@ extension ProbeRunner {
             if let callers = series.callers { request.actor = callers[i % callers.count] }
             var c = context
             c.values["attempt"] = String(i + 1)
-            if let codeSpace { c.values["guess"] = codeSpace.random() }
             switch await send(request, c) {
             case .sent(let response, let sent):
                 let refused = ProbeFacts(response).matches(series.limitedWhen, c)
@@ -95,7 +93,7 @@ extension ProbeRunner {
             facts.reset = through
         }
         guard let (response, request) = last else { return }
-        if let assumptions = series.estimate, let codeSpace {
+        if let assumptions = series.estimate, let codeSpace = context.codeSpace {
             // The allowance: per caller, the most a refused caller had let through; per address, all the callers'
             // together (one window) — this pass's earlier requests to the route included.
             let refused = facts.through.filter { facts.refusedCallers.contains($0.key) }.values

@@ -56,7 +56,7 @@ public struct ProbeRunner: Sendable {
                 case .replay(let replay): await runReplay(step, replay, context, &outcome)
                 case .channel(let channel): await runChannel(step, channel, context, &outcome)
                 case .timing(let timing): await runTiming(step, timing, context, &outcome)
-                case .series(let series): await runSeries(step, series, context, &outcome, codeSpace: catalogue.codeSpace)
+                case .series(let series): await runSeries(step, series, context, &outcome)
                 case .compare(let compare): await runCompare(step, compare, context, &outcome)
                 case .wait(let seconds): await sleep(seconds)
                 }

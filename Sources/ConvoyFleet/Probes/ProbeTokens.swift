@@ -1,4 +1,5 @@
 import ConvoySodium
+import ConvoyWire
 import Foundation
 
 /// Tokens a hostile device can make. Without the project's JWT secret (the
@@ -18,7 +19,7 @@ struct ProbeTokens: Sendable {
 
     init(attackerToken: String, victimID: String, jwtSecret: String?, now: Double = Date().timeIntervalSince1970) throws {
         // The attacker's own claims, as a device can read them from its token.
-        var claims = Self.claims(of: attackerToken) ?? ["aud": "authenticated", "role": "authenticated"]
+        var claims = UnverifiedJWT.claims(attackerToken) ?? ["aud": "authenticated", "role": "authenticated"]
         let wrong = Sodium.randomBytes(32)
         var old = claims
         old["iat"] = Int(now) - 7200
@@ -38,14 +39,6 @@ struct ProbeTokens: Sendable {
     static func hs256(_ claims: [String: Any], key: [UInt8]) throws -> String {
         let input = segment(["alg": "HS256", "typ": "JWT"]) + "." + segment(claims)
         return input + "." + base64URL(try HMACSHA256.authenticate(Array(input.utf8), key: key))
-    }
-
-    static func claims(of token: String) -> [String: Any]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var s = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        return Data(base64Encoded: s).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     }
 
     static func segment(_ object: [String: Any]) -> String {

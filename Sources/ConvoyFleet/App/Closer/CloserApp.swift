@@ -173,13 +173,7 @@ public struct CloserApp: SharesNoLocations {
     }
 
     /// The uid in an ID token (the phone's own; not verified here).
-    static func subject(_ token: String) -> String? {
-        let parts = token.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var s = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        return (Data(base64Encoded: s).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any])?["sub"] as? String
-    }
+    static func subject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"] as? String }
 
     // MARK: No messages
 

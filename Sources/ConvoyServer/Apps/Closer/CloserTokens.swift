@@ -46,13 +46,7 @@ struct CloserTokens: Sendable {
     }
 
     /// A weakened server's reading (`unverified-tokens`): the `sub` the token states, unchecked.
-    static func unverifiedSubject(_ token: String) -> String? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var s = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        return (Data(base64Encoded: s).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any])?["sub"] as? String
-    }
+    static func unverifiedSubject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"] as? String }
 
     /// A new refresh token and the hash the store keeps of it.
     static func refreshToken() -> (token: String, hash: String) {
