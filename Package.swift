@@ -58,7 +58,9 @@ let package = Package(
         // Leaves. ConvoySodium is the one wrapper of libsodium (keys, boxes, AEAD,
         // signatures, Argon2id); ConvoyCrypto holds the app envelopes on top of it.
         .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
-        .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "CZlib"], swiftSettings: swiftSettings),
+        // A strict JSON reader straight from UTF-8 bytes, for the hot paths (Realtime frames, payloads).
+        .target(name: "ConvoyJSON", swiftSettings: swiftSettings),
+        .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "ConvoyJSON", "CZlib"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
         .target(
             name: "ConvoyMetrics",
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "ConvoyWire",
             dependencies: [
-                "CCurl",
+                "CCurl", "ConvoyJSON",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -150,7 +152,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyWireTests",
-            dependencies: ["ConvoyWire", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["ConvoyWire", "ConvoyJSON", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")],
             swiftSettings: swiftSettings),
         .testTarget(

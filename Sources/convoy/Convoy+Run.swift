@@ -136,6 +136,7 @@ extension Convoy {
         }
 
         func run() async throws {
+            if ProcessInfo.processInfo.environment["CONVOY_NO_LOOPS"] == nil { ConcurrencyOnLoops.install() }
             var scenario: Scenario
             do {
                 scenario = try ScenarioFile.load(self.scenario)

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoySodium
 import Foundation
 
@@ -22,16 +23,62 @@ extension LocationPayload {
     /// Parses and validates a plaintext. Unknown keys are allowed; missing keys,
     /// wrong types and out-of-range values are errors that name the key.
     public init(jsonBytes bytes: some Collection<UInt8>) throws(CryptoError) {
-        let wire: Wire
+        // The common case, a well-formed payload, is read straight from the bytes; anything else goes to
+        // `JSONDecoder` below, whose errors name the key.
+        let scanned = bytes.withContiguousStorageIfAvailable { Self.scanned($0) } ?? Array(bytes).withUnsafeBufferPointer { Self.scanned($0) }
+        if let scanned { self = scanned } else { self = try Self.decoded(bytes) }
+        try validate()
+    }
+
+    /// What `JSONDecoder` reads (the general path; not validated).
+    static func decoded(_ bytes: some Collection<UInt8>) throws(CryptoError) -> LocationPayload {
         do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(bytes))
+            return try JSONDecoder().decode(Wire.self, from: Data(bytes)).payload
         } catch let error as DecodingError {
             throw Self.describe(error)
         } catch {
             throw .badJSON("the plaintext is not JSON: \(error)")
         }
-        self = wire.payload
-        try validate()
+    }
+
+    /// The payload as `Wire` decodes it, when every key it reads is there with the type it wants; nil otherwise.
+    static func scanned(_ bytes: UnsafeBufferPointer<UInt8>) -> LocationPayload? {
+        guard case .object(let members)? = JSONScanner.parse(bytes) else { return nil }
+        var lat: Double?, lon: Double?, ts: Double?, acc: Double?
+        var seq: UInt64?, sentNanos: Int64?, fix: String?
+        for m in members {
+            switch m.key {
+            case "lat": lat = double(m.value)
+            case "lon": lon = double(m.value)
+            case "ts": ts = double(m.value)
+            case "acc": acc = double(m.value)
+            case "seq", "sent_ns", "fix":
+                if m.value == .null { continue }
+                switch (m.key, m.value) {
+                case ("seq", .number(let n)): guard let v = digitsOnly(n).flatMap({ UInt64($0) }) else { return nil }; seq = v
+                case ("sent_ns", .number(let n)): guard digitsOnly(n) != nil, let v = Int64(n) else { return nil }; sentNanos = v
+                case ("fix", .string(let f)): fix = f
+                default: return nil
+                }
+            default: continue
+            }
+        }
+        // A repeated key, a missing or mistyped one: the decoder's answer (and its error) is the one to give.
+        guard let lat, let lon, let ts, let acc, Set(members.map(\.key)).count == members.count else { return nil }
+        var p = LocationPayload(lat: lat, lon: lon, ts: ts, acc: acc)
+        (p.seq, p.sentNanos, p.reduced) = (seq, sentNanos, fix == "reduced")
+        return p
+    }
+
+    private static func double(_ value: JSONValue) -> Double? {
+        guard case .number(let n) = value, let d = Double(n), d.isFinite else { return nil }
+        return d
+    }
+
+    /// An integer literal (an optional minus, then digits); nil for a fraction or an exponent.
+    private static func digitsOnly(_ literal: String) -> String? {
+        let digits = literal.utf8.first == UInt8(ascii: "-") ? literal.utf8.dropFirst() : literal.utf8[...]
+        return !digits.isEmpty && digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) ? literal : nil
     }
 
     /// Shortest round-tripping decimal; integers without a fraction.

@@ -29,12 +29,15 @@ public struct PhoenixFrame: @unchecked Sendable {
                   ref: Self.refText(object["ref"]), joinRef: Self.refText(object["join_ref"]))
     }
 
-    /// The frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one.
-    public var text: String {
+    /// The frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one
+    /// (`JSONSerialization`'s text with sorted keys, written by `SortedJSON`).
+    public var text: String { SortedJSON.text(object) ?? "" }
+
+    /// The frame as one JSON object.
+    public var object: [String: Any] {
         var object: [String: Any] = ["topic": topic, "event": event, "payload": payload, "ref": ref ?? NSNull()]
         if let joinRef { object["join_ref"] = joinRef }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        return object
     }
 
     private static func refText(_ value: Any?) -> String? {
@@ -82,6 +85,13 @@ extension PhoenixFrame {
 
     public static func heartbeat(ref: String) -> PhoenixFrame {
         PhoenixFrame(topic: heartbeatTopic, event: Event.heartbeat, ref: ref)
+    }
+
+    /// `heartbeat(ref:).text` without `JSONSerialization` (a phone sends one every 25 s); `ref` is the
+    /// client's counter, digits only.
+    public static func heartbeatText(ref: String) -> String {
+        precondition(ref.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }, "a heartbeat's ref is a counter")
+        return #"{"event":"heartbeat","payload":{},"ref":""# + ref + #"","topic":"phoenix"}"#
     }
 
     // MARK: Frames a server sends

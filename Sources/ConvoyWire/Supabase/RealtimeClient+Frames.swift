@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import Synchronization
 
@@ -5,9 +6,12 @@ extension RealtimeClient {
     /// One frame read off the socket, as an event.
     func receive(_ text: String) {
         let receivedAt = clock.wallNow()
+        let bytes = text.utf8.count + Self.frameOverhead
+        // The frames every phone reads most (a change, a heartbeat's reply) are read straight from the bytes;
+        // whatever that path does not take (another event, a value it does not carry as text) is read below.
+        if Self.mayBeHot(text), let value = JSONScanner.parse(text), receiveHot(value, receivedAt: receivedAt, bytes: bytes) { return }
         guard let frame = PhoenixFrame(text: text) else { return }
         let topic = frame.topic
-        let bytes = text.utf8.count + Self.frameOverhead
         typealias Event = PhoenixFrame.Event
         switch frame.event {
         case Event.postgresChanges:
@@ -54,15 +58,7 @@ extension RealtimeClient {
     /// refused), or to another push (`pushReply`).
     private func reply(_ frame: PhoenixFrame) {
         let (topic, ref) = (frame.topic, frame.ref)
-        if topic == PhoenixFrame.heartbeatTopic {
-            let sent = state.withLock { s -> Double? in
-                guard let p = s.pendingHeartbeat, p.ref == ref else { return nil }
-                s.pendingHeartbeat = nil
-                return p.sent
-            }
-            if let sent { sink.yield(.heartbeat(roundTrip: clock.now() - sent)) }
-            return
-        }
+        if topic == PhoenixFrame.heartbeatTopic { return heartbeatReply(ref: ref) }
         let isJoin = state.withLock { s in s.channels[topic].map { $0.joinRef == ref } ?? false }
         let response = frame.response
         guard isJoin else {
@@ -80,6 +76,94 @@ extension RealtimeClient {
         } else {
             sink.yield(.joinFailed(topic: topic, reason: response["reason"] as? String ?? "join refused"))
         }
+    }
+
+    private func heartbeatReply(ref: String?) {
+        let sent = state.withLock { s -> Double? in
+            guard let p = s.pendingHeartbeat, p.ref == ref else { return nil }
+            s.pendingHeartbeat = nil
+            return p.sent
+        }
+        if let sent { sink.yield(.heartbeat(roundTrip: clock.now() - sent)) }
+    }
+
+    // MARK: - The hot frames
+
+    /// Whether the text names an event `receiveHot` takes (a cheap look at the bytes; a miss only means the slower reader).
+    static func mayBeHot(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { b in contains(b, hotChanges) || (contains(b, hotReply) && contains(b, hotPhoenix)) }
+    }
+
+    private static let hotChanges = Array(#""event":"postgres_changes""#.utf8)
+    private static let hotReply = Array(#""event":"phx_reply""#.utf8)
+    private static let hotPhoenix = Array(#""topic":"phoenix""#.utf8)
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// A `postgres_changes` push or a heartbeat's reply, read from `JSONScanner`'s value exactly as the
+    /// general path reads it from `JSONSerialization`'s; false to leave the frame to that path.
+    func receiveHot(_ value: JSONValue, receivedAt: Double, bytes: Int) -> Bool {
+        guard let topic = value["topic"]?.string, let event = value["event"]?.string else { return false }
+        switch event {
+        case PhoenixFrame.Event.postgresChanges:
+            guard let data = value["payload"]?["data"] else { return true }  // not a change: nothing to read, as below
+            guard case .object = data else { return true }
+            var record: [String: String] = [:]
+            if case .object(let members)? = data["record"] {
+                record.reserveCapacity(members.count)
+                for m in members {
+                    switch m.value {
+                    case .string(let s): record[m.key] = s
+                    case .null: record[m.key] = nil
+                    case .bool(let b): record[m.key] = b ? "true" : "false"
+                    case .number(let n):
+                        guard let text = Self.integerText(n) else { return false }
+                        record[m.key] = text
+                    case .array, .object: return false
+                    }
+                }
+            }
+            sink.yield(.change(topic: topic, Change(type: data["type"]?.string ?? "", table: data["table"]?.string ?? "",
+                                                    commitTimestamp: data["commit_timestamp"]?.string ?? "",
+                                                    record: record, receivedAt: receivedAt, bytes: bytes)))
+            return true
+        case PhoenixFrame.Event.reply where topic == PhoenixFrame.heartbeatTopic:
+            let ref: String?
+            switch value["ref"] {
+            case .string(let s)?: ref = s
+            case .number(let n)?:
+                guard let text = Self.integerText(n) else { return false }
+                ref = text
+            default: ref = nil
+            }
+            heartbeatReply(ref: ref)
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// An integer literal as `NSNumber` writes it (itself, up to 18 digits); nil for anything else.
+    static func integerText(_ literal: String) -> String? {
+        let u = literal.utf8
+        let digits = u.first == UInt8(ascii: "-") ? u.dropFirst() : u[...]
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+              digits.first != UInt8(ascii: "0") || digits.count == 1, literal != "-0" else { return nil }
+        return literal
     }
 
     // MARK: - Frames

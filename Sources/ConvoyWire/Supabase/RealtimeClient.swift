@@ -222,7 +222,7 @@ public final class RealtimeClient: Sendable {
                             if s.pendingHeartbeat != nil { return nil }
                             let ref = s.nextRef()
                             s.pendingHeartbeat = (ref, self.clock.now())
-                            return PhoenixFrame.heartbeat(ref: ref).text
+                            return PhoenixFrame.heartbeatText(ref: ref)
                         }
                         guard let frame else { throw HeartbeatTimeout() }
                         continuation.yield(frame)

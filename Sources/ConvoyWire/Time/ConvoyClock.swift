@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 /// Time, as every part of Convoy is given it: the phones' scheduler and
@@ -41,8 +42,8 @@ public struct SystemClock: ConvoyClock {
             while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
         }
         let wait = deadline - now()
-        // No tolerance: the timer may not be coalesced later than asked (scheduler lag is measured).
-        if wait > 0 { try await Task.sleep(until: .now + .seconds(wait), tolerance: .zero, clock: .continuous) }
+        // On NIO's loops (`LoopTimer`), not coalesced: scheduler lag is measured.
+        if wait > 0 { try await LoopTimer.sleep(until: NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9))) }
     }
 }
 

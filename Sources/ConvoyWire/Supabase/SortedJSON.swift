@@ -1,0 +1,140 @@
+import ConvoyJSON
+import Foundation
+import Synchronization
+
+/// `JSONSerialization.data(withJSONObject:options: [.sortedKeys])`'s text,
+/// byte for byte, written without it for the values the frames carry
+/// (strings, integers, booleans, null, arrays and objects of them):
+/// Foundation sorts each object's keys by comparing `AnyHashable`s through
+/// `NSString` and bridges every value, which made a Realtime frame cost more
+/// than the row it carries. A key set's order is Foundation's own, asked once
+/// and kept; anything else (a fractional number, an unusual control
+/// character, a type it does not know) is left to `JSONSerialization`, so the
+/// text is always what it would have written.
+public enum SortedJSON {
+    /// Text already written as JSON, put in as it is (only `text(_:)`'s own writer understands it).
+    public struct Raw: @unchecked Sendable {
+        public var text: String
+        public init(_ text: String) { self.text = text }
+    }
+
+    /// The sorted-keys JSON text of `value` (an array or object); nil where `JSONSerialization` would refuse it.
+    public static func text(_ value: Any) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        if write(value, into: &out) { return String(decoding: out, as: UTF8.self) }
+        guard !containsRaw(value), let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Writes `value`; false when it holds something only `JSONSerialization` should write.
+    static func write(_ value: Any, into out: inout [UInt8]) -> Bool {
+        switch value {
+        case let s as String:
+            return string(s, into: &out)
+        case let raw as Raw:
+            out.append(contentsOf: raw.text.utf8)
+            return true
+        case is NSNull:
+            out.append(contentsOf: "null".utf8)
+            return true
+        case let d as [String: Any]:
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for key in order(of: Array(d.keys)) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                guard string(key, into: &out) else { return false }
+                out.append(UInt8(ascii: ":"))
+                guard write(d[key]!, into: &out) else { return false }
+            }
+            out.append(UInt8(ascii: "}"))
+            return true
+        case let a as [Any]:
+            out.append(UInt8(ascii: "["))
+            for (i, v) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                guard write(v, into: &out) else { return false }
+            }
+            out.append(UInt8(ascii: "]"))
+            return true
+        default:
+            return number(value, into: &out)
+        }
+    }
+
+    /// Integers and booleans as Foundation writes them; false for anything else (a fraction is Foundation's to format).
+    private static func number(_ value: Any, into out: inout [UInt8]) -> Bool {
+        let t = type(of: value)
+        let text: String
+        if t == Int.self { text = String(value as! Int) }
+        else if t == Int64.self { text = String(value as! Int64) }
+        else if t == Int32.self { text = String(value as! Int32) }
+        else if t == UInt64.self { text = String(value as! UInt64) }
+        else if t == Bool.self { text = (value as! Bool) ? "true" : "false" }
+        else if t is NSNumber.Type, let n = value as? NSNumber {
+            switch String(cString: n.objCType) {
+            case "c", "B": text = n.boolValue ? "true" : "false"
+            case "q", "l", "i", "s": text = String(n.int64Value)
+            case "Q", "L", "I", "S", "C": text = String(n.uint64Value)
+            default: return false
+            }
+        } else {
+            return false
+        }
+        out.append(contentsOf: text.utf8)
+        return true
+    }
+
+    /// A string with Foundation's escapes (`/` too); false for control characters it has no short escape for.
+    private static func string(_ s: String, into out: inout [UInt8]) -> Bool {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case UInt8(ascii: "/"): out.append(contentsOf: [0x5C, 0x2F])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return true
+    }
+
+    private static func containsRaw(_ value: Any) -> Bool {
+        switch value {
+        case is Raw: true
+        case let d as [String: Any]: d.values.contains(where: containsRaw)
+        case let a as [Any]: a.contains(where: containsRaw)
+        default: false
+        }
+    }
+
+    // MARK: - Foundation's key order
+
+    private static let orders = Mutex<[[String]: [String]]>([:])
+    private static let maxOrders = 4096
+
+    /// The keys in the order `JSONSerialization` writes them (numeric, case-insensitive), asked of it once per key set.
+    static func order(of keys: [String]) -> [String] {
+        if keys.count < 2 { return keys }
+        let set = keys.sorted()
+        if let known = orders.withLock({ $0[set] }) { return known }
+        let probe = Dictionary(uniqueKeysWithValues: set.map { ($0, 0) })
+        guard let data = try? JSONSerialization.data(withJSONObject: probe, options: [.sortedKeys]),
+              case .object(let members)? = data.withUnsafeBytes({ JSONScanner.parse($0.bindMemory(to: UInt8.self)) }),
+              members.count == set.count
+        else { return set }
+        let order = members.map(\.key)
+        orders.withLock { if $0.count < maxOrders { $0[set] = order } }
+        return order
+    }
+}
