@@ -133,6 +133,18 @@ import ConvoyWire
         }
         await s.stop()
     }
+
+    /// Verified tokens are remembered by their text (a phone sends the same ones with every request), never
+    /// more than the capacity; the expiry is still read at each use (above: the token, used and so
+    /// remembered, is refused once expired).
+    @Test func verifiedTokensAreBounded() {
+        let tokens = VerifiedTokens()
+        let claims = Claims(iss: "convoy", exp: 1, iat: 0, role: "anon")
+        for i in 0..<VerifiedTokens.capacity { tokens.remember("t\(i)", claims) }
+        #expect(tokens.count == VerifiedTokens.capacity && tokens.claims(of: "t0") == claims)
+        tokens.remember("one more", claims)
+        #expect(tokens.count == 1 && tokens.claims(of: "t0") == nil && tokens.claims(of: "one more") == claims)
+    }
 }
 
 /// A restart keeps the project's JWT secret, as Supabase never changes it:

@@ -2,6 +2,7 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 import JWTKit
+import Synchronization
 
 /// Signs and verifies the server's HS256 JWTs (jwt-kit). Anything else — a
 /// forged signature, `alg: none`, another algorithm, an expired token — fails.
@@ -10,6 +11,9 @@ struct TokenService: Sendable {
     let clock: any ConvoyClock
     let issuer: String
     let ttl: Double
+    /// Tokens whose signature has been checked, with their claims: a phone sends the same two (its API key
+    /// and its access token) with every request. The expiry is checked at every use, against the clock.
+    let verified = VerifiedTokens()
 
     init(secret: String, clock: any ConvoyClock, issuer: String, ttl: Double) async {
         let keys = JWTKeyCollection()
@@ -43,12 +47,35 @@ struct TokenService: Sendable {
     /// Verifies the signature and the expiry (against the injected clock).
     func verify(_ token: String) async throws(Failure) -> Claims {
         let claims: Claims
-        do {
-            claims = try await keys.verify(token, as: Claims.self)
-        } catch {
-            throw .invalid("\(error)")
+        if let known = verified.claims(of: token) {
+            claims = known
+        } else {
+            do {
+                claims = try await keys.verify(token, as: Claims.self)
+            } catch {
+                throw .invalid("\(error)")
+            }
+            verified.remember(token, claims)
         }
         if let exp = claims.exp, Double(exp) <= clock.wallNow() { throw .expired }
         return claims
     }
+}
+
+/// The claims of tokens whose signature verified, by token text; at most `capacity`, forgotten all at once when full.
+/// A token's text fixes its signature and claims, so a token found here verifies exactly as it did.
+final class VerifiedTokens: Sendable {
+    static let capacity = 32_768
+    private let known = Mutex<[String: Claims]>([:])
+
+    func claims(of token: String) -> Claims? { known.withLock { $0[token] } }
+
+    func remember(_ token: String, _ claims: Claims) {
+        known.withLock { k in
+            if k.count >= Self.capacity { k.removeAll(keepingCapacity: true) }
+            k[token] = claims
+        }
+    }
+
+    var count: Int { known.withLock { $0.count } }
 }

@@ -143,9 +143,11 @@ final class RealtimeHub: Sendable {
         state.withLock { $0.channels[id] ?? [:] }
     }
 
-    func send(_ id: ConnectionID, _ message: PhoenixFrame) {
+    func send(_ id: ConnectionID, _ message: PhoenixFrame) { sendText(id, message.text) }
+
+    func sendText(_ id: ConnectionID, _ text: String) {
         let sink = state.withLock { $0.sinks[id] }
-        if let sink { Self.deliver(message.text, to: sink) }
+        if let sink { Self.deliver(text, to: sink) }
     }
 
     /// Queues a frame; a connection whose queue is full is finished (closed).
@@ -289,12 +291,19 @@ final class RealtimeHub: Sendable {
                                    "type": change.type, "columns": columns, "errors": NSNull()]
         data["record"] = change.type == "DELETE" ? [String: Any]() : change.recordJSON
         if change.type != "INSERT" { data["old_record"] = change.oldRecordJSON }
+        // The change is written once; each subscriber's frame only wraps it with its topic and ids.
+        let written = SortedJSON.text(data).map(SortedJSON.Raw.init)
         for d in deliveries {
             if let exp = d.member.expiresAt, exp <= now {
                 expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
                 continue
             }
-            send(d.connection, PhoenixFrame(topic: d.topic, event: PhoenixFrame.Event.postgresChanges, payload: ["ids": d.ids, "data": data]))
+            let frame = { (data: Any) in PhoenixFrame(topic: d.topic, event: PhoenixFrame.Event.postgresChanges, payload: ["ids": d.ids, "data": data]) }
+            if let written, let text = SortedJSON.text(frame(written).object) {
+                sendText(d.connection, text)
+            } else {
+                send(d.connection, frame(data))
+            }
         }
     }
 
