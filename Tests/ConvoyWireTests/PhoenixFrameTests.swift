@@ -51,5 +51,21 @@ import Testing
     @Test(arguments: ["", "null", "[]", "{}", #"{"topic":"x"}"#, #"{"event":"e"}"#, #"{"topic":1,"event":"e"}"#, "{not json"])
     func whatIsNotAFrameIsRefused(text: String) {
         #expect(PhoenixFrame(text: text) == nil)
+        #expect(PhoenixFrame.head(text) == nil)
+    }
+
+    /// `head` (the server's heartbeat path) reads topic, event and ref as the general reader does.
+    @Test(arguments: [#"{"event":"heartbeat","payload":{},"ref":"12","topic":"phoenix"}"#, #"{"topic":"phoenix","event":"heartbeat","ref":12}"#,
+                      #"{"topic":"phoenix","event":"heartbeat","ref":null,"join_ref":"3"}"#, #"{"topic":"phoenix","event":"heartbeat"}"#,
+                      #"{"topic":"phoenix","event":"heartbeat","ref":-7,"payload":"odd"}"#, #"{"topic":"r\/a","event":"x","ref":"é"}"#])
+    func theHeadIsReadAsTheFrameIs(text: String) throws {
+        let frame = try #require(PhoenixFrame(text: text))
+        let head = try #require(PhoenixFrame.head(text))
+        #expect(head.topic == frame.topic && head.event == frame.event && head.ref == frame.ref)
+    }
+
+    @Test func aFractionalRefIsLeftToTheGeneralReader() {
+        #expect(PhoenixFrame.head(#"{"topic":"phoenix","event":"heartbeat","ref":1.5}"#) == nil)
+        #expect(PhoenixFrame(text: #"{"topic":"phoenix","event":"heartbeat","ref":1.5}"#)?.ref == "1.5")
     }
 }

@@ -17,8 +17,15 @@ struct RealtimeSession: Sendable {
     let apikey: String
 
     func handle(_ text: String) async {
-        guard let m = PhoenixFrame(text: text) else { return }
         typealias Event = PhoenixFrame.Event
+        // A heartbeat (every client's every 25 s) is answered without building the whole frame.
+        if text.utf8.count < 256, text.contains(#""heartbeat""#), let head = PhoenixFrame.head(text),
+           head.topic == PhoenixFrame.heartbeatTopic, head.event == Event.heartbeat {
+            hub.send(id, .reply(PhoenixFrame.heartbeatTopic, ref: head.ref))
+            expireStaleChannels()
+            return
+        }
+        guard let m = PhoenixFrame(text: text) else { return }
         switch (m.topic, m.event) {
         case (PhoenixFrame.heartbeatTopic, Event.heartbeat):
             hub.send(id, .reply(PhoenixFrame.heartbeatTopic, ref: m.ref))

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// A Phoenix v1 JSON frame (`vsn=1.0.0`), as Supabase Realtime and
@@ -38,6 +39,28 @@ public struct PhoenixFrame: @unchecked Sendable {
         var object: [String: Any] = ["topic": topic, "event": event, "payload": payload, "ref": ref ?? NSNull()]
         if let joinRef { object["join_ref"] = joinRef }
         return object
+    }
+
+    /// The topic, event and ref of a frame, read by `JSONScanner` as `init(text:)` reads them; nil when the
+    /// text is not a frame, or its ref is a number `init(text:)` would write its own way (not an integer).
+    public static func head(_ text: String) -> (topic: String, event: String, ref: String?)? {
+        guard let value = JSONScanner.parse(text), let topic = value["topic"]?.string, let event = value["event"]?.string else { return nil }
+        switch value["ref"] {
+        case .string(let s)?: return (topic, event, s)
+        case .number(let n)?:
+            guard let ref = integerText(n) else { return nil }
+            return (topic, event, ref)
+        default: return (topic, event, nil)
+        }
+    }
+
+    /// An integer literal as `NSNumber` writes it (itself, up to 18 digits); nil for anything else.
+    public static func integerText(_ literal: String) -> String? {
+        let u = literal.utf8
+        let digits = u.first == UInt8(ascii: "-") ? u.dropFirst() : u[...]
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+              digits.first != UInt8(ascii: "0") || digits.count == 1, literal != "-0" else { return nil }
+        return literal
     }
 
     private static func refText(_ value: Any?) -> String? {

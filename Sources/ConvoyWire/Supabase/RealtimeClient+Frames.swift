@@ -131,7 +131,7 @@ extension RealtimeClient {
                     case .null: record[m.key] = nil
                     case .bool(let b): record[m.key] = b ? "true" : "false"
                     case .number(let n):
-                        guard let text = Self.integerText(n) else { return false }
+                        guard let text = PhoenixFrame.integerText(n) else { return false }
                         record[m.key] = text
                     case .array, .object: return false
                     }
@@ -146,7 +146,7 @@ extension RealtimeClient {
             switch value["ref"] {
             case .string(let s)?: ref = s
             case .number(let n)?:
-                guard let text = Self.integerText(n) else { return false }
+                guard let text = PhoenixFrame.integerText(n) else { return false }
                 ref = text
             default: ref = nil
             }
@@ -155,15 +155,6 @@ extension RealtimeClient {
         default:
             return false
         }
-    }
-
-    /// An integer literal as `NSNumber` writes it (itself, up to 18 digits); nil for anything else.
-    static func integerText(_ literal: String) -> String? {
-        let u = literal.utf8
-        let digits = u.first == UInt8(ascii: "-") ? u.dropFirst() : u[...]
-        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-              digits.first != UInt8(ascii: "0") || digits.count == 1, literal != "-0" else { return nil }
-        return literal
     }
 
     // MARK: - Frames

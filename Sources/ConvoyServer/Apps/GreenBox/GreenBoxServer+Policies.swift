@@ -58,10 +58,10 @@ extension GreenBoxServer {
                 insert: { row, uid, db in
                     guard text(row, "sender_id") == uid else { return false }
                     guard strict, let to = text(row, "recipient_id") else { return true }
-                    return try Bool.fetchOne(db, sql: """
+                    return try Bool.fetchOne(db.cachedStatement(sql: """
                         SELECT EXISTS (SELECT 1 FROM friendships WHERE status = 'active'
                           AND ((user_id_1 = ? AND user_id_2 = ?) OR (user_id_1 = ? AND user_id_2 = ?)))
-                        """, arguments: [uid, to, to, uid]) ?? false
+                        """), arguments: [uid, to, to, uid]) ?? false
                 },
                 update: nil,
                 delete: nil,
