@@ -215,9 +215,9 @@ public actor VirtualDevice {
         life.joinedRealtime()
         realtime = client
         tasks.append(Task { await client.run() })
-        tasks.append(Task { [weak self] in
-            for await event in client.events { await self?.handle(event) }
-        })
+        // Its events are handled on the device itself: no hop from the stream's task to the actor for each one.
+        // The task holds the device until the stream ends, which `disconnect` brings about by cancelling it.
+        tasks.append(Task { await self.consume(client.events) })
         scheduleRefresh()
         schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
@@ -229,6 +229,10 @@ public actor VirtualDevice {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
         }
         scheduleMedia(from: intended)
+    }
+
+    private func consume(_ events: AsyncStream<RealtimeClient.Event>) async {
+        for await event in events { await handle(event) }
     }
 
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.
