@@ -23,6 +23,11 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var state: StateMachine
     private var timer: (deadline: NIODeadline, task: Scheduled<Void>)?
     private var context: ChannelHandlerContext?
+    /// Answered and closing: what the client still sends is read and dropped until it stops or `linger` passes.
+    private var lingering: Scheduled<Void>?
+
+    /// How long a refused client may go on sending before the connection is closed under it.
+    static let linger = TimeAmount.seconds(2)
 
     init(limits: ConnectionLimits) {
         state = StateMachine(limits: limits, now: .now())
@@ -49,6 +54,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard lingering == nil else { return }
         switch unwrapInboundIn(data) {
         case .head: state.headRead(now: .now())
         case .body: break
@@ -80,6 +86,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard lingering == nil else { return }
         if let parse = error as? HTTPParserError {
             act(state.badRequest(headerOverflow: parse == .headerOverflow), context: context)
         } else if error is ByteToMessageDecoderError {
@@ -111,7 +118,22 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
-        context.close(promise: nil)
+        linger(context)
+    }
+
+    /// Closes after an answer the client may still be sending a body to (a 413 mid-upload, a 408): closing at once
+    /// with its bytes unread would reset the connection, and the client might read the reset before the answer
+    /// (libcurl: "Send failure: Connection reset by peer"). So this side is shut first (the answer, then FIN),
+    /// what still comes is read and dropped, and the connection is closed when the client closes or after `linger`.
+    private func linger(_ context: ChannelHandlerContext) {
+        guard lingering == nil else { return }
+        timer?.task.cancel()
+        timer = nil
+        let loop = context.eventLoop.assumeIsolated()
+        lingering = loop.scheduleTask(in: Self.linger) { context.close(promise: nil) }
+        let closing = context.eventLoop.makePromise(of: Void.self)
+        closing.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
+        context.close(mode: .output, promise: closing)
     }
 
     private func rearm() {
@@ -127,6 +149,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private func fire() {
         timer = nil
+        guard lingering == nil else { return }
         guard let context, let deadline = state.deadline else { return }
         guard NIODeadline.now() >= deadline.time else { return rearm() }
         let action = state.timedOut()
@@ -139,6 +162,8 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func stop() {
         timer?.task.cancel()
         timer = nil
+        lingering?.cancel()
+        lingering = nil
         state.finish()
         context = nil
     }
