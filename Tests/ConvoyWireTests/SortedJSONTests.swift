@@ -5,16 +5,11 @@ import Testing
 
 /// `SortedJSON` writes exactly what `JSONSerialization` writes with sorted keys, whatever it is given.
 @Suite struct SortedJSONTests {
-    /// A small deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
+    /// ConvoyWire's seeded generator (SplitMix64), so a failure names a seed that reproduces it.
     struct Rand {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var mix: SplitMix
+        init(state: UInt64) { mix = SplitMix(seed: state) }
+        mutating func next() -> UInt64 { mix.next() }
         mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     }
 
