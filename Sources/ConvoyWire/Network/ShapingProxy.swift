@@ -20,7 +20,7 @@ public struct TunnelProxy: Sendable, Equatable {
 /// The network-conditions layer: an HTTP CONNECT proxy on loopback, in this
 /// process, on SwiftNIO. Each phone with conditions opens every connection —
 /// libcurl's (`CURLOPT_PROXY` with a tunnel) and its Realtime websocket
-/// (WSClient's proxy settings) — as a tunnel through it, naming itself in
+/// (`RealtimeSocket`'s CONNECT) — as a tunnel through it, naming itself in
 /// `X-Convoy-Phone`; the proxy connects to the backend and relays the bytes
 /// both ways through that phone's `NetworkLink`. So every byte is shaped,
 /// TLS included (it passes through the tunnel end to end), without root and

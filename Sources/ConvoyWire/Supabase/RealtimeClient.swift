@@ -1,8 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
-import HTTPTypes
-import WSClient
 
 /// Supabase Realtime over a websocket (Phoenix v1 JSON, vsn 1.0.0), as
 /// realtime-js speaks it: `phx_join` with `postgres_changes` bindings and the
@@ -99,10 +98,17 @@ public final class RealtimeClient: Sendable {
         var at: Double
     }
 
+    /// Where frames for the open connection go, in the order they are made.
+    struct Outgoing: Sendable {
+        let socket: RealtimeSocket
+        func yield(_ text: String) { socket.send(text) }
+        func finish() {}
+    }
+
     struct State {
         var token: String
         var channels: [String: Channel] = [:]
-        var outgoing: AsyncStream<String>.Continuation?
+        var outgoing: Outgoing?
         var ref = 0
         var pendingHeartbeat: (ref: String, sent: Double)?
 
@@ -201,19 +207,33 @@ public final class RealtimeClient: Sendable {
     }
 
     private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
-        let (outgoing, continuation) = AsyncStream<String>.makeStream()
-        let handler: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, _ in
-            opened()
-            self.sink.yield(.connected(attempt: attempt))
-            self.state.withLock { s in
-                s.outgoing = continuation
-                for topic in s.channels.keys.sorted() { continuation.yield(Self.joinFrame(topic, &s)) }
-            }
-            // The first child to end (the server closed, or a heartbeat went unanswered) ends the connection.
+        // The socket hands each message to `receive` on the event loop that read it: no task reads.
+        let opening = RealtimeSocket.open(url: url, proxy: proxy, maxFrameSize: 1 << 20) { [weak self] text in self?.receive(text) }
+        // A connection that is not open (upgraded) within `openTimeout` is given up, as a browser gives up a
+        // websocket whose handshake stalls (a server that takes the connection and never answers).
+        let timer = Task { [clock, openTimeout] in
+            try? await clock.sleep(for: openTimeout)
+            if !Task.isCancelled { opening.giveUp(OpenTimeout()) }
+        }
+        let socket: RealtimeSocket
+        do {
+            socket = try await withTaskCancellationHandler { try await opening.future.get() } onCancel: { opening.giveUp(CancellationError()) }
+            timer.cancel()
+        } catch {
+            timer.cancel()
+            throw error
+        }
+        opened()
+        sink.yield(.connected(attempt: attempt))
+        let out = Outgoing(socket: socket)
+        state.withLock { s in
+            s.outgoing = out
+            for topic in s.channels.keys.sorted() { out.yield(Self.joinFrame(topic, &s)) }
+        }
+        // The first to end (the server closed, or a heartbeat went unanswered) ends the connection.
+        try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await text in outgoing { try await outbound.write(.text(text)) }
-                }
+                group.addTask { try await socket.closed.get() }
                 group.addTask {
                     while true {
                         try await self.heartbeatWait()
@@ -225,61 +245,17 @@ public final class RealtimeClient: Sendable {
                             return PhoenixFrame.heartbeatText(ref: ref)
                         }
                         guard let frame else { throw HeartbeatTimeout() }
-                        continuation.yield(frame)
+                        out.yield(frame)
                     }
                 }
-                group.addTask {
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        if case .text(let text) = message { self.receive(text) }
-                    }
+                defer {
+                    group.cancelAll()
+                    socket.close()
                 }
-                defer { group.cancelAll() }
                 try await group.next()
             }
-        }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
-        let proxy = self.proxy
-        let logger = self.logger
-        let url = self.url
-        let outcome = Outcome()
-        let opening: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, context in
-            // An attempt given up before it opened stays given up: it must not become a second connection.
-            guard outcome.markOpen() else { return }
-            try await handler(inbound, outbound, context)
-        }
-        let connect: @Sendable () async throws -> Void = {
-            if let proxy {
-                try await WebSocketClient.connect(url: url, configuration: configuration,
-                                                  proxySettings: .init(host: proxy.host, port: proxy.port,
-                                                                       type: .http(connectHeaders: [HTTPField.Name(TunnelProxy.header)!: String(proxy.phone)])),
-                                                  logger: logger, handler: opening)
-            } else {
-                try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger, handler: opening)
-            }
-        }
-        // A connection that is not open (upgraded) within `openTimeout` is given up, as a browser gives up a
-        // websocket whose handshake stalls. NIO's client upgrade handler never fails its promise when the
-        // connection closes mid-upgrade, nor when the server never answers, and awaiting it ignores
-        // cancellation: so the attempt runs in a task of its own that is cancelled and left behind (a few
-        // objects, its socket already closed or closed by the server in time) rather than awaited for ever.
-        let work = Task {
-            do {
-                try await connect()
-                outcome.resume(.success(()))
-            } catch {
-                outcome.resume(.failure(error))
-            }
-        }
-        let timer = Task { [clock, openTimeout] in
-            try? await clock.sleep(for: openTimeout)
-            if !Task.isCancelled, outcome.resume(.failure(OpenTimeout()), unlessOpen: true) { work.cancel() }
-        }
-        defer { timer.cancel() }
-        try await withTaskCancellationHandler {
-            try await outcome.wait()
         } onCancel: {
-            work.cancel()
-            outcome.resume(.failure(CancellationError()))
+            socket.close()
         }
     }
 }

@@ -1,0 +1,318 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+import Synchronization
+
+/// One websocket to a Realtime server, as NIO channel handlers and nothing
+/// else: the upgrade (through the phone's CONNECT tunnel when its network is
+/// shaped, with TLS for `wss`), then each text message handed to `onText` on
+/// the event loop that read it, pings answered, a close answered and the
+/// channel closed. It keeps no task of its own: a phone's connection is its
+/// channel (swift-websocket's `WSClient` kept about a dozen tasks a
+/// connection, each with its own task-local memory; docs/performance.md).
+final class RealtimeSocket: Sendable {
+    private let channel: any Channel
+
+    private init(channel: any Channel) { self.channel = channel }
+
+    /// Completes when the connection has closed, for whatever reason.
+    var closed: EventLoopFuture<Void> { channel.closeFuture }
+
+    /// Sends one text message (from any thread; in the order of the calls from one thread).
+    func send(_ text: String) {
+        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)
+        // Always through the loop's queue, even on the loop: frames go out in the order `send` was called
+        // (a write made on the loop would otherwise overtake one queued from another thread just before).
+        let channel = self.channel
+        channel.eventLoop.execute { channel.writeAndFlush(frame, promise: nil) }
+    }
+
+    /// Says goodbye (a close frame, 1000) and closes; nothing happens twice.
+    func close() {
+        let channel = self.channel
+        channel.eventLoop.execute {
+            guard channel.isActive else { return }
+            var data = channel.allocator.buffer(capacity: 2)
+            data.write(webSocketErrorCode: .normalClosure)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data))
+                .whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Opens `url` (`ws://` or `wss://`, path and query kept), through `proxy`'s tunnel when there is one.
+    /// The attempt's future fails when the connection or the upgrade does; it may also never complete (a
+    /// server that never answers): the caller gives it a deadline (`giveUp`).
+    static func open(url: String, proxy: TunnelProxy?, maxFrameSize: Int,
+                     onText: @escaping @Sendable (String) -> Void) -> Attempt {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let attempt = Attempt(promise: loop.makePromise(of: RealtimeSocket.self))
+        guard let target = Target(url) else {
+            attempt.fail(Failure(description: "not a websocket URL: \(url)"))
+            return attempt
+        }
+        let watch = OpenWatch(attempt: attempt)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(30))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(watch) }
+            }
+        let (host, port) = proxy.map { ($0.host, $0.port) } ?? (target.host, target.port)
+        bootstrap.connect(host: host, port: port).whenComplete { result in
+            switch result {
+            case .failure(let error):
+                attempt.fail(error)
+            case .success(let channel):
+                attempt.opened(channel)
+                let tunnel: EventLoopFuture<Void> =
+                    if let proxy {
+                        ConnectTunnel.open(channel, to: "\(target.host):\(target.port)", header: (TunnelProxy.header, String(proxy.phone)))
+                    } else {
+                        channel.eventLoop.makeSucceededVoidFuture()
+                    }
+                tunnel.flatMapThrowing {
+                    try upgrade(channel, target: target, maxFrameSize: maxFrameSize, watch: watch, onText: onText, attempt: attempt)
+                }.whenFailure { error in
+                    attempt.fail(error)
+                }
+            }
+        }
+        return attempt
+    }
+
+    /// An attempt under way: its result (completed once, by the upgrade, a failure or `giveUp`), and a way to
+    /// give it up (the channel, if any, is closed).
+    final class Attempt: Sendable {
+        private let promise: EventLoopPromise<RealtimeSocket>
+        private let state = Mutex<(channel: (any Channel)?, done: Bool)>((nil, false))
+
+        init(promise: EventLoopPromise<RealtimeSocket>) { self.promise = promise }
+
+        var future: EventLoopFuture<RealtimeSocket> { promise.futureResult }
+
+        fileprivate func opened(_ channel: any Channel) {
+            let late = state.withLock { s in
+                s.channel = channel
+                return s.done
+            }
+            if late { channel.close(promise: nil) }
+        }
+
+        fileprivate func succeed(_ socket: RealtimeSocket) {
+            let first = state.withLock { s in
+                defer { s.done = true }
+                return !s.done
+            }
+            if first { promise.succeed(socket) } else { socket.close() }
+        }
+
+        fileprivate func fail(_ error: any Error) {
+            let (first, channel) = state.withLock { s in
+                defer { s.done = true }
+                return (!s.done, s.channel)
+            }
+            guard first else { return }
+            promise.fail(error)
+            channel?.close(promise: nil)
+        }
+
+        /// Gives the attempt up with `error` (if it has not already ended); an open socket is not touched.
+        func giveUp(_ error: any Error) { fail(error) }
+    }
+
+    // MARK: - The upgrade
+
+    private static func upgrade(_ channel: any Channel, target: Target, maxFrameSize: Int, watch: OpenWatch,
+                                onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
+        let pipeline = channel.pipeline.syncOperations
+        let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: true) { channel, _ in
+            channel.eventLoop.makeCompletedFuture {
+                let sync = channel.pipeline.syncOperations
+                try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256,
+                                                                maxAccumulatedFrameSize: maxFrameSize))
+                try sync.addHandler(FrameReader(onText: onText))
+                watch.upgraded = true
+                try? sync.removeHandler(watch)
+                attempt.succeed(RealtimeSocket(channel: channel))
+            }
+        }
+        try pipeline.addHTTPClientHandlers(position: .before(watch), leftOverBytesStrategy: .forwardBytes,
+                                           withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+        if target.tls {
+            let handler = try NIOSSLClientHandler(context: try tlsContext.get(), serverHostname: target.isIPAddress ? nil : target.host)
+            try pipeline.addHandler(handler, position: .first)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: target.hostHeader)
+        headers.add(name: "Content-Length", value: "0")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.uri, headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    }
+
+    /// TLS for `wss`, with the system's roots and hostname verification (TLS left on, as libcurl's default is).
+    private static let tlsContext = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
+
+    /// Where `url` points.
+    struct Target {
+        var host: String
+        var port: Int
+        var uri: String
+        var tls: Bool
+
+        init?(_ url: String) {
+            guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(), let host = c.host, !host.isEmpty else { return nil }
+            switch scheme {
+            case "ws", "http": tls = false
+            case "wss", "https": tls = true
+            default: return nil
+            }
+            self.host = host
+            port = c.port ?? (tls ? 443 : 80)
+            let path = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
+            uri = c.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+        }
+
+        var isIPAddress: Bool { host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." } }
+        var hostHeader: String {
+            let h = host.contains(":") ? "[\(host)]" : host
+            return port == (tls ? 443 : 80) ? h : "\(h):\(port)"
+        }
+    }
+}
+
+/// Until the upgrade: fails the attempt when the connection closes, errs, or is answered with anything but
+/// the upgrade (NIO's client upgrade handler does not fail on its own when the connection closes mid-upgrade).
+private final class OpenWatch: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    private let attempt: RealtimeSocket.Attempt
+    /// Set on the channel's loop, before the handler is removed.
+    var upgraded = false
+
+    init(attempt: RealtimeSocket.Attempt) { self.attempt = attempt }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !upgraded else { return context.fireChannelRead(data) }
+        if case .head(let head) = unwrapInboundIn(data) {
+            fail(context, RealtimeSocket.Failure(description: "the server answered the websocket upgrade with HTTP \(head.status.code)"))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !upgraded { attempt.fail(RealtimeSocket.Failure(description: "the connection closed before the websocket opened")) }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !upgraded else { return context.fireErrorCaught(error) }
+        fail(context, error)
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
+        attempt.fail(error)
+        context.close(promise: nil)
+    }
+}
+
+/// An open websocket's frames: text to `onText`, pings answered, a close answered and the channel closed.
+private final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+    private let onText: @Sendable (String) -> Void
+    private var closing = false
+
+    init(onText: @escaping @Sendable (String) -> Void) { self.onText = onText }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            onText(String(buffer: frame.unmaskedData))
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case .connectionClose:
+            guard !closing else { return context.close(promise: nil) }
+            closing = true
+            // The close handshake: its code back, then the connection closed.
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode() ?? .normalClosure
+            var reply = context.channel.allocator.buffer(capacity: 2)
+            reply.write(webSocketErrorCode: code)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: reply)))
+                .whenComplete { _ in context.close(promise: nil) }
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// A CONNECT tunnel through the phone's shaping proxy (`TunnelProxy`): the request, then the proxy's answer
+/// read up to its blank line; a 2xx opens the tunnel, anything else fails it.
+private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private let promise: EventLoopPromise<Void>
+    private var answer: ByteBuffer?
+    private var done = false
+
+    private init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    static func open(_ channel: any Channel, to authority: String, header: (String, String)) -> EventLoopFuture<Void> {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let handler = ConnectTunnel(promise: promise)
+        do {
+            try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+        } catch {
+            promise.fail(error)
+            return promise.futureResult
+        }
+        var request = channel.allocator.buffer(capacity: 128)
+        request.writeString("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(header.0): \(header.1)\r\n\r\n")
+        channel.writeAndFlush(request, promise: nil)
+        return promise.futureResult
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        var bytes = unwrapInboundIn(data)
+        if answer == nil { answer = bytes } else { answer!.writeBuffer(&bytes) }
+        guard let text = answer.flatMap({ $0.getString(at: $0.readerIndex, length: $0.readableBytes) }),
+              let end = text.range(of: "\r\n\r\n") else {
+            if (answer?.readableBytes ?? 0) > 16_384 { fail(context, "the proxy's answer to CONNECT is too long") }
+            return
+        }
+        let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
+        guard (200..<300).contains(status) else { return fail(context, "the proxy refused the tunnel: HTTP \(status)") }
+        guard text[end.upperBound...].isEmpty else { return fail(context, "the proxy spoke before the tunnel was used") }
+        done = true
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        promise.succeed()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            promise.fail(RealtimeSocket.Failure(description: "the proxy closed the tunnel before it opened"))
+        }
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ reason: String) {
+        guard !done else { return }
+        done = true
+        promise.fail(RealtimeSocket.Failure(description: reason))
+        context.close(promise: nil)
+    }
+}
