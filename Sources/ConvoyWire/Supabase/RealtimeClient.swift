@@ -208,7 +208,11 @@ public final class RealtimeClient: Sendable {
 
     private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
         // The socket hands each message to `receive` on the event loop that read it: no task reads.
-        let opening = RealtimeSocket.open(url: url, proxy: proxy, maxFrameSize: 1 << 20) { [weak self] text in self?.receive(text) }
+        // `.connected` is reported when the upgrade completes, on the loop, so that it comes before any message.
+        let opening = RealtimeSocket.open(url: url, proxy: proxy, maxFrameSize: 1 << 20, onOpen: { [sink] in
+            opened()
+            sink.yield(.connected(attempt: attempt))
+        }) { [weak self] text in self?.receive(text) }
         // A connection that is not open (upgraded) within `openTimeout` is given up, as a browser gives up a
         // websocket whose handshake stalls (a server that takes the connection and never answers).
         let timer = Task { [clock, openTimeout] in
@@ -223,8 +227,6 @@ public final class RealtimeClient: Sendable {
             timer.cancel()
             throw error
         }
-        opened()
-        sink.yield(.connected(attempt: attempt))
         let out = Outgoing(socket: socket)
         state.withLock { s in
             s.outgoing = out

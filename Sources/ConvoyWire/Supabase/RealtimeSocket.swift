@@ -51,7 +51,10 @@ final class RealtimeSocket: Sendable {
     /// Opens `url` (`ws://` or `wss://`, path and query kept), through `proxy`'s tunnel when there is one.
     /// The attempt's future fails when the connection or the upgrade does; it may also never complete (a
     /// server that never answers): the caller gives it a deadline (`giveUp`).
-    static func open(url: String, proxy: TunnelProxy?, maxFrameSize: Int,
+    /// `onOpen` is called once the upgrade is done, on the channel's loop, before the first message reaches
+    /// `onText` and before the attempt's future completes: whoever reports the opening reports it before any
+    /// message (a server may send right after its 101, in the same read).
+    static func open(url: String, proxy: TunnelProxy?, maxFrameSize: Int, onOpen: @escaping @Sendable () -> Void = {},
                      onText: @escaping @Sendable (String) -> Void) -> Attempt {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let attempt = Attempt(promise: loop.makePromise(of: RealtimeSocket.self))
@@ -79,7 +82,7 @@ final class RealtimeSocket: Sendable {
                         channel.eventLoop.makeSucceededVoidFuture()
                     }
                 tunnel.flatMapThrowing {
-                    try upgrade(channel, target: target, maxFrameSize: maxFrameSize, watch: watch, onText: onText, attempt: attempt)
+                    try upgrade(channel, target: target, maxFrameSize: maxFrameSize, watch: watch, onOpen: onOpen, onText: onText, attempt: attempt)
                 }.whenFailure { error in
                     attempt.fail(error)
                 }
@@ -106,12 +109,15 @@ final class RealtimeSocket: Sendable {
             if late { channel.close(promise: nil) }
         }
 
-        fileprivate func succeed(_ socket: RealtimeSocket) {
+        /// Completes the attempt with `socket`, calling `onOpen` first, unless it has already ended.
+        fileprivate func succeed(_ socket: RealtimeSocket, onOpen: () -> Void) {
             let first = state.withLock { s in
                 defer { s.done = true }
                 return !s.done
             }
-            if first { promise.succeed(socket) } else { socket.close() }
+            guard first else { return socket.close() }
+            onOpen()
+            promise.succeed(socket)
         }
 
         fileprivate func fail(_ error: any Error) {
@@ -131,7 +137,7 @@ final class RealtimeSocket: Sendable {
     // MARK: - The upgrade
 
     private static func upgrade(_ channel: any Channel, target: Target, maxFrameSize: Int, watch: OpenWatch,
-                                onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
+                                onOpen: @escaping @Sendable () -> Void, onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
         let pipeline = channel.pipeline.syncOperations
         let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: true) { channel, _ in
             channel.eventLoop.makeCompletedFuture {
@@ -141,7 +147,8 @@ final class RealtimeSocket: Sendable {
                 try sync.addHandler(FrameReader(onText: onText))
                 watch.upgraded = true
                 try? sync.removeHandler(watch)
-                attempt.succeed(RealtimeSocket(channel: channel))
+                // Frames that came in the 101's read are handed on only after this returns.
+                attempt.succeed(RealtimeSocket(channel: channel), onOpen: onOpen)
             }
         }
         try pipeline.addHTTPClientHandlers(position: .before(watch), leftOverBytesStrategy: .forwardBytes,
