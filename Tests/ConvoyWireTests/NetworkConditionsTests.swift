@@ -78,7 +78,7 @@ import Testing
         #expect(NetworkConditions.presets.keys.allSatisfy { NetworkConditions.radio(forPreset: $0) != nil })
     }
 
-    /// HTTP (libcurl through a CONNECT tunnel) and Realtime (WSClient's proxy settings) through the proxy to a real server:
+    /// HTTP (libcurl through a CONNECT tunnel) and Realtime (RealtimeSocket's own CONNECT) through the proxy to a real server:
     /// what goes through takes at least the round trips it must, and an offline phone gets nothing through.
     @Test func httpAndRealtimeGoThroughThePhonesLinkAndNotWhileOffline() async throws {
         let server = try await HTTPEngineTests.server()
