@@ -146,7 +146,7 @@ final class RealtimeSocket: Sendable {
                                                                 maxAccumulatedFrameSize: maxFrameSize))
                 try sync.addHandler(FrameReader(onText: onText))
                 watch.upgraded = true
-                try? sync.removeHandler(watch)
+                sync.removeHandler(watch, promise: nil)
                 // Frames that came in the 101's read are handed on only after this returns.
                 attempt.succeed(RealtimeSocket(channel: channel), onOpen: onOpen)
             }
@@ -254,8 +254,9 @@ private final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             var reply = context.channel.allocator.buffer(capacity: 2)
             reply.write(webSocketErrorCode: code)
+            let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: reply)))
-                .whenComplete { _ in context.close(promise: nil) }
+                .whenComplete { _ in channel.close(promise: nil) }
         default:
             break
         }
