@@ -32,7 +32,8 @@ final class RealtimeSocket: Sendable {
         channel.eventLoop.execute { channel.writeAndFlush(frame, promise: nil) }
     }
 
-    /// Says goodbye (a close frame, 1000) and closes; nothing happens twice.
+    /// Says goodbye (a close frame, 1000) and closes; nothing happens twice. A peer that reads nothing more
+    /// (the frame never leaves the send buffer) has the connection closed anyway after `closeGrace`.
     func close() {
         let channel = self.channel
         channel.eventLoop.execute {
@@ -41,8 +42,12 @@ final class RealtimeSocket: Sendable {
             data.write(webSocketErrorCode: .normalClosure)
             channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data))
                 .whenComplete { _ in channel.close(promise: nil) }
+            let late = channel.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
+            channel.closeFuture.whenComplete { _ in late.cancel() }
         }
     }
+
+    static let closeGrace = TimeAmount.seconds(5)
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -62,11 +67,12 @@ final class RealtimeSocket: Sendable {
             attempt.fail(Failure(description: "not a websocket URL: \(url)"))
             return attempt
         }
-        let watch = OpenWatch(attempt: attempt)
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(.seconds(30))
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(watch) }
+                // One watch per connection: with several addresses (Happy Eyeballs) the initializer runs for each
+                // try, and a losing try's close must not fail the attempt.
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(OpenWatch(attempt: attempt)) }
             }
         let (host, port) = proxy.map { ($0.host, $0.port) } ?? (target.host, target.port)
         bootstrap.connect(host: host, port: port).whenComplete { result in
@@ -74,7 +80,9 @@ final class RealtimeSocket: Sendable {
             case .failure(let error):
                 attempt.fail(error)
             case .success(let channel):
-                attempt.opened(channel)
+                // Given up while connecting: the channel is closed, nothing more is set up on it.
+                guard attempt.opened(channel),
+                      let watch = try? channel.pipeline.syncOperations.handler(type: OpenWatch.self) else { return }
                 let tunnel: EventLoopFuture<Void> =
                     if let proxy {
                         ConnectTunnel.open(channel, to: "\(target.host):\(target.port)", header: (TunnelProxy.header, String(proxy.phone)))
@@ -101,24 +109,27 @@ final class RealtimeSocket: Sendable {
 
         var future: EventLoopFuture<RealtimeSocket> { promise.futureResult }
 
-        fileprivate func opened(_ channel: any Channel) {
+        /// The connection is made; false (and the channel closed) when the attempt has already ended.
+        fileprivate func opened(_ channel: any Channel) -> Bool {
             let late = state.withLock { s in
                 s.channel = channel
                 return s.done
             }
             if late { channel.close(promise: nil) }
+            return !late
         }
 
-        /// Completes the attempt with `socket`, calling `onOpen` first, unless it has already ended.
-        fileprivate func succeed(_ socket: RealtimeSocket, onOpen: () -> Void) {
-            let first = state.withLock { s in
+        /// Takes the attempt for the upgrade that just completed; false when it was given up or failed first
+        /// (then the caller closes the channel and hands nothing on).
+        fileprivate func claim() -> Bool {
+            state.withLock { s in
                 defer { s.done = true }
                 return !s.done
             }
-            guard first else { return socket.close() }
-            onOpen()
-            promise.succeed(socket)
         }
+
+        /// Completes a claimed attempt.
+        fileprivate func succeed(_ socket: RealtimeSocket) { promise.succeed(socket) }
 
         fileprivate func fail(_ error: any Error) {
             let (first, channel) = state.withLock { s in
@@ -141,14 +152,19 @@ final class RealtimeSocket: Sendable {
         let pipeline = channel.pipeline.syncOperations
         let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: true) { channel, _ in
             channel.eventLoop.makeCompletedFuture {
+                // Given up (a deadline, a cancellation) between the 101 and now: the frames NIO holds back must
+                // reach no one, so nothing is added and the channel is closed at once (on its loop).
+                guard attempt.claim() else { return channel.close(promise: nil) }
                 let sync = channel.pipeline.syncOperations
                 try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256,
                                                                 maxAccumulatedFrameSize: maxFrameSize))
                 try sync.addHandler(FrameReader(onText: onText))
                 watch.upgraded = true
                 sync.removeHandler(watch, promise: nil)
-                // Frames that came in the 101's read are handed on only after this returns.
-                attempt.succeed(RealtimeSocket(channel: channel), onOpen: onOpen)
+                // Frames that came in the 101's read are handed on only after this returns: the opening is
+                // reported first.
+                onOpen()
+                attempt.succeed(RealtimeSocket(channel: channel))
             }
         }
         try pipeline.addHTTPClientHandlers(position: .before(watch), leftOverBytesStrategy: .forwardBytes,
@@ -315,6 +331,14 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
             promise.fail(RealtimeSocket.Failure(description: "the proxy closed the tunnel before it opened"))
         }
         context.fireChannelInactive()
+    }
+
+    /// Removed before the answer (the channel closed before the handler saw it open): the tunnel failed.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            promise.fail(RealtimeSocket.Failure(description: "the connection closed before the tunnel opened"))
+        }
     }
 
     private func fail(_ context: ChannelHandlerContext, _ reason: String) {
