@@ -78,6 +78,6 @@ public struct CompareProbe: Sendable {
     public var b: [ProbeRequest]
     /// Rounds (each one `a` then one `b`); several when time is compared.
     public var tries: Int
-    /// The time bound: the medians may differ by this many milliseconds or this percentage of the slower one.
+    /// The time bound: each side's fastest answer may differ by this many milliseconds or this percentage of the slower one.
     public var within: (ms: Double, percent: Double)?
 }

@@ -48,7 +48,7 @@ extension Reader {
         if let w = m["within"] {
             let wm = try w.mapping(["ms", "percent"])
             guard let ms = wm["ms"], let percent = wm["percent"] else {
-                throw w.error("within needs ms and percent: time differs only when the medians are further apart than both")
+                throw w.error("within needs ms and percent: time differs only when the two sides' fastest answers are further apart than both")
             }
             within = (Double(try ms.int(0...600_000)), Double(try percent.int(0...100)))
         }
