@@ -207,7 +207,7 @@ public actor VirtualDevice {
     /// Online and in its group: connects to Realtime, joins its channels, and starts sharing at a random
     /// phase of its cadence (and its other timers).
     func connect(at intended: Double) {
-        let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken, logger: context.logger,
+        let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
         for subscription in app.subscriptions(for: account.userID) {
             client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)

@@ -1,6 +1,5 @@
 import ConvoyWire
 import Foundation
-import Logging
 import Synchronization
 
 extension ProbeRunner {
@@ -22,8 +21,6 @@ extension ProbeRunner {
             return
         }
         let ref = "probe-" + String(UUID().uuidString.prefix(12)).lowercased()
-        var quiet = logger
-        quiet.logLevel = .critical
         func inconclusive(_ why: String) {
             outcome.tried += 1
             outcome.notes.append("inconclusive \(step.source): \(why)")
@@ -36,7 +33,7 @@ extension ProbeRunner {
                 return
             }
             control = ProbeChannel(url: target.realtimeURL, token: t, topic: topic,
-                                   options: .init(isPrivate: true, broadcastSelf: true, presenceKey: id), logger: quiet)
+                                   options: .init(isPrivate: true, broadcastSelf: true, presenceKey: id))
             guard await control!.joined(within: 10) == true else {
                 control?.stop()
                 return inconclusive("the control (\(c.rawValue)) could not join \(context.redactor.redact(topic)): \(control?.reason ?? "no reply")")
@@ -46,7 +43,7 @@ extension ProbeRunner {
         defer { control?.stop() }
         let own = context.parties[probe.actor]?.userID
         let actor = ProbeChannel(url: target.realtimeURL, token: token ?? target.anonKey, topic: topic,
-                                 options: .init(isPrivate: probe.isPrivate, presenceKey: own ?? ref), logger: quiet)
+                                 options: .init(isPrivate: probe.isPrivate, presenceKey: own ?? ref))
         defer { actor.stop() }
         guard let joined = await actor.joined(within: 10) else {
             return inconclusive("the actor's join got no reply within 10 s")
@@ -122,8 +119,8 @@ final class ProbeChannel: Sendable {
     private let task: Task<Void, Never>
     private let recorder: Recorder
 
-    init(url: String, token: String, topic: String, options: RealtimeClient.ChannelOptions, logger: Logger) {
-        let client = RealtimeClient(url: url, accessToken: token, logger: logger)
+    init(url: String, token: String, topic: String, options: RealtimeClient.ChannelOptions) {
+        let client = RealtimeClient(url: url, accessToken: token)
         client.join(topic, options: options)
         self.client = client
         let recorder = Recorder()

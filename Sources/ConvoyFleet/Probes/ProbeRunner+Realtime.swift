@@ -1,6 +1,5 @@
 import ConvoyWire
 import Foundation
-import Logging
 import Synchronization
 
 extension ProbeRunner {
@@ -17,13 +16,11 @@ extension ProbeRunner {
         }
         let binding = RealtimeClient.Binding(event: probe.event, table: probe.table, filter: filter)
         let topic = "realtime:probe-\(outcome.id)"
-        var quiet = logger
-        quiet.logLevel = .critical
-        let attacker = ProbeSubscription(url: target.realtimeURL, token: token ?? target.anonKey, topic: topic, binding: binding, logger: quiet)
+        let attacker = ProbeSubscription(url: target.realtimeURL, token: token ?? target.anonKey, topic: topic, binding: binding)
         defer { attacker.stop() }
         var control: ProbeSubscription?
         if let c = probe.control, let t = try? context.token(c) {
-            control = ProbeSubscription(url: target.realtimeURL, token: t, topic: topic + "-control", binding: binding, logger: quiet)
+            control = ProbeSubscription(url: target.realtimeURL, token: t, topic: topic + "-control", binding: binding)
         }
         defer { control?.stop() }
         let joined = await attacker.joined(within: 10)
@@ -87,8 +84,8 @@ final class ProbeSubscription: Sendable {
     private let task: Task<Void, Never>
     private let recorder: Recorder
 
-    init(url: String, token: String, topic: String, binding: RealtimeClient.Binding, logger: Logger) {
-        let client = RealtimeClient(url: url, accessToken: token, logger: logger)
+    init(url: String, token: String, topic: String, binding: RealtimeClient.Binding) {
+        let client = RealtimeClient(url: url, accessToken: token)
         client.join(topic, bindings: [binding])
         let recorder = Recorder()
         self.recorder = recorder

@@ -87,7 +87,7 @@ extension RealtimeClient {
             guard var channel = s.channels[topic] else { return (nil, []) }
             let ref = s.nextRef()
             if channel.joined, let out = s.outgoing {
-                out.yield(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
+                out.send(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
                 return (ref, [])
             }
             var expired = channel.buffered.filter { now - $0.at > Self.pushTimeout }.map(\.ref)
@@ -110,7 +110,7 @@ extension RealtimeClient {
             if now - b.at > Self.pushTimeout {
                 expired.append(b.ref)
             } else {
-                out.yield(PhoenixFrame(topic: topic, event: b.event, payload: b.payload, ref: b.ref, joinRef: channel.joinRef).text)
+                out.send(PhoenixFrame(topic: topic, event: b.event, payload: b.payload, ref: b.ref, joinRef: channel.joinRef).text)
             }
         }
         channel.buffered = []

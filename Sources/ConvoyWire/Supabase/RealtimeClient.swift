@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import Synchronization
 
@@ -65,7 +64,6 @@ public final class RealtimeClient: Sendable {
     public let events: AsyncStream<Event>
     let sink: AsyncStream<Event>.Continuation
     private let url: String
-    private let logger: Logger
     private let heartbeatWait: @Sendable () async throws -> Void
     private let backoffWait: @Sendable (Double) async throws -> Void
     let clock: any ConvoyClock
@@ -98,17 +96,11 @@ public final class RealtimeClient: Sendable {
         var at: Double
     }
 
-    /// Where frames for the open connection go, in the order they are made.
-    struct Outgoing: Sendable {
-        let socket: RealtimeSocket
-        func yield(_ text: String) { socket.send(text) }
-        func finish() {}
-    }
-
     struct State {
         var token: String
         var channels: [String: Channel] = [:]
-        var outgoing: Outgoing?
+        /// The open connection, where frames go in the order they are made.
+        var outgoing: RealtimeSocket?
         var ref = 0
         var pendingHeartbeat: (ref: String, sent: Double)?
 
@@ -122,7 +114,7 @@ public final class RealtimeClient: Sendable {
     /// heartbeats' round trips, and waits `heartbeatInterval` between
     /// heartbeats and the backoff before a reconnection. Tests may replace
     /// those waits (`heartbeatWait`, `backoffWait`) to step them one by one.
-    public init(url: String, accessToken: String, logger: Logger = Logger(label: "convoy.realtime"),
+    public init(url: String, accessToken: String,
                 clock: any ConvoyClock = SystemClock(), heartbeatInterval: Double = RealtimeClient.heartbeatInterval, proxy: TunnelProxy? = nil,
                 openTimeout: Double = RealtimeClient.openTimeout,
                 heartbeatWait: (@Sendable () async throws -> Void)? = nil,
@@ -132,7 +124,6 @@ public final class RealtimeClient: Sendable {
         self.openTimeout = openTimeout
         (events, sink) = AsyncStream<Event>.makeStream()
         self.url = url
-        self.logger = logger
         self.heartbeatWait = heartbeatWait ?? { try await clock.sleep(for: heartbeatInterval) }
         self.backoffWait = backoffWait ?? { try await clock.sleep(for: $0) }
         state = Mutex(State(token: accessToken))
@@ -149,14 +140,14 @@ public final class RealtimeClient: Sendable {
     public func join(_ topic: String, bindings: [Binding] = [], options: ChannelOptions = ChannelOptions()) {
         state.withLock { s in
             s.channels[topic] = Channel(bindings: bindings, options: options)
-            if let out = s.outgoing { out.yield(Self.joinFrame(topic, &s)) }
+            if let out = s.outgoing { out.send(Self.joinFrame(topic, &s)) }
         }
     }
 
     public func leave(_ topic: String) {
         state.withLock { s in
             guard s.channels.removeValue(forKey: topic) != nil else { return }
-            s.outgoing?.yield(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.leave, ref: s.nextRef()).text)
+            s.outgoing?.send(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.leave, ref: s.nextRef()).text)
         }
     }
 
@@ -165,7 +156,7 @@ public final class RealtimeClient: Sendable {
         state.withLock { s in
             s.token = token
             for (topic, channel) in s.channels where channel.joined {
-                s.outgoing?.yield(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.accessToken, payload: ["access_token": token],
+                s.outgoing?.send(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.accessToken, payload: ["access_token": token],
                                                    ref: s.nextRef(), joinRef: channel.joinRef).text)
             }
         }
@@ -189,7 +180,6 @@ public final class RealtimeClient: Sendable {
             // realtime-js starts the backoff again after a connection that opened.
             if opened.load(ordering: .relaxed) { failures = 0 }
             state.withLock { s in
-                s.outgoing?.finish()
                 s.outgoing = nil
                 s.pendingHeartbeat = nil
                 for key in s.channels.keys { s.channels[key]?.joined = false }
@@ -227,10 +217,9 @@ public final class RealtimeClient: Sendable {
             timer.cancel()
             throw error
         }
-        let out = Outgoing(socket: socket)
         state.withLock { s in
-            s.outgoing = out
-            for topic in s.channels.keys.sorted() { out.yield(Self.joinFrame(topic, &s)) }
+            s.outgoing = socket
+            for topic in s.channels.keys.sorted() { socket.send(Self.joinFrame(topic, &s)) }
         }
         // The first to end (the server closed, or a heartbeat went unanswered) ends the connection.
         try await withTaskCancellationHandler {
@@ -247,7 +236,7 @@ public final class RealtimeClient: Sendable {
                             return PhoenixFrame.heartbeatText(ref: ref)
                         }
                         guard let frame else { throw HeartbeatTimeout() }
-                        out.yield(frame)
+                        socket.send(frame)
                     }
                 }
                 defer {
