@@ -49,7 +49,7 @@ final class RealtimeHub: Sendable {
 
     private struct State {
         var nextID: ConnectionID = 1
-        var sinks: [ConnectionID: AsyncStream<String>.Continuation] = [:]
+        var sinks: [ConnectionID: RealtimeOutlet] = [:]
         var channels: [ConnectionID: [String: Member]] = [:]
         /// room → its connections.
         var topics: [String: Set<ConnectionID>] = [:]
@@ -66,14 +66,18 @@ final class RealtimeHub: Sendable {
     /// Frames queued for one connection before it counts as not reading and is closed.
     static let maxQueued = 8192
 
+    /// Each table's `columns` as a change carries them, written once.
+    private let columns: [String: SortedJSON.Raw]
+
     init(schema: Schema, clock: any ConvoyClock) {
         self.schema = schema
         self.clock = clock
+        columns = schema.tables.compactMapValues { SortedJSON.text(Self.columns(of: $0)).map(SortedJSON.Raw.init) }
     }
 
     // MARK: - Connections and channels
 
-    func connect(_ sink: AsyncStream<String>.Continuation) -> ConnectionID {
+    func connect(_ sink: RealtimeOutlet) -> ConnectionID {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
@@ -150,9 +154,9 @@ final class RealtimeHub: Sendable {
         if let sink { Self.deliver(text, to: sink) }
     }
 
-    /// Queues a frame; a connection whose queue is full is finished (closed).
-    static func deliver(_ text: String, to sink: AsyncStream<String>.Continuation) {
-        if case .dropped = sink.yield(text) { sink.finish() }
+    /// Sends a frame (a connection that stopped reading is closed instead).
+    static func deliver(_ text: String, to sink: RealtimeOutlet) {
+        sink.send(text)
     }
 
     /// The users joined to each private channel, by channel name (the service role left out).
@@ -183,7 +187,7 @@ final class RealtimeHub: Sendable {
     /// to `id` itself only with `includeSelf`.
     func broadcast(from id: ConnectionID, topic: String, payload: [String: Any], includeSelf: Bool) {
         let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.broadcast, payload: payload).text
-        let sinks = state.withLock { s -> [AsyncStream<String>.Continuation] in
+        let sinks = state.withLock { s -> [RealtimeOutlet] in
             guard let room = s.channels[id]?[topic]?.room(topic) else { return [] }
             return Self.members(s, room: room, topic: topic, reading: \.readsBroadcast).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
         }
@@ -207,7 +211,7 @@ final class RealtimeHub: Sendable {
 
     func track(_ id: ConnectionID, topic: String, key: String, meta: [String: Any]) {
         let boxed = Meta(value: meta)
-        let (old, sinks): ([Meta], [AsyncStream<String>.Continuation]) = state.withLock { s in
+        let (old, sinks): ([Meta], [RealtimeOutlet]) = state.withLock { s in
             guard let room = s.channels[id]?[topic]?.room(topic) else { return ([], []) }
             let old = s.presence[room]?[key]?[id] ?? []
             s.presence[room, default: [:]][key, default: [:]][id] = [boxed]
@@ -227,7 +231,7 @@ final class RealtimeHub: Sendable {
 
     /// Ends `id`'s presence in `room` (also once its channel is gone: leaving untracks).
     private func untrack(_ id: ConnectionID, topic: String, room: String) {
-        let (gone, sinks): ([(String, [Meta])], [AsyncStream<String>.Continuation]) = state.withLock { s in
+        let (gone, sinks): ([(String, [Meta])], [RealtimeOutlet]) = state.withLock { s in
             var gone: [(String, [Meta])] = []
             for (key, var byConnection) in s.presence[room] ?? [:] {
                 if let metas = byConnection.removeValue(forKey: id) {
@@ -285,10 +289,8 @@ final class RealtimeHub: Sendable {
     func deliver(_ change: ChangeEvent, to deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
         let now = clock.wallNow()
-        let table = schema.tables[change.table]
-        let columns: [[String: String]] = table?.columns.map { ["name": $0.name, "type": Self.shortType($0.type)] } ?? []
         var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
-                                   "type": change.type, "columns": columns, "errors": NSNull()]
+                                   "type": change.type, "columns": columns[change.table] ?? [Any](), "errors": NSNull()]
         data["record"] = change.type == "DELETE" ? [String: Any]() : change.recordJSON
         if change.type != "INSERT" { data["old_record"] = change.oldRecordJSON }
         // The change is written once; each subscriber's frame only wraps it with its topic and ids.
@@ -302,7 +304,10 @@ final class RealtimeHub: Sendable {
             if let written, let text = SortedJSON.text(frame(written).object) {
                 sendText(d.connection, text)
             } else {
-                send(d.connection, frame(data))
+                // Foundation writes it (a fraction, say): with the columns as objects, not text it cannot take.
+                var plain = data
+                plain["columns"] = schema.tables[change.table].map(Self.columns(of:)) ?? []
+                send(d.connection, frame(plain))
             }
         }
     }
@@ -314,6 +319,10 @@ final class RealtimeHub: Sendable {
                          extension: "system"))
         send(id, PhoenixFrame(topic: topic, event: PhoenixFrame.Event.close))
         leave(id, topic: topic)
+    }
+
+    private static func columns(of table: Schema.Table) -> [[String: String]] {
+        table.columns.map { ["name": $0.name, "type": shortType($0.type)] }
     }
 
     private static func shortType(_ t: Schema.ColumnType) -> String {

@@ -63,7 +63,9 @@ struct Schema: Sendable {
 
     /// A double-quoted SQL identifier.
     static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Names seldom hold a quote: Foundation's replacing (through NSString) only for those that do.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
