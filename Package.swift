@@ -150,7 +150,8 @@ let package = Package(
         .testTarget(
             name: "ConvoyServerTests",
             dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyWire", "ConvoyTestSupport", .product(name: "WSClient", package: "swift-websocket"),
-                           .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")],
+                           .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(

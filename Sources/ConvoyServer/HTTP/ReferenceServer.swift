@@ -168,7 +168,7 @@ public final class ReferenceServer: Sendable {
                    support: support).add(to: router)
         RESTRoutes(rest: tables, support: support).add(to: router)
         ObjectStorageRoutes(storage: objects, support: support).add(to: router)
-        let wsRouter = Router(context: BasicWebSocketRequestContext.self)
+        let wsRouter = Router(context: RealtimeRequestContext.self)
         RealtimeRoutes(hub: hub, tokens: tokens, authorizer: channels, clock: clock).add(to: wsRouter)
 
         // Realtime fed by the database's notifications is listening before the
@@ -212,7 +212,8 @@ extension ReferenceServer {
     /// HTTP/1 with the Realtime upgrade, every connection held to `limits`: the
     /// decoder's header limits (431), the guard's clocks (408, idle close), and
     /// text frames checked for UTF-8 (1007).
-    static func httpServer(webSocketRouter: Router<BasicWebSocketRequestContext>, limits: ConnectionLimits) -> HTTPServerBuilder {
+    static func httpServer<Context: WebSocketRequestContext & RequestContext>(webSocketRouter: Router<Context>, limits: ConnectionLimits)
+        -> HTTPServerBuilder {
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: limits.maxHeaderFieldBytes, maxHeaderListSize: limits.maxHeaderBytes,
             maxHeaderFieldCount: limits.maxHeaderCount)

@@ -1,0 +1,76 @@
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// Where one Realtime connection's frames go: written straight to its
+/// channel, from whichever thread sends (the writer's queue for a change,
+/// the session for a reply), in the order they were sent. There is no task
+/// per connection and no queue in between: a change reaches the socket with
+/// one hop to its event loop.
+///
+/// A client that stops reading is closed (1008) once `maxUnwritable` frames
+/// were sent while its channel could take no more (NIO's high-water mark),
+/// as the queue of the old writer task closed it.
+final class RealtimeOutlet: Sendable {
+    let channel: any Channel
+    let maxUnwritable: Int
+    private let unwritable = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+
+    init(channel: any Channel, maxUnwritable: Int = RealtimeHub.maxQueued) {
+        self.channel = channel
+        self.maxUnwritable = maxUnwritable
+    }
+
+    /// Queues a text frame; false once the outlet is closed (or closes now).
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        guard !closed.load(ordering: .relaxed) else { return false }
+        if channel.isWritable {
+            unwritable.store(0, ordering: .relaxed)
+        } else if unwritable.wrappingAdd(1, ordering: .relaxed).newValue > maxUnwritable {
+            shut(.policyViolation, reason: "too many unread messages")
+            return false
+        }
+        let channel = channel
+        // Always through the loop's queue, even on the loop: frames keep the order of the calls.
+        channel.eventLoop.execute {
+            let frame = WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
+            channel.writeAndFlush(frame, promise: nil)
+        }
+        return true
+    }
+
+    /// No more frames go out (the session ended: Hummingbird sends the close reply).
+    func finish() { closed.store(true, ordering: .relaxed) }
+
+    /// Sends a close frame with `code` and closes the connection.
+    private func shut(_ code: WebSocketErrorCode, reason: String) {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        let channel = channel
+        channel.eventLoop.execute {
+            var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+            data.write(webSocketErrorCode: code)
+            data.writeString(reason)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+        }
+    }
+}
+
+/// The Realtime route's request context: Hummingbird's, with the connection's
+/// channel, which the outlet writes to.
+struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
+}
