@@ -70,12 +70,15 @@ struct ObjectFiles: Sendable {
                 if errno == ENOENT { return nil }
                 throw FileError("open", path)
             }
-            var info = stat()
-            guard fstat(fd, &info) == 0 else {
+            // Its size by seeking, not fstat: which module owns `struct stat` (Glibc or
+            // CoreFoundation, both include <sys/stat.h>) depends on the order a compile
+            // job loads them in, and a fresh build refused `stat()` under MemberImportVisibility.
+            let size = lseek(fd, 0, SEEK_END)
+            guard size >= 0, lseek(fd, 0, SEEK_SET) == 0 else {
                 close(fd)
                 throw FileError("stat", path)
             }
-            return ReadableFile(fd: fd, size: Int(info.st_size))
+            return ReadableFile(fd: fd, size: Int(size))
         }
     }
 
