@@ -75,9 +75,17 @@ import Testing
         let name = "convoy_probe_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         var logger = Logger(label: "test.pg")
         logger.logLevel = .critical
-        let configuration = PostgresConnection.Configuration(host: components.host ?? "127.0.0.1", port: components.port ?? 5432,
-                                                             username: components.user ?? "postgres", password: components.password,
-                                                             database: String(components.path.dropFirst()), tls: .disable)
+        let user = components.user ?? "postgres", database = String(components.path.dropFirst())
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let port = components.port ?? Int(query["port"] ?? "") ?? 5432
+        // The test cluster listens on its Unix socket only (`?host=DIR`, as libpq reads it).
+        let configuration = if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
+            PostgresConnection.Configuration(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user,
+                                             password: components.password, database: database)
+        } else {
+            PostgresConnection.Configuration(host: components.host ?? "127.0.0.1", port: port, username: user,
+                                             password: components.password, database: database, tls: .disable)
+        }
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
