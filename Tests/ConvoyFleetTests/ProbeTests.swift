@@ -1,6 +1,6 @@
 import ConvoyCrypto
 import ConvoyFleet
-import ConvoyServer
+@testable import ConvoyServer
 import ConvoyWire
 import Foundation
 import Logging
@@ -75,18 +75,7 @@ import Testing
         let name = "convoy_probe_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         var logger = Logger(label: "test.pg")
         logger.logLevel = .critical
-        let user = components.user ?? "postgres", database = String(components.path.dropFirst())
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
-        let port = components.port ?? Int(query["port"] ?? "") ?? 5432
-        // The test cluster listens on its Unix socket only (`?host=DIR`, as libpq reads it).
-        let configuration = if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
-            PostgresConnection.Configuration(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user,
-                                             password: components.password, database: database)
-        } else {
-            PostgresConnection.Configuration(host: components.host ?? "127.0.0.1", port: port, username: user,
-                                             password: components.password, database: database, tls: .disable)
-        }
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try PostgresURL(url).connection, id: 0, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
         } catch {

@@ -63,8 +63,6 @@ final class RealtimeHub: Sendable {
     let clock: any ConvoyClock
     /// Supabase's limit per connection.
     static let maxChannels = 100
-    /// Frames queued for one connection before it counts as not reading and is closed.
-    static let maxQueued = 8192
 
     /// Each table's `columns` as a change carries them, written once.
     private let columns: [String: SortedJSON.Raw]
@@ -151,12 +149,7 @@ final class RealtimeHub: Sendable {
 
     func sendText(_ id: ConnectionID, _ text: String) {
         let sink = state.withLock { $0.sinks[id] }
-        if let sink { Self.deliver(text, to: sink) }
-    }
-
-    /// Sends a frame (a connection that stopped reading is closed instead).
-    static func deliver(_ text: String, to sink: RealtimeOutlet) {
-        sink.send(text)
+        sink?.send(text)
     }
 
     /// The users joined to each private channel, by channel name (the service role left out).
@@ -191,7 +184,7 @@ final class RealtimeHub: Sendable {
             guard let room = s.channels[id]?[topic]?.room(topic) else { return [] }
             return Self.members(s, room: room, topic: topic, reading: \.readsBroadcast).filter { includeSelf || $0 != id }.compactMap { s.sinks[$0] }
         }
-        for sink in sinks { Self.deliver(text, to: sink) }
+        for sink in sinks { sink.send(text) }
     }
 
     /// The room's connections whose channel `topic` may read what `reading` says.
@@ -221,7 +214,7 @@ final class RealtimeHub: Sendable {
         let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
         let diff: [String: Any] = ["joins": joins, "leaves": leaves]
         let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: diff).text
-        for sink in sinks { Self.deliver(text, to: sink) }
+        for sink in sinks { sink.send(text) }
     }
 
     func untrack(_ id: ConnectionID, topic: String) {
@@ -246,7 +239,7 @@ final class RealtimeHub: Sendable {
         var leaves: [String: Any] = [:]
         for (key, metas) in gone { leaves[key] = ["metas": metas.map(\.value)] }
         let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: ["joins": [String: Any](), "leaves": leaves]).text
-        for sink in sinks { Self.deliver(text, to: sink) }
+        for sink in sinks { sink.send(text) }
     }
 
     // MARK: - postgres_changes

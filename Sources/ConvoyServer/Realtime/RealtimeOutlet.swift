@@ -19,7 +19,10 @@ final class RealtimeOutlet: Sendable {
     private let unwritable = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
-    init(channel: any Channel, maxUnwritable: Int = RealtimeHub.maxQueued) {
+    /// Frames sent to a connection while its send buffer is full before it counts as not reading and is closed.
+    static let maxUnwritable = 8192
+
+    init(channel: any Channel, maxUnwritable: Int = RealtimeOutlet.maxUnwritable) {
         self.channel = channel
         self.maxUnwritable = maxUnwritable
     }
