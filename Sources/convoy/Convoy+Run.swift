@@ -229,7 +229,9 @@ extension Convoy {
 
             let engine: HTTPEngine
             do {
-                engine = try HTTPEngine(maxConnections: pooledConnections ? Self.poolSize : 0)
+                // CONVOY_HTTP=curl: plain HTTP through libcurl's thread too, as before LoopHTTP (for comparison).
+                engine = try HTTPEngine(maxConnections: pooledConnections ? Self.poolSize : 0,
+                                        plainHTTPOnLoops: ProcessInfo.processInfo.environment["CONVOY_HTTP"] != "curl")
             } catch {
                 throw CommandFailure.runtime("\(error)")
             }

@@ -7,8 +7,11 @@ import Testing
 import Glibc
 #endif
 
-/// The libcurl multi engine against a real `convoy serve` on a free port.
+/// The engine against a real `convoy serve` on a free port, each test on both
+/// paths plain HTTP can take: NIO's loops (`LoopHTTP`, the default) and libcurl's thread.
 @Suite struct HTTPEngineTests {
+    static let paths = [true, false]
+
     /// A reference server on a free loopback port, and its keys.
     static func server() async throws -> EmbeddedServer {
         var logger = Logger(label: "test")
@@ -20,10 +23,10 @@ import Glibc
         HTTPRequest(url: keys.url + path, headers: [("apikey", keys.anonKey)] + headers)
     }
 
-    @Test func manyConcurrentTransfersOnOneThread() async throws {
+    @Test(arguments: paths) func manyConcurrentTransfersOnOneThread(onLoops: Bool) async throws {
         let server = try await Self.server()
         let keys = server.keys
-        let engine = try HTTPEngine()
+        let engine = try HTTPEngine(plainHTTPOnLoops: onLoops)
         let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for _ in 0..<300 {
                 group.addTask {
@@ -40,19 +43,19 @@ import Glibc
 
     /// Beyond `maxActive`, transfers wait their turn in order; one cancelled while
     /// it waits ends at once, and a freed slot lets the next one in.
-    @Test func transfersBeyondTheBoundWaitTheirTurn() async throws {
+    @Test(arguments: paths) func transfersBeyondTheBoundWaitTheirTurn(onLoops: Bool) async throws {
         let server = try await Self.server()
         let keys = server.keys
         let (fd, port) = try Self.silentPort()
         defer { close(fd) }
-        let engine = try HTTPEngine(maxActive: 2)
+        let engine = try HTTPEngine(maxActive: 2, plainHTTPOnLoops: onLoops)
         let silent = HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 600)
         // Two transfers to a server that never answers fill both slots.
         let stuck = (0..<2).map { _ in Task { () -> WireError.Kind? in
             do { _ = try await engine.send(silent); return nil } catch let e as WireError { return e.kind } catch { return nil }
         } }
         try await Self.until { engine.load.active == 2 }
-        // A third waits; cancelled, it ends without ever reaching libcurl.
+        // A third waits; cancelled, it ends without ever being sent.
         let third = Task { () -> WireError.Kind? in
             do { _ = try await engine.send(Self.get(keys, "/rest/v1/users")); return nil } catch let e as WireError { return e.kind } catch { return nil }
         }
@@ -80,10 +83,10 @@ import Glibc
         }
     }
 
-    @Test func eachDeviceKeepsItsOwnConnection() async throws {
+    @Test(arguments: paths) func eachDeviceKeepsItsOwnConnection(onLoops: Bool) async throws {
         let server = try await Self.server()
         let keys = server.keys
-        let engine = try HTTPEngine()
+        let engine = try HTTPEngine(plainHTTPOnLoops: onLoops)
         let phoneA = try HTTPConnection(engine: engine), phoneB = try HTTPConnection(engine: engine)
         var opened: [Int] = []
         for _ in 0..<3 { opened.append(try await engine.send(Self.get(keys, "/rest/v1/users"), on: phoneA).timing.newConnections) }
@@ -97,10 +100,10 @@ import Glibc
         await server.stop()
     }
 
-    @Test func bodiesGoOutAndHeadersComeBack() async throws {
+    @Test(arguments: paths) func bodiesGoOutAndHeadersComeBack(onLoops: Bool) async throws {
         let server = try await Self.server()
         let keys = server.keys
-        let engine = try HTTPEngine()
+        let engine = try HTTPEngine(plainHTTPOnLoops: onLoops)
         let signup = HTTPRequest(method: "POST", url: keys.url + "/auth/v1/signup",
                                  headers: [("apikey", keys.anonKey), ("Content-Type", "application/json")],
                                  body: Array(#"{"email":"wire@example.com","password":"secret123"}"#.utf8))
@@ -135,8 +138,8 @@ import Glibc
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    @Test func failuresAreTyped() async throws {
-        let engine = try HTTPEngine()
+    @Test(arguments: paths) func failuresAreTyped(onLoops: Bool) async throws {
+        let engine = try HTTPEngine(plainHTTPOnLoops: onLoops)
         let (fd, port) = try Self.silentPort()
         defer { close(fd) }
         func kind(_ request: HTTPRequest) async -> WireError.Kind? {

@@ -1,8 +1,9 @@
 internal import CCurl
 
 /// A device's own connection: requests sent on it share one connection cache
-/// (a libcurl share of `CURL_LOCK_DATA_CONNECT`), apart from every other
-/// device's, so each device keeps its own keep-alive connection.
+/// (`LoopHTTP`'s pool for the device, for plain HTTP; a libcurl share of
+/// `CURL_LOCK_DATA_CONNECT` otherwise), apart from every other device's, so
+/// each device keeps its own keep-alive connection.
 public final class HTTPConnection: Sendable {
     let share: HTTPEngine.Handle
     private let engine: HTTPEngine
@@ -23,5 +24,5 @@ public final class HTTPConnection: Sendable {
         self.engine = engine
     }
 
-    deinit { engine.release(share) }
+    deinit { engine.release(share, of: ObjectIdentifier(self)) }
 }

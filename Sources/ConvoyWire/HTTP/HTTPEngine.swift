@@ -7,11 +7,18 @@ import Synchronization
 /// `curl_multi_poll`), and `send` bridges each to async/await. HTTP/1.1 with
 /// keep-alive, HTTP/2 over TLS when the server offers it, TLS verification on.
 ///
+/// Plain `http://` requests without a proxy or a progress callback go, unless
+/// `plainHTTPOnLoops` is off, to `LoopHTTP` instead: NIO's HTTP/1.1 codecs on
+/// the event loops the devices run on, with the same pools and bounds, and no
+/// hop to libcurl's thread and back for each request.
+///
 /// Connections: a request sent on an `HTTPConnection` uses that connection's
 /// own connection cache, so each virtual device holds its own connection as a
 /// phone does; a request sent without one uses the engine's shared pool.
 public final class HTTPEngine: Sendable {
     private let multi: Handle
+    /// Plain HTTP on NIO's loops; nil: everything through libcurl.
+    private let loops: LoopHTTP?
     /// Transfers inside libcurl at once; the rest wait in order on the engine thread.
     private let maxActive: Int
     private let activeCount = Atomic(0)
@@ -19,7 +26,8 @@ public final class HTTPEngine: Sendable {
 
     /// Transfers inside libcurl, and transfers waiting their turn (as of the engine's last round).
     public var load: (active: Int, waiting: Int) {
-        (activeCount.load(ordering: .relaxed), waitingCount.load(ordering: .relaxed))
+        let plain = loops?.load ?? (active: 0, waiting: 0)
+        return (activeCount.load(ordering: .relaxed) + plain.active, waitingCount.load(ordering: .relaxed) + plain.waiting)
     }
     private let inbox = Mutex(Inbox())
 
@@ -54,8 +62,12 @@ public final class HTTPEngine: Sendable {
     /// fallen behind, libcurl's bookkeeping then stays proportional to that
     /// bound instead of to the backlog (removing a handle from a multi with
     /// thousands in it costs time in proportion to them).
-    public init(maxConnections: Int = 0, maxActive: Int = 1024) throws(WireError) {
+    ///
+    /// `plainHTTPOnLoops` false sends plain HTTP through libcurl too (`convoy
+    /// run` does so when `CONVOY_HTTP=curl` is set, for comparison).
+    public init(maxConnections: Int = 0, maxActive: Int = 1024, plainHTTPOnLoops: Bool = true) throws(WireError) {
         self.maxActive = max(1, maxActive)
+        loops = plainHTTPOnLoops ? LoopHTTP(maxActive: maxActive, maxConnections: maxConnections) : nil
         try Curl.ensureReady()
         guard let m = curl_multi_init() else { throw .libraryUnavailable("curl_multi_init failed") }
         multi = Handle(pointer: m)
@@ -79,11 +91,16 @@ public final class HTTPEngine: Sendable {
             box.stopping = true
             curl_multi_wakeup(multi.pointer)
         }
+        loops?.shutdown()
     }
 
     /// Sends `request` and waits for its response. Cancelling the awaiting task
     /// aborts the transfer.
     public func send(_ request: HTTPRequest, on connection: HTTPConnection? = nil) async throws(WireError) -> HTTPResponse {
+        if let loops, request.progress == nil, connection?.proxy == nil, let target = PlainHTTPTarget(request.url) {
+            try Self.validate(request)
+            return try await loops.send(request, to: target, pool: connection.map { .device(ObjectIdentifier($0)) } ?? .shared)
+        }
         let transfer = Transfer(request: request, connection: connection)
         do {
             return try await withTaskCancellationHandler {
@@ -126,8 +143,24 @@ public final class HTTPEngine: Sendable {
     }
 
     /// Frees a device's connection cache on the event thread (or, once the
-    /// engine has stopped, it was freed already).
-    func release(_ share: Handle) { post(.release(share)) }
+    /// engine has stopped, it was freed already), and closes its idle plain-HTTP connections.
+    func release(_ share: Handle, of connection: ObjectIdentifier) {
+        post(.release(share))
+        loops?.drop(.device(connection))
+    }
+
+    /// What libcurl would refuse in a request, refused alike on either path.
+    static func validate(_ request: HTTPRequest) throws(WireError) {
+        if request.body != nil, ["GET", "HEAD"].contains(request.method) {
+            throw .invalidRequest("a \(request.method) request has no body")
+        }
+        if request.headers.contains(where: { ($0.name + $0.value).contains(where: { $0 == "\r" || $0 == "\n" }) }) {
+            throw .invalidRequest("a header name or value holds a line break")
+        }
+        if request.method.isEmpty || !request.method.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-" || $0 == "_") }) {
+            throw .invalidRequest("not an HTTP method: \(request.method)")
+        }
+    }
 
     // MARK: - The event thread
 

@@ -37,7 +37,7 @@ public struct HTTPProgress: Sendable, Equatable {
     }
 }
 
-/// What came back, with what libcurl measured of the transfer.
+/// What came back, with what the engine measured of the transfer.
 public struct HTTPResponse: Sendable {
     public var status: Int
     /// Names lowercased; the last value of a repeated name wins.
