@@ -152,6 +152,10 @@ import Glibc
         }
         #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 0.2)) == .timeout)
         #expect(await kind(HTTPRequest(url: "not a url")) == .invalidRequest)
+        // What either path would write into the request as given is refused before it is sent.
+        #expect(await kind(HTTPRequest(method: "GET / HTTP/1.1\r\nX-Smuggled:", url: "http://127.0.0.1:\(port)/")) == .invalidRequest)
+        #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/", headers: [("X-A", "1\r\nX-B: 2")])) == .invalidRequest)
+        #expect(await kind(HTTPRequest(url: "http://127.0.0.1:\(port)/", body: [1])) == .invalidRequest)
         // A port nothing listens on: take a free one and close it.
         let (closed, closedPort) = try Self.silentPort()
         close(closed)

@@ -97,8 +97,8 @@ public final class HTTPEngine: Sendable {
     /// Sends `request` and waits for its response. Cancelling the awaiting task
     /// aborts the transfer.
     public func send(_ request: HTTPRequest, on connection: HTTPConnection? = nil) async throws(WireError) -> HTTPResponse {
+        try Self.validate(request)
         if let loops, request.progress == nil, connection?.proxy == nil, let target = PlainHTTPTarget(request.url) {
-            try Self.validate(request)
             return try await loops.send(request, to: target, pool: connection.map { .device(ObjectIdentifier($0)) } ?? .shared)
         }
         let transfer = Transfer(request: request, connection: connection)
@@ -149,16 +149,27 @@ public final class HTTPEngine: Sendable {
         loops?.drop(.device(connection))
     }
 
-    /// What libcurl would refuse in a request, refused alike on either path.
+    /// What neither path may send, refused before either sees it: a body on a
+    /// GET or HEAD, a line break in a header (it would start another), and a
+    /// method that is not an HTTP token (both write it into the request line as given).
     static func validate(_ request: HTTPRequest) throws(WireError) {
-        if request.body != nil, ["GET", "HEAD"].contains(request.method) {
+        if request.body != nil, request.method == "GET" || request.method == "HEAD" {
             throw .invalidRequest("a \(request.method) request has no body")
         }
-        if request.headers.contains(where: { ($0.name + $0.value).contains(where: { $0 == "\r" || $0 == "\n" }) }) {
+        func breaks(_ text: String) -> Bool { text.utf8.contains { $0 == 0x0D || $0 == 0x0A } }
+        if request.headers.contains(where: { breaks($0.name) || breaks($0.value) }) {
             throw .invalidRequest("a header name or value holds a line break")
         }
-        if request.method.isEmpty || !request.method.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-" || $0 == "_") }) {
+        if request.method.isEmpty || !request.method.utf8.allSatisfy(Self.isTokenByte) {
             throw .invalidRequest("not an HTTP method: \(request.method)")
+        }
+    }
+
+    /// RFC 9110 §5.6.2's `tchar`.
+    private static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(b)
         }
     }
 

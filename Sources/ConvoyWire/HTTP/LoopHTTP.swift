@@ -43,7 +43,9 @@ final class LoopHTTP: Sendable {
     /// timed out) is tried once more on another, as libcurl does.
     func send(_ request: HTTPRequest, to target: PlainHTTPTarget, pool: PoolKey) async throws(WireError) -> HTTPResponse {
         let head = Self.head(request, target)
-        let timeout = TimeAmount.nanoseconds(Int64(min(max(0.001, request.timeout), 86_400) * 1e9))
+        // At most a day, as on libcurl's path; an infinite or absurd timeout means that.
+        let seconds = request.timeout.isFinite ? min(max(0.001, request.timeout), 86_400) : 86_400
+        let timeout = TimeAmount.nanoseconds(Int64(seconds * 1e9))
         let ticket = Ticket()
         do {
             return try await withTaskCancellationHandler {
@@ -190,7 +192,8 @@ final class LoopHTTP: Sendable {
     /// A lease for a request now, if the bounds allow one.
     private func grant(_ s: inout State, _ key: PoolKey, _ origin: Origin, on loop: (any EventLoop)?) -> Lease? {
         guard s.active < maxActive else { return nil }
-        var pool = s.pools[key] ?? Pool()
+        // Taken out while it changes, so that its idle list is not copied (it would be, shared with the dictionary).
+        var pool = s.pools.removeValue(forKey: key) ?? Pool()
         defer { s.pools[key] = pool }
         let here = loop.flatMap { l in pool.idle.lastIndex { $0.origin == origin && $0.channel.eventLoop === l } }
         if let i = here ?? pool.idle.lastIndex(where: { $0.origin == origin }) {

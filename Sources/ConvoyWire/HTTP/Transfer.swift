@@ -70,14 +70,6 @@ final class Transfer: @unchecked Sendable {
         case "HEAD": _ = convoy_easy_setopt_long(h, CURLOPT_NOBODY, 1)
         default: ok = ok && convoy_easy_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, request.method) == CURLE_OK
         }
-        if request.body != nil, ["GET", "HEAD"].contains(request.method) {
-            finish(.failure(.invalidRequest("a \(request.method) request has no body")))
-            return nil
-        }
-        if request.headers.contains(where: { ($0.name + $0.value).contains(where: { $0 == "\r" || $0 == "\n" }) }) {
-            finish(.failure(.invalidRequest("a header name or value holds a line break")))
-            return nil
-        }
         let body = request.body ?? (["POST", "PUT", "PATCH"].contains(request.method) ? [] : nil)
         if let body {
             _ = convoy_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
