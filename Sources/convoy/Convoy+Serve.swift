@@ -105,7 +105,7 @@ extension Convoy {
         @Option(name: .customLong("body-timeout"), help: "A request's body must be complete this long after its head (later: 408 and closed).")
         var bodyTimeout: DurationArgument = DurationArgument(argument: "30s")!
 
-        @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request under way after this long.")
+        @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request under way, or a Realtime socket whose client sent nothing, after this long.")
         var idleTimeout: DurationArgument = DurationArgument(argument: "60s")!
 
         @Option(name: .customLong("storage-dir"), help: ArgumentHelp(

@@ -1,3 +1,4 @@
+import ConvoyWire
 import Foundation
 import Testing
 @testable import ConvoyServer
@@ -213,6 +214,40 @@ import Testing
         let (bytes, closed) = await client.read(within: Self.bound)
         #expect(Self.closeCode(bytes) == 1007)
         #expect(closed)
+        await server.stop()
+    }
+
+    /// A client's text frame, masked as RFC 6455 requires (short: under 126 bytes).
+    static func maskedText(_ text: String) -> [UInt8] {
+        let payload = Array(text.utf8), mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        precondition(payload.count < 126)
+        return [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $1 ^ mask[$0 % 4] }
+    }
+
+    /// Supabase's Realtime (Phoenix on Cowboy) closes a socket it heard nothing
+    /// from for its idle timeout with close 1000, and pings no one; a message
+    /// from the client starts the clock again.
+    @Test func idleRealtimeSocketIsClosedWith1000() async throws {
+        let server = try await Self.server { $0.idleTimeout = 60 }
+        let quiet = try await Self.upgradedClient(server)
+        let talking = try await Self.upgradedClient(server)
+        server.clock.advance(by: 50)
+        talking.send(Self.maskedText(#"{"topic":"phoenix","event":"heartbeat","payload":{},"ref":"7"}"#))
+        let (reply, _) = await talking.read(within: Self.bound) { String(decoding: $0, as: UTF8.self).contains("phx_reply") }
+        #expect(String(decoding: reply, as: UTF8.self).contains(#""ref":"7""#))
+        // 61 s after the upgrade: the quiet one goes, the one heard at 50 s stays.
+        server.clock.advance(by: 11)
+        #expect(server.server.closeIdleRealtime() == 1)
+        let (bytes, closed) = await quiet.read(within: Self.bound)
+        #expect(Self.closeCode(bytes) == 1000)
+        #expect(closed)
+        #expect(server.server.closeIdleRealtime() == 0, "a socket being closed is not closed again")
+        // 61 s after its heartbeat, the other goes too.
+        server.clock.advance(by: 50)
+        #expect(server.server.closeIdleRealtime() == 1)
+        let (last, lastClosed) = await talking.read(within: Self.bound)
+        #expect(Self.closeCode(last) == 1000)
+        #expect(lastClosed)
         await server.stop()
     }
 }

@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     public var autoEndAfter: Double = 600
     /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
     public var housekeeps = true
+    /// Whether Realtime sockets idle for `limits.idleTimeout` are closed on their own (every
+    /// sixth of it); tests close them by hand (`closeIdleRealtime`).
+    public var sweepsIdleRealtime = true
     /// Where Storage keeps object bytes (`--storage-dir`). Nil: beside the SQLite
     /// file (`<file>.objects`), or with PostgreSQL a temporary directory removed
     /// at shutdown.
@@ -108,6 +111,7 @@ public struct ServerConfiguration: Sendable {
     public static let testing: ServerConfiguration = {
         var c = ServerConfiguration(port: 0, purgeEvery: 0)
         c.housekeeps = false
+        c.sweepsIdleRealtime = false
         return c
     }()
 

@@ -34,6 +34,8 @@ public final class ReferenceServer: Sendable {
     let purger: RetentionPurger
     /// The app's periodic work (Survale: auto-end).
     let housekeeper: Housekeeper
+    /// Closes Realtime sockets idle for the idle timeout.
+    let idleSweep: RealtimeIdleSweep
     /// Storage's buckets and objects (`/storage/v1`).
     let objects: ObjectStorage
     let anonKey: String
@@ -115,6 +117,7 @@ public final class ReferenceServer: Sendable {
         housekeeper = Housekeeper(app: app, context: HousekeepingContext(sqlite: sqlite, postgres: postgres, clock: clock, configuration: configuration,
                                                                          channelUsers: { hub.privateChannelUsers() }),
                                   every: app.housekeepingEvery(configuration), logger: logger)
+        idleSweep = RealtimeIdleSweep(hub: hub, clock: clock, timeout: configuration.limits.idleTimeout)
         let files = ObjectFiles(root: objectRoot)
         try files.prepare()
         let objects = ObjectStorage(catalog: catalog, files: files, signer: SignedURLs(keys: tokens.keys, clock: clock), clock: clock,
@@ -143,6 +146,11 @@ public final class ReferenceServer: Sendable {
     public func removeObjects(bucket: String, names: [String]) async throws -> Int {
         try await objects.purge(bucket: bucket, names: names)
     }
+
+    /// One sweep of idle Realtime sockets now (the background job runs it every sixth of
+    /// the idle timeout): closes those whose client sent nothing for `limits.idleTimeout`; how many.
+    @discardableResult
+    public func closeIdleRealtime() -> Int { idleSweep.once() }
 
     /// The purge loop with an injected wait, for tests in compressed time.
     func runPurges(every: Double, sleep: @escaping @Sendable (Double) async throws -> Void) async {
@@ -201,6 +209,7 @@ public final class ReferenceServer: Sendable {
         }
         if configuration.purgeEvery > 0 { services.append(.init(service: purger)) }
         if configuration.housekeeps, (housekeeper.every ?? 0) > 0 { services.append(.init(service: housekeeper)) }
+        if configuration.sweepsIdleRealtime { services.append(.init(service: idleSweep)) }
         // The application ending (a graceful shutdown) ends the rest gracefully too.
         services.append(.init(service: app, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
@@ -219,7 +228,9 @@ extension ReferenceServer {
             maxHeaderFieldCount: limits.maxHeaderCount)
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(httpDecoderConfiguration: decoder),
-            ws: .init(maxFrameSize: RealtimeRoutes.maxMessage, validateUTF8: true))
+            // No pings of its own, as Supabase's Realtime sends none: an idle socket is closed by
+            // `RealtimeIdleSweep` instead (Phoenix's idle timeout).
+            ws: .init(maxFrameSize: RealtimeRoutes.maxMessage, autoPing: .disabled, validateUTF8: true))
         let webSocketResponder = webSocketRouter.buildResponder()
         return HTTPServerBuilder { responder in
             GuardedHTTPChannel(

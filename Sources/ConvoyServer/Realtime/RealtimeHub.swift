@@ -84,6 +84,16 @@ final class RealtimeHub: Sendable {
         }
     }
 
+    /// Closes every connection whose client sent nothing since monotonic
+    /// second `cutoff` (close 1000, as Phoenix does after its idle timeout);
+    /// how many. Their sessions end as for any close.
+    @discardableResult
+    func closeIdle(heardBefore cutoff: Double) -> Int {
+        let idle = state.withLock { s in s.sinks.values.filter { !$0.isClosed && $0.lastHeard < cutoff } }
+        for outlet in idle { outlet.closeIdle() }
+        return idle.count
+    }
+
     func disconnect(_ id: ConnectionID) {
         let topics = state.withLock { s in Array(s.channels[id]?.keys ?? [:].keys) }
         for t in topics { leave(id, topic: t) }

@@ -13,19 +13,39 @@ import Synchronization
 /// A client that stops reading is closed (1008) once `maxUnwritable` frames
 /// were sent while its channel could take no more (NIO's high-water mark),
 /// as the queue of the old writer task closed it.
+///
+/// It also keeps when the client last sent a message, for the idle close
+/// (`RealtimeHub.closeIdle`): Supabase's Realtime (Phoenix on Cowboy) closes
+/// a socket that sent nothing for 60 s and never pings a client itself.
 final class RealtimeOutlet: Sendable {
     let channel: any Channel
     let maxUnwritable: Int
     private let unwritable = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
+    /// The monotonic second of the client's last message (a `Double`'s bits).
+    private let heard: Atomic<UInt64>
 
     /// Frames sent to a connection while its send buffer is full before it counts as not reading and is closed.
     static let maxUnwritable = 8192
 
-    init(channel: any Channel, maxUnwritable: Int = RealtimeOutlet.maxUnwritable) {
+    /// `heardAt`: the monotonic second the connection opened (its idle clock starts there).
+    init(channel: any Channel, maxUnwritable: Int = RealtimeOutlet.maxUnwritable, heardAt: Double = 0) {
         self.channel = channel
         self.maxUnwritable = maxUnwritable
+        heard = Atomic(heardAt.bitPattern)
     }
+
+    /// Whether the outlet closed (the session ended, or it shut the connection).
+    var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// The client sent a message at monotonic second `now`.
+    func heard(at now: Double) { heard.store(now.bitPattern, ordering: .relaxed) }
+
+    /// The monotonic second of the client's last message (or of the upgrade).
+    var lastHeard: Double { Double(bitPattern: heard.load(ordering: .relaxed)) }
+
+    /// Closes an idle connection as Cowboy's `idle_timeout` does: close frame 1000, then the socket.
+    func closeIdle() { shut(.normalClosure, reason: "") }
 
     /// Queues a text frame; false once the outlet is closed (or closes now).
     @discardableResult

@@ -20,7 +20,7 @@ struct RealtimeRoutes: Sendable {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let apikey = context.request.uri.queryParameters["apikey"].map(String.init) ?? ""
-            let outlet = RealtimeOutlet(channel: context.requestContext.channel)
+            let outlet = RealtimeOutlet(channel: context.requestContext.channel, heardAt: clock.now())
             let id = hub.connect(outlet)
             let session = RealtimeSession(id: id, hub: hub, tokens: tokens, authorizer: authorizer, clock: clock,
                                           apikey: apikey)
@@ -28,6 +28,7 @@ struct RealtimeRoutes: Sendable {
             // closes with its code once this returns), nothing more is sent after it.
             defer { hub.disconnect(id) }
             for try await message in inbound.messages(maxSize: Self.maxMessage) {
+                outlet.heard(at: clock.now())
                 if case .text(let text) = message { await session.handle(text) }
             }
         }
