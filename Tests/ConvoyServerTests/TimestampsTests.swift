@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import ConvoyServer
+
+/// `Timestamps.format` is written by hand from the Gregorian reform on; Foundation's
+/// ISO 8601 formatter (Julian before it, as `Timestamps.parse` reads) is its oracle.
+@Suite struct TimestampsTests {
+    /// What Foundation writes for `date` in PostgreSQL's shape (the formatter the hand-written one replaced).
+    static func foundation(_ date: Date) -> String {
+        let t = min(max(date.timeIntervalSince1970, Timestamps.range.lowerBound), Timestamps.range.upperBound)
+        let micros = Int64((t * 1_000_000).rounded(.down))
+        var seconds = micros / 1_000_000, fraction = micros % 1_000_000
+        if fraction < 0 {
+            fraction += 1_000_000
+            seconds -= 1
+        }
+        let base = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle()).dropLast()
+        let text = String(fraction)
+        return "\(base).\(String(repeating: "0", count: 6 - text.count))\(text)+00:00"
+    }
+
+    @Test(arguments: [
+        "0001-01-01T00:00:00Z", "1582-10-04T23:59:59Z", "1582-10-15T00:00:00Z", "1600-02-29T12:00:00Z", "1899-12-31T23:59:59Z", "1900-03-01T00:00:00Z",
+        "1969-12-31T23:59:59Z", "1970-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2024-12-31T23:59:59Z",
+        "2100-02-28T00:00:00Z", "2100-03-01T00:00:00Z", "9999-12-31T23:59:59Z",
+    ])
+    func calendarEdgesMatchFoundation(_ text: String) throws {
+        let date = try Date.ISO8601FormatStyle().parse(text)
+        for offset in [0, 0.25, 0.999_999, -0.000_001] {
+            let d = date.addingTimeInterval(offset)
+            #expect(Timestamps.format(d) == Self.foundation(d), "\(text) + \(offset)")
+        }
+    }
+
+    @Test func randomInstantsMatchFoundation() {
+        var rng = SplitMix(seed: 20261128)
+        for _ in 0..<2_000 {
+            let micros = Int64.random(in: Int64(Timestamps.range.lowerBound) * 1_000_000 ... Int64(Timestamps.range.upperBound) * 1_000_000,
+                                      using: &rng)
+            let date = Date(timeIntervalSince1970: Double(micros) / 1e6)
+            #expect(Timestamps.format(date) == Self.foundation(date))
+        }
+    }
+
+    @Test func outOfRangeIsClampedToTheYears0001To9999() {
+        let first = Date(timeIntervalSince1970: Timestamps.range.lowerBound)
+        #expect(Timestamps.format(Date(timeIntervalSince1970: -1e13)) == Timestamps.format(first))
+        #expect(Timestamps.format(Date(timeIntervalSince1970: 1e15)).hasPrefix("9999-12-31T23:59:59."))
+    }
+}
+
+/// A seeded generator: the same instants every run.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
