@@ -79,12 +79,19 @@ struct RequestSupport: Sendable {
     }
 
     /// `Prefer` tokens: `return=representation`, `count=exact`, … as a dictionary.
-    static func prefer(_ request: Request) -> [String: String] {
+    static func prefer(_ request: Request) -> [String: String] { preferences(request.headers[values: .prefer]) }
+
+    /// The tokens of `Prefer` header fields; a later one wins, a token without `=` is left out.
+    static func preferences(_ fields: [String]) -> [String: String] {
         var out: [String: String] = [:]
-        for field in request.headers[values: .prefer] {
-            for token in field.split(separator: ",") {
-                let kv = token.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-                if kv.count == 2 { out[String(kv[0])] = String(kv[1]) }
+        for field in fields {
+            for token in field.utf8.split(separator: UInt8(ascii: ",")) {
+                // Optional whitespace around each token (RFC 9110 §5.6.1): spaces and tabs.
+                let isSpace = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+                guard let start = token.firstIndex(where: { !isSpace($0) }), let end = token.lastIndex(where: { !isSpace($0) })
+                else { continue }
+                let kv = token[start...end].split(separator: UInt8(ascii: "="), maxSplits: 1)
+                if kv.count == 2 { out[String(decoding: kv[0], as: UTF8.self)] = String(decoding: kv[1], as: UTF8.self) }
             }
         }
         return out
