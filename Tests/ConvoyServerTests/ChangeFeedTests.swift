@@ -56,6 +56,33 @@ import Testing
         await s.stop()
     }
 
+    /// Writes made at once (on SQLite one runs on its caller's thread, the others
+    /// wait for the writer's queue) each commit and reach Realtime exactly once.
+    @Test(arguments: TestStore.all) func concurrentWritesEachReachRealtimeOnce(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp()
+        let alice = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await alice.join("realtime:a", token: a.token, changes: Self.invitesAndFriendships)
+        let codes = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<40 {
+                group.addTask {
+                    let reply = try await s.request("POST", "/rest/v1/rpc/create_invite", body: ["preference": "general"], token: a.token)
+                    return reply.object["code"] as? String
+                }
+            }
+            var out: [String] = []
+            for try await code in group { if let code { out.append(code) } }
+            return out
+        }
+        #expect(codes.count == 40 && Set(codes).count == 40)
+        var heard: [String] = []
+        for _ in 0..<40 { heard.append(Self.record(try await alice.next(Self.change("invites", "INSERT")))["code"] as? String ?? "") }
+        #expect(Set(heard) == Set(codes))
+        try await alice.sync()
+        #expect(await alice.count("postgres_changes") == 0, "no change twice")
+        await s.stop()
+    }
+
     /// The SQLite store's writes go to the feed after COMMIT, never on rollback:
     /// a bulk insert refused half way sends nothing.
     @Test func aRolledBackWriteSendsNothing() async throws {

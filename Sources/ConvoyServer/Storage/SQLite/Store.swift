@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The embedded SQLite store (GRDB, WAL). One file holds the auth tables and
 /// the app's (`ServerApp.sqliteMigrations`); policies are enforced in Swift
@@ -39,15 +40,34 @@ final class Store: Sendable {
     /// change feed right after COMMIT, on the serial writer queue — in commit
     /// order, as logical replication delivers them; never on rollback.
     func write<T: Sendable>(at now: String, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
-        try await pool.write { [feed] db in
-            let transaction = SQLiteTransaction(db: db, now: now)
-            let value = try body(transaction)
-            let changes = transaction.changes
-            if let feed, !changes.isEmpty {
-                db.afterNextTransaction { db in feed.publish(changes, in: db) }
-            }
-            return value
+        // One write at a time runs on the caller's own thread: GRDB's synchronous write is a
+        // `dispatch_sync` onto the writer's queue, which libdispatch runs on the calling thread,
+        // so a request's insert takes no hop to the writer's thread and back (at 3,000 phones:
+        // 9 % fewer voluntary context switches in convoy serve). Only one: a caller blocks while the writer is
+        // busy (a purge, say), and the other task threads must stay free for everything
+        // else; the rest await the writer's queue as before.
+        if inlineWriter.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            defer { inlineWriter.store(false, ordering: .releasing) }
+            return try writeNow(at: now, body)
         }
+        return try await pool.write { [self] db in try transaction(db, at: now, body) }
+    }
+
+    /// Whether a caller is writing on its own thread now.
+    private let inlineWriter = Atomic<Bool>(false)
+
+    private func writeNow<T>(at now: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        try pool.write { db in try transaction(db, at: now, body) }
+    }
+
+    private func transaction<T>(_ db: Database, at now: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let transaction = SQLiteTransaction(db: db, now: now)
+        let value = try body(transaction)
+        let changes = transaction.changes
+        if let feed, !changes.isEmpty {
+            db.afterNextTransaction { [feed] db in feed.publish(changes, in: db) }
+        }
+        return value
     }
 
     /// The auth tables, then the app's. The first identifier is what files
