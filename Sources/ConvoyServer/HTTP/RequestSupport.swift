@@ -83,11 +83,11 @@ struct RequestSupport: Sendable {
 
     /// The tokens of `Prefer` header fields; a later one wins, a token without `=` is left out.
     static func preferences(_ fields: [String]) -> [String: String] {
+        // Optional whitespace around each token (RFC 9110 §5.6.1): spaces and tabs.
+        func isSpace(_ b: UInt8) -> Bool { b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
         var out: [String: String] = [:]
         for field in fields {
             for token in field.utf8.split(separator: UInt8(ascii: ",")) {
-                // Optional whitespace around each token (RFC 9110 §5.6.1): spaces and tabs.
-                let isSpace = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
                 guard let start = token.firstIndex(where: { !isSpace($0) }), let end = token.lastIndex(where: { !isSpace($0) })
                 else { continue }
                 let kv = token[start...end].split(separator: UInt8(ascii: "="), maxSplits: 1)

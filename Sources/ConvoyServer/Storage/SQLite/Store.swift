@@ -56,6 +56,7 @@ final class Store: Sendable {
     /// Whether a caller is writing on its own thread now.
     private let inlineWriter = Atomic<Bool>(false)
 
+    /// GRDB's synchronous write (an async function would be handed its async overload).
     private func writeNow<T>(at now: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         try pool.write { db in try transaction(db, at: now, body) }
     }
