@@ -31,6 +31,7 @@ import ConvoyTestSupport
 
     @Test func aPassingRunExitsZeroAndWritesItsResults() async throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         // Loss is bounded loosely: on a starved CI machine a late insert can make an update stale.
         let file = try Self.scenario(thresholds: ["delivery.loss < 20%", "decrypt_failures == 0"], in: dir)
         let out = dir.appendingPathComponent("results")
@@ -67,6 +68,7 @@ import ConvoyTestSupport
 
     @Test func prometheusScrapesTheRunWhileItRuns() async throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let file = try Self.scenario(thresholds: [], in: dir)
         let process = TestProcess()
         process.executableURL = CLI.binary
@@ -106,6 +108,7 @@ import ConvoyTestSupport
 
     @Test func aProbeThatLeaksFailsTheRunEvenWhenEveryThresholdHolds() async throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         // A probe that "leaks" by design: reading a stranger's public key is allowed (keys are public), so it always leaks.
         try """
             catalogue: leaky
@@ -162,6 +165,7 @@ import ConvoyTestSupport
 
     @Test func failedThresholdsExitNinetyNineAndTheRosterIsPrivate() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let file = try Self.scenario(thresholds: ["e2e_latency.p99 < 1us", "delivery.loss < 20%"], in: dir)
         let out = dir.appendingPathComponent("results")
         let r = try CLI.run("run", file, "--out", out.path, "--drain", "2s", "--keep-roster")
@@ -187,6 +191,7 @@ import ConvoyTestSupport
 
     @Test func aBadScenarioIsBadInputNamingFileLineAndKey() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("bad.yaml").path
         try "name: bad\ngroups:\n  - name: g\n    count: 3\n    cadense: 10s\n".write(toFile: path, atomically: true, encoding: .utf8)
         let r = try CLI.run("run", path, "--out", dir.appendingPathComponent("r").path)
@@ -207,6 +212,7 @@ import ConvoyTestSupport
 
     @Test func sigintStopsGracefullyAndTheSummaryIsMarkedIncomplete() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("long.yaml").path
         try """
             name: long
@@ -245,6 +251,7 @@ import ConvoyTestSupport
 
     @Test func moreDevicesThanOpenFilesAllowIsRefusedBeforeTheRun() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let file = try Self.scenario(thresholds: [], in: dir)
         let r = try CLI.run("run", file, "--devices", "1000000", "--out", dir.appendingPathComponent("r").path)
         #expect(r.status == 1, "\(r.stderr)")
@@ -253,6 +260,7 @@ import ConvoyTestSupport
 
     @Test func anUnreachableTargetIsARuntimeFailure() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let file = try Self.scenario(thresholds: [], in: dir)
         let r = try CLI.run("run", file, "--target", "http://127.0.0.1:1", "--anon-key", "k", "--out", dir.appendingPathComponent("r").path)
         #expect(r.status == 1, "\(r.stderr)")

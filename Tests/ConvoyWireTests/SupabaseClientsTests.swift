@@ -117,6 +117,61 @@ import Testing
         serving.cancel()
     }
 
+    /// With no injected wait, heartbeats fall due on the 100 ms grid, 25 s after the last (rounded up):
+    /// a phone connected at 0.03 s heartbeats at 25.1 s and then at 50.1 s.
+    @Test func heartbeatsFallDueOnTheGrid() async throws {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let (frames, frameSink) = AsyncStream<String>.makeStream()
+        router.ws("realtime/v1/websocket") { _, _ in .upgrade([:]) } onUpgrade: { inbound, _, _ in
+            for try await message in inbound.messages(maxSize: 1 << 20) {
+                if case .text(let text) = message { frameSink.yield(text) }  // reads, never replies
+            }
+        }
+        let (ready, readySink) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let app = Application(router: Router(), server: .http1WebSocketUpgrade(webSocketRouter: router),
+                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { readySink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let serving = Task { try await app.runService() }
+        var ports = ready.makeAsyncIterator()
+        let port = try #require(await ports.next())
+
+        let clock = ManualClock()
+        clock.advance(to: 0.03)
+        let realtime = RealtimeClient(url: "ws://127.0.0.1:\(port)/realtime/v1/websocket?apikey=k&vsn=1.0.0", accessToken: "t",
+                                      clock: clock, backoffWait: { _ in try await Task.sleep(for: .seconds(3600)) })
+        let running = Task { await realtime.run() }
+        var events = realtime.events.makeAsyncIterator()
+        #expect(try await Self.next(&events) { if case .connected(let a) = $0 { a } else { nil } } == 0)
+        // The heartbeat's timer, once set: the only one at 25 s or later (the open's deadline is 20.03 s).
+        let first = await clock.sleeper { $0 >= 25 }
+        try #require(abs(first - 25.1) < 1e-9, "due at \(first)")  // (required: otherwise the frame below never comes)
+        clock.advance(to: first)
+        var received = frames.makeAsyncIterator()
+        let frame = try #require(await received.next())
+        #expect(frame.contains("\"heartbeat\""), "\(frame)")
+        // The server never answered: the next heartbeat finds this one pending, on the grid again.
+        let second = await clock.sleeper { $0 > 26 }
+        #expect(abs(second - 50.1) < 1e-9, "due at \(second)")
+        running.cancel()
+        serving.cancel()
+    }
+
+    /// The due time itself: at or after `interval`, within one grid step, on the grid; short intervals
+    /// (as tests use) unchanged.
+    @Test func heartbeatDueTimesAreOnTheGrid() {
+        let grid = RealtimeClient.heartbeatGrid
+        for t in stride(from: 0.0, to: 3.0, by: 0.0137) {
+            let due = RealtimeClient.heartbeatDue(after: t, interval: 25)
+            #expect(due >= t + 25 - 1e-6 && due < t + 25 + grid, "\(t) -> \(due)")
+            #expect(abs(due / grid - (due / grid).rounded()) < 1e-6, "\(t) -> \(due)")
+        }
+        #expect(RealtimeClient.heartbeatDue(after: 0, interval: 25) == 25)
+        #expect(abs(RealtimeClient.heartbeatDue(after: 1.000000001, interval: 25) - 26) < 1e-9)
+        #expect(RealtimeClient.heartbeatDue(after: 0.123, interval: 0.5) == 0.623)
+    }
+
     /// A server that takes the connection and never answers the upgrade (a stalled handshake, a
     /// proxy tunnel cut mid-way): the attempt is given up after `openTimeout`, and the client tries again.
     @Test func aConnectionThatNeverOpensIsGivenUpAndTriedAgain() async throws {

@@ -55,9 +55,14 @@ public final class ManualClock: ConvoyClock {
         var deadline: Double
         var continuation: CheckedContinuation<Void, any Error>
     }
+    private struct Watcher {
+        var matches: @Sendable (Double) -> Bool
+        var continuation: CheckedContinuation<Double, Never>
+    }
     private struct State {
         var now = 0.0
         var sleepers: [UInt64: Sleeper] = [:]
+        var watchers: [Watcher] = []
         var next: UInt64 = 0
     }
     private let state = Mutex(State())
@@ -83,6 +88,19 @@ public final class ManualClock: ConvoyClock {
 
     public func advance(by seconds: Double) { advance(to: now() + seconds) }
 
+    /// Waits until something sleeps until a deadline that `matches` (returns at once if something does
+    /// now) and returns that deadline: a test learns that a timer is set, and to what, before it moves the clock.
+    public func sleeper(where matches: @escaping @Sendable (Double) -> Bool) async -> Double {
+        await withCheckedContinuation { (c: CheckedContinuation<Double, Never>) in
+            let now = state.withLock { s -> Double? in
+                if let found = s.sleepers.values.map(\.deadline).sorted().first(where: matches) { return found }
+                s.watchers.append(Watcher(matches: matches, continuation: c))
+                return nil
+            }
+            if let now { c.resume(returning: now) }
+        }
+    }
+
     public func sleep(until deadline: Double) async throws {
         let id = state.withLock { s -> UInt64 in
             s.next += 1
@@ -90,13 +108,16 @@ public final class ManualClock: ConvoyClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let now = state.withLock { s -> Result<Void, any Error>? in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if s.now >= deadline { return .success(()) }
+                let (now, watching) = state.withLock { s -> (Result<Void, any Error>?, [Watcher]) in
+                    if Task.isCancelled { return (.failure(CancellationError()), []) }
+                    if s.now >= deadline { return (.success(()), []) }
                     s.sleepers[id] = Sleeper(deadline: deadline, continuation: c)
-                    return nil
+                    let watching = s.watchers.filter { $0.matches(deadline) }
+                    s.watchers.removeAll { $0.matches(deadline) }
+                    return (nil, watching)
                 }
                 if let now { c.resume(with: now) }
+                for w in watching { w.continuation.resume(returning: deadline) }
             }
         } onCancel: {
             let c = state.withLock { $0.sleepers.removeValue(forKey: id) }
