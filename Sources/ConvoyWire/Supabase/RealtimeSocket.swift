@@ -63,7 +63,7 @@ final class RealtimeSocket: Sendable {
                      onText: @escaping @Sendable (String) -> Void) -> Attempt {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let attempt = Attempt(promise: loop.makePromise(of: RealtimeSocket.self))
-        guard let target = Target(url) else {
+        guard let target = Target.parsed(url) else {
             attempt.fail(Failure(description: "not a websocket URL: \(url)"))
             return attempt
         }
@@ -75,7 +75,14 @@ final class RealtimeSocket: Sendable {
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(OpenWatch(attempt: attempt)) }
             }
         let (host, port) = proxy.map { ($0.host, $0.port) } ?? (target.host, target.port)
-        bootstrap.connect(host: host, port: port).whenComplete { result in
+        // An address given as one (the usual 127.0.0.1) is connected to as it is: `connect(host:)` would resolve
+        // it with getaddrinfo on a thread of its own, and race the answers, for every phone's connection.
+        let connecting = if let address = try? SocketAddress(ipAddress: host, port: port) {
+            bootstrap.connect(to: address)
+        } else {
+            bootstrap.connect(host: host, port: port)
+        }
+        connecting.whenComplete { result in
             switch result {
             case .failure(let error):
                 attempt.fail(error)
@@ -203,6 +210,15 @@ final class RealtimeSocket: Sendable {
             let path = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
             uri = c.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
         }
+
+        /// `Target(url)`, the last URL's remembered: a fleet's phones all open the same one.
+        static func parsed(_ url: String) -> Target? {
+            if let last = lastParsed.withLock({ $0 }), last.url == url { return last.target }
+            guard let target = Target(url) else { return nil }
+            lastParsed.withLock { $0 = (url, target) }
+            return target
+        }
+        private static let lastParsed = Mutex<(url: String, target: Target)?>(nil)
 
         var isIPAddress: Bool { host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." } }
         var hostHeader: String {
