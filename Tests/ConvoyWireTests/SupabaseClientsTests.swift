@@ -85,12 +85,15 @@ import Testing
         await server.stop()
     }
 
-    /// A server that accepts the websocket and never answers: the second
-    /// heartbeat finds the first unanswered and the client drops the connection.
-    @Test func anUnansweredHeartbeatDropsTheConnection() async throws {
+    /// A websocket server at Realtime's path that reads every message and never replies: its port, its task
+    /// (cancel it to stop), and the text messages it read.
+    static func silentRealtimeServer() async throws -> (port: Int, serving: Task<Void, any Error>, frames: AsyncStream<String>) {
         let router = Router(context: BasicWebSocketRequestContext.self)
+        let (frames, frameSink) = AsyncStream<String>.makeStream()
         router.ws("realtime/v1/websocket") { _, _ in .upgrade([:]) } onUpgrade: { inbound, _, _ in
-            for try await _ in inbound.messages(maxSize: 1 << 20) {}  // reads, never replies
+            for try await message in inbound.messages(maxSize: 1 << 20) {
+                if case .text(let text) = message { frameSink.yield(text) }
+            }
         }
         let (ready, readySink) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test")
@@ -101,6 +104,13 @@ import Testing
         let serving = Task { try await app.runService() }
         var ports = ready.makeAsyncIterator()
         let port = try #require(await ports.next())
+        return (port, serving, frames)
+    }
+
+    /// A server that accepts the websocket and never answers: the second
+    /// heartbeat finds the first unanswered and the client drops the connection.
+    @Test func anUnansweredHeartbeatDropsTheConnection() async throws {
+        let (port, serving, _) = try await Self.silentRealtimeServer()
 
         let ticker = Ticker()
         let realtime = RealtimeClient(url: "ws://127.0.0.1:\(port)/realtime/v1/websocket?apikey=k&vsn=1.0.0", accessToken: "t",
@@ -120,22 +130,7 @@ import Testing
     /// With no injected wait, heartbeats fall due on the 100 ms grid, 25 s after the last (rounded up):
     /// a phone connected at 0.03 s heartbeats at 25.1 s and then at 50.1 s.
     @Test func heartbeatsFallDueOnTheGrid() async throws {
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        let (frames, frameSink) = AsyncStream<String>.makeStream()
-        router.ws("realtime/v1/websocket") { _, _ in .upgrade([:]) } onUpgrade: { inbound, _, _ in
-            for try await message in inbound.messages(maxSize: 1 << 20) {
-                if case .text(let text) = message { frameSink.yield(text) }  // reads, never replies
-            }
-        }
-        let (ready, readySink) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let app = Application(router: Router(), server: .http1WebSocketUpgrade(webSocketRouter: router),
-                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { readySink.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let serving = Task { try await app.runService() }
-        var ports = ready.makeAsyncIterator()
-        let port = try #require(await ports.next())
+        let (port, serving, frames) = try await Self.silentRealtimeServer()
 
         let clock = ManualClock()
         clock.advance(to: 0.03)
