@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -58,7 +59,9 @@ let package = Package(
 
         // Leaves. ConvoySodium is the one wrapper of libsodium (keys, boxes, AEAD,
         // signatures, Argon2id); ConvoyCrypto holds the app envelopes on top of it.
-        .target(name: "ConvoySodium", dependencies: ["CSodium"], swiftSettings: swiftSettings),
+        // X25519 from swift-crypto (BoringSSL); the rest of the sealed box is libsodium's.
+        .target(name: "ConvoySodium", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: swiftSettings),
         // A strict JSON reader straight from UTF-8 bytes, for the hot paths (Realtime frames, payloads).
         .target(name: "ConvoyJSON", swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "ConvoyJSON", "CZlib"], swiftSettings: swiftSettings),

@@ -31,11 +31,18 @@ let plain = try payload.jsonBytes()
 let sealedRaw = try SealedBox.seal(plain, to: alice.publicKey)
 let envelope = try GreenBoxEnvelope.seal(payload, to: alice.publicKey)
 let n = 2000
-results.append(try Bench.measure("crypto_box_seal (\(plain.count) B JSON)", batch: n) {
+results.append(try Bench.measure("sealed box: seal (\(plain.count) B JSON)", batch: n) {
     for _ in 0..<n { blackHole(try SealedBox.seal(plain, to: alice.publicKey)) }
 })
-results.append(try Bench.measure("crypto_box_seal_open", batch: n) {
+results.append(try Bench.measure("sealed box: open", batch: n) {
     for _ in 0..<n { blackHole(try SealedBox.open(sealedRaw, with: alice)) }
+})
+// The same boxes with libsodium's own X25519 (ref10/sandy2x) instead of BoringSSL's.
+results.append(try Bench.measure("  libsodium crypto_box_seal", batch: n) {
+    for _ in 0..<n { blackHole(SealedBox.sealedByLibsodium(plain, to: alice.publicKey)) }
+})
+results.append(try Bench.measure("  libsodium crypto_box_seal_open", batch: n) {
+    for _ in 0..<n { blackHole(SealedBox.openedByLibsodium(sealedRaw, with: alice)) }
 })
 results.append(try Bench.measure("Green Box seal (JSON + seal + Base64)", batch: n) {
     for _ in 0..<n { blackHole(try GreenBoxEnvelope.seal(payload, to: alice.publicKey)) }

@@ -1,10 +1,14 @@
 internal import CSodium
+internal import Crypto
 
 /// An X25519 key pair for `crypto_box_seal` (Green Box, and the QuickPic key wrap).
 /// The secret key is zeroed when the pair is released and never printed.
 public struct BoxKeyPair: Sendable, CustomStringConvertible {
     public let publicKey: PublicKey
     public let secretKey: SecretBytes
+    /// The same secret as BoringSSL's X25519 key, made once: `SealedBox.open`
+    /// agrees with it (its copy of the secret is zeroed when released, too).
+    let agreementKey: Curve25519.KeyAgreement.PrivateKey
 
     /// A fresh key pair (`crypto_box_keypair`).
     public init() throws(CryptoError) {
@@ -16,6 +20,7 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
         }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk
+        self.agreementKey = try Self.agreementKey(sk)
     }
 
     /// Restores a key pair from its 32-byte secret key; the public key is derived.
@@ -38,6 +43,15 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
         guard rc == 0 else { throw .badKey("the secret key is not a usable X25519 scalar") }
         self.publicKey = try PublicKey(bytes: pk)
         self.secretKey = sk
+        self.agreementKey = try Self.agreementKey(sk)
+    }
+
+    private static func agreementKey(_ sk: SecretBytes) throws(CryptoError) -> Curve25519.KeyAgreement.PrivateKey {
+        do {
+            return try sk.withUnsafeBytes { try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
+        } catch {
+            throw .badKey("the secret key is not a usable X25519 scalar")
+        }
     }
 
     public var description: String { "BoxKeyPair(public: \(publicKey.base64), secret: redacted)" }
