@@ -136,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "convoy-bench",
             dependencies: [
-                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyJSON",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -147,19 +147,21 @@ public enum JSONScanner {
 
         /// The rest of a string with escapes, its plain part so far from `start`.
         mutating func escaped(from start: Int) -> String? {
-            var out: [UInt8] = Array(bytes[start..<at])
+            var out: [UInt8] = []
+            out.reserveCapacity(at - start + 64)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<at]))
             while at < bytes.count {
+                // The run up to the next quote, backslash or control character, in one copy.
+                let run = at
+                while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\"), bytes[at] >= 0x20 { at += 1 }
+                if at > run { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<at])) }
+                guard at < bytes.count else { return nil }
                 let b = bytes[at]
                 if b == UInt8(ascii: "\"") {
                     at += 1
                     return String(validating: out, as: UTF8.self)
                 }
                 if b < 0x20 { return nil }
-                guard b == UInt8(ascii: "\\") else {
-                    out.append(b)
-                    at += 1
-                    continue
-                }
                 guard at + 1 < bytes.count else { return nil }
                 let e = bytes[at + 1]
                 at += 2

@@ -1,6 +1,7 @@
 import ConvoyCrypto
 import ConvoySodium
 import ConvoyGeo
+import ConvoyJSON
 import Foundation
 
 // `make bench`: micro-benchmarks of Convoy's per-update hot path, and with
@@ -58,6 +59,21 @@ results.append(try Bench.measure("QuickPic seal, 64 KiB", batch: 200) {
 })
 results.append(try Bench.measure("QuickPic open, 64 KiB (verify + decrypt)", batch: 200) {
     for _ in 0..<200 { blackHole(try QuickPicEnvelope.open(blob, with: alice, from: bob.publicKey)) }
+})
+
+// A phone's commonest Realtime frame, a change as convoy serve writes one (sorted keys, `/` escaped as
+// JSONSerialization escapes it), read by the client's strict scanner (`RealtimeClient.receiveHot`'s input).
+var changeFrame = #"{"event":"postgres_changes","payload":{"data":{"columns":[{"name":"created_at","type":"timestamptz"},"#
+    + #"{"name":"id","type":"int8"},{"name":"payload","type":"text"},{"name":"recipient_id","type":"uuid"},"#
+    + #"{"name":"sender_id","type":"uuid"}],"commit_timestamp":"2026-11-28T10:00:00.123Z","errors":null,"record":{"#
+    + #""created_at":"2026-11-28T10:00:00.123+00:00","id":123456,"payload":""#
+    + envelope.replacingOccurrences(of: "/", with: "\\/")
+    + #"","recipient_id":"7d0c5f4e-8a51-4b8e-9a43-0f2b3c4d5e6f","sender_id":"1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9"},"#
+    + #""schema":"public","table":"encrypted_locations","type":"INSERT"},"ids":[123456]},"ref":null,"#
+    + #""topic":"realtime:greenbox:7d0c5f4e-8a51-4b8e-9a43-0f2b3c4d5e6f"}"#
+let frameRounds = 20_000
+results.append(Bench.measure("Realtime change frame, JSONScanner (\(changeFrame.utf8.count) B)", batch: frameRounds) {
+    for _ in 0..<frameRounds { blackHole(changeFrame.withUTF8 { JSONScanner.parse($0) }) }
 })
 
 // Geo: what each device does per tick before sealing.
