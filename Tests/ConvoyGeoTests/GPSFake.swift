@@ -22,8 +22,11 @@ final class GPSFake: @unchecked Sendable {
 
     let port: Int
     private let directory: URL
-    private let pid: pid_t
+    private var pid: pid_t
     private var exited = false
+    private let argv: [String]
+    private let environment: [String]
+    private let deviceCount: Int
 
     /// Starts gpsfake replaying `logs` (each its own device), `cycle` seconds
     /// between sentences, looping. Call `waitUntilListening()` before connecting.
@@ -41,9 +44,10 @@ final class GPSFake: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["TMPDIR"] = directory.path
         env["PATH"] = Self.searchPath + ":" + (env["PATH"] ?? "")
-        let argv = [exe, "-P", String(self.port), "-n", "-q", "-c", String(cycle)] + logs
-        pid = try Self.spawn(argv, environment: env.map { "\($0.key)=\($0.value)" },
-                             stderr: directory.appendingPathComponent("gpsfake.err").path)
+        argv = [exe, "-P", String(self.port), "-n", "-q", "-c", String(cycle)] + logs
+        environment = env.map { "\($0.key)=\($0.value)" }
+        deviceCount = logs.count
+        pid = try Self.spawn(argv, environment: environment, stderr: directory.appendingPathComponent("gpsfake.err").path)
     }
 
     deinit { stopNow() }
@@ -58,18 +62,65 @@ final class GPSFake: @unchecked Sendable {
         return !exited
     }
 
-    /// Polls a TCP connect until gpsd accepts one, or fails after `timeout` seconds.
-    func waitUntilListening(timeout: Double = 60) async throws {
+    /// Waits until gpsd accepts a connection and lists every replayed log as a
+    /// device (`?DEVICES`), or fails after `timeout` seconds with gpsfake's stderr.
+    /// gpsd listens before gpsfake has added the devices; a gpsfake that has not
+    /// added them within `deviceTimeout` (seen on a loaded machine: gpsd up, no
+    /// device, no fix ever) is started once more.
+    func waitUntilListening(timeout: Double = 60, deviceTimeout: Double = 20) async throws {
         let deadline = Date().addingTimeInterval(timeout)
+        var restarted = false
+        var devicesDeadline = Date().addingTimeInterval(deviceTimeout)
         while Date() < deadline {
             guard isRunning else {
-                let err = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-                throw Failure(description: "gpsfake exited before listening: \(err)")
+                throw Failure(description: "gpsfake exited before its gpsd listed its devices: \(stderrText)")
             }
-            if Self.accepts(port: port) { return }
+            if Self.accepts(port: port) {
+                if Self.devices(port: port) >= deviceCount { return }
+                if Date() > devicesDeadline {
+                    guard !restarted else { break }
+                    restarted = true
+                    await stop()
+                    exited = false
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                    pid = try Self.spawn(argv, environment: environment, stderr: logPath)
+                    devicesDeadline = Date().addingTimeInterval(deviceTimeout)
+                }
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw Failure(description: "gpsfake did not listen on 127.0.0.1:\(port) within \(timeout) s")
+        throw Failure(description: "gpsfake's gpsd did not list \(deviceCount) device(s) on 127.0.0.1:\(port) within \(timeout) s: \(stderrText)")
+    }
+
+    private var stderrText: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// How many devices gpsd on `port` lists in answer to `?DEVICES;` (0 if it does not answer within a second).
+    static func devices(port: Int) -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var addr = loopback(port: port)
+        let connected = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return 0 }
+        let ask = Array("?DEVICES;\n".utf8)
+        guard write(fd, ask, ask.count) == ask.count else { return 0 }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while received.count < 65_536 {
+            let n = read(fd, &chunk, chunk.count)
+            guard n > 0 else { return 0 }
+            received += chunk[0..<n]
+            // Lines end in CR LF (one Character in Swift: drop the CRs); a DEVICES line is complete when its LF has come.
+            let text = String(decoding: received.filter { $0 != 0x0D }, as: UTF8.self)
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() where line.contains(#""class":"DEVICES""#) {
+                return line.components(separatedBy: #""path":"#).count - 1
+            }
+        }
+        return 0
     }
 
     /// SIGTERM (gpsfake then stops its gpsd and exits), waited for with a deadline;
