@@ -203,6 +203,20 @@ struct GPSDLiveTests {
         while await iterator.next() != nil {}
     }
 
+    /// The helper's readiness: gpsd lists each replayed log as a device once `waitUntilListening` returns,
+    /// and a port nobody listens on lists none.
+    @Test func gpsfakeIsReadyWhenGPSDListsEveryLog() async throws {
+        #expect(GPSFake.available, "gpsfake is required (CONVOY_REQUIRE_GPSD=1)")
+        let a = try Self.shortTrackNMEA(origin: GeoPoint(lat: 46, lon: 14))
+        let b = try Self.shortTrackNMEA(origin: GeoPoint(lat: 45, lon: 13))
+        defer { for p in [a, b] { try? FileManager.default.removeItem(atPath: p) } }
+        let fake = try GPSFake([a, b], cycle: 0.01)
+        try await fake.waitUntilListening()
+        #expect(GPSFake.devices(port: fake.port) == 2)
+        await fake.stop()
+        #expect(GPSFake.devices(port: fake.port) == 0)
+    }
+
     @Test func severalReceiversAreToldApartByDevicePath() async throws {
         #expect(GPSFake.available, "gpsfake is required (CONVOY_REQUIRE_GPSD=1)")
         let north = try Self.shortTrackNMEA(origin: GeoPoint(lat: 46, lon: 14))

@@ -75,17 +75,15 @@ final class GPSFake: @unchecked Sendable {
             guard isRunning else {
                 throw Failure(description: "gpsfake exited before its gpsd listed its devices: \(stderrText)")
             }
-            if Self.accepts(port: port) {
-                if Self.devices(port: port) >= deviceCount { return }
-                if Date() > devicesDeadline {
-                    guard !restarted else { break }
-                    restarted = true
-                    await stop()
-                    exited = false
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                    pid = try Self.spawn(argv, environment: environment, stderr: logPath)
-                    devicesDeadline = Date().addingTimeInterval(deviceTimeout)
-                }
+            if Self.devices(port: port) >= deviceCount { return }
+            if Date() > devicesDeadline {
+                guard !restarted else { break }
+                restarted = true
+                await stop()
+                exited = false
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                pid = try Self.spawn(argv, environment: environment, stderr: logPath)
+                devicesDeadline = Date().addingTimeInterval(deviceTimeout)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -96,16 +94,10 @@ final class GPSFake: @unchecked Sendable {
 
     /// How many devices gpsd on `port` lists in answer to `?DEVICES;` (0 if it does not answer within a second).
     static func devices(port: Int) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return 0 }
+        guard let fd = connected(port: port) else { return 0 }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var addr = loopback(port: port)
-        let connected = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return 0 }
         let ask = Array("?DEVICES;\n".utf8)
         guard write(fd, ask, ask.count) == ask.count else { return 0 }
         var received: [UInt8] = []
@@ -194,14 +186,17 @@ final class GPSFake: @unchecked Sendable {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    static func accepts(port: Int) -> Bool {
+    /// A socket connected to 127.0.0.1:`port` (the caller closes it), or nil.
+    static func connected(port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard fd >= 0 else { return nil }
         var addr = loopback(port: port)
-        return withUnsafePointer(to: &addr) { p in
+        let ok = withUnsafePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
+        if ok { return fd }
+        close(fd)
+        return nil
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

@@ -10,17 +10,14 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
     /// agrees with it (its copy of the secret is zeroed when released, too).
     let agreementKey: Curve25519.KeyAgreement.PrivateKey
 
-    /// A fresh key pair (`crypto_box_keypair`).
+    /// A fresh key pair: 32 random bytes from libsodium, as `crypto_box_keypair` makes them.
     public init() throws(CryptoError) {
         try Sodium.ensureReady()
-        var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
         let sk = SecretBytes(capacity: Int(crypto_box_SECRETKEYBYTES)) { sk in
-            _ = crypto_box_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            randombytes_buf(sk.baseAddress!, sk.count)
             return sk.count
         }
-        self.publicKey = try PublicKey(bytes: pk)
-        self.secretKey = sk
-        self.agreementKey = try Self.agreementKey(sk)
+        try self.init(secret: sk)
     }
 
     /// Restores a key pair from its 32-byte secret key; the public key is derived.
@@ -33,17 +30,17 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
         try self.init(secret: SecretBytes(base64: secretKeyBase64))
     }
 
+    /// The public key is the agreement key's (X25519 of the clamped secret and the base point,
+    /// what `crypto_scalarmult_base` computes), derived once.
     private init(secret sk: SecretBytes) throws(CryptoError) {
         try Sodium.ensureReady()
         guard sk.count == Int(crypto_box_SECRETKEYBYTES) else {
             throw .badKey("an X25519 secret key has 32 bytes, this one has \(sk.count)")
         }
-        var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
-        let rc = sk.withUnsafeBytes { crypto_scalarmult_base(&pk, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-        guard rc == 0 else { throw .badKey("the secret key is not a usable X25519 scalar") }
-        self.publicKey = try PublicKey(bytes: pk)
+        let agreementKey = try Self.agreementKey(sk)
+        self.publicKey = try PublicKey(bytes: Array(agreementKey.publicKey.rawRepresentation))
         self.secretKey = sk
-        self.agreementKey = try Self.agreementKey(sk)
+        self.agreementKey = agreementKey
     }
 
     private static func agreementKey(_ sk: SecretBytes) throws(CryptoError) -> Curve25519.KeyAgreement.PrivateKey {
