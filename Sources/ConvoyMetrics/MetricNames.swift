@@ -128,6 +128,8 @@ extension CounterName {
     public static let tokenRefreshes = CounterName("token_refreshes")
     public static let tokenRefreshFailures = CounterName("token_refresh_failures")
     public static let signInsAgain = CounterName("sign_ins_again")
+    /// Sign-ups that got no answer (a reset, a gateway's 502–504) and were tried again: signed in and finished, or made again.
+    public static let signUpRetries = CounterName("signup_retries")
     // The retry queue (`retry: retry`).
     public static let retryQueued = CounterName("retry_queued")
     public static let retryPosted = CounterName("retry_posted")
@@ -243,7 +245,7 @@ extension CounterName {
         .delivered, .lost, .devices, .devicesNeverSubscribed, .startLateMs,
         .httpRequests, .httpErrors, .reconnects, .disconnects, .realtimeJoinFailures, .realtimeChannelClosed,
         .realtimeRejoins, .realtimeOtherChanges, .backfills, .backfilled, .tokenRefreshes, .tokenRefreshFailures,
-        .signInsAgain, .retryQueued, .retryPosted, .retryGivenUp,
+        .signInsAgain, .signUpRetries, .retryQueued, .retryPosted, .retryGivenUp,
         .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
         .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
         .pairingUnexpectedRequests, .pairingFailures, .pairingRequestsGone, .pairingAcceptedLaterSucceeded, .migrationReinstalls, .migrationReaccepted,

@@ -4,6 +4,7 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// Devices sign up, publish their keys and pair as the social graph says,
@@ -59,6 +60,58 @@ import Testing
             // The anon key is no admin key: the admin API refuses it.
             onboarding.adminKey = keys.anonKey
             await #expect(throws: SupabaseError.self) { try await onboarding.signUp(2) }
+        }
+    }
+
+    /// A reset takes a set-up request's answer (`AnswerLosingProxy`): the sign-up's after the backend made the
+    /// account, or before it had the request; or the key's publication's, likewise. The device ends signed up
+    /// once, with its key published, and says it tried again.
+    @Test(arguments: [(1, true), (1, false), (2, true), (2, false)])
+    func aSignUpWhoseAnswerIsLostIsFinishedOrMadeAgain(lose: Int, forward: Bool) async throws {
+        try await withEmbeddedBackend { embedded, engine in
+            let keys = embedded.keys
+            let upstream = try #require(URLComponents(string: keys.url)?.port)
+            let proxy = try AnswerLosingProxy(upstream: upstream, lose: lose, forward: forward)
+            defer { proxy.stop() }
+            let onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: "http://127.0.0.1:\(proxy.port)", anonKey: keys.anonKey),
+                                        runID: "lost\(lose)\(forward)")
+            let retries = Mutex<[SupabaseError]>([])
+            let account = try await onboarding.signUp(0, on: try HTTPConnection(engine: engine)) { e in retries.withLock { $0.append(e) } }
+            let lost = proxy.seen.withLock(\.lost)
+            #expect(lost == [lose == 1 ? "POST /auth/v1/signup HTTP/1.1" : "POST /rest/v1/users?on_conflict=id HTTP/1.1"])
+            // The sign-up's connection was new, so only Onboarding can try again; the key's went on a reused one,
+            // which the HTTP engine may already have sent again itself (as libcurl does).
+            let tried = retries.withLock { $0.map(\.gotNoAnswer) }
+            #expect(lose == 1 ? tried == [true] : tried.count <= 1 && !tried.contains(false), "\(tried)")
+            // Signed up once, under its email, with the key it holds published.
+            let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.serviceRoleKey)))
+            let users = try await admin.select("users", query: "select=id,public_key", token: keys.serviceRoleKey)
+            #expect(users.count == 1 && users.first?["id"] as? String == account.userID)
+            #expect(users.first?["public_key"] as? String == account.keys.publicKey.base64)
+            let again = try await onboarding.app.signIn(email: onboarding.email(0), password: account.password,
+                                                        via: SupabaseHTTP(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.anonKey)))
+            #expect(again.userID == account.userID)
+        }
+    }
+
+    /// With no retries left, the lost answer is the run's error, and a refusal is never tried again.
+    @Test func aLostAnswerIsTheErrorWhenNoRetryIsLeft() async throws {
+        try await withEmbeddedBackend { embedded, engine in
+            let keys = embedded.keys
+            let proxy = try AnswerLosingProxy(upstream: try #require(URLComponents(string: keys.url)?.port), lose: 1, forward: true)
+            defer { proxy.stop() }
+            var onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: "http://127.0.0.1:\(proxy.port)", anonKey: keys.anonKey),
+                                        runID: "noretry")
+            onboarding.noAnswerRetries = 0
+            let error = await #expect(throws: SupabaseError.self) { try await onboarding.signUp(0) }
+            #expect(error?.gotNoAnswer == true)
+            // A second device whose sign-up is refused (the email is taken: device 0's, made by the lost attempt).
+            onboarding.noAnswerRetries = 4
+            let retries = Mutex(0)
+            let refused = await #expect(throws: SupabaseError.self) {
+                try await onboarding.signUp(0) { _ in retries.withLock { $0 += 1 } }
+            }
+            #expect(refused?.status == 422 && retries.withLock { $0 } == 0)
         }
     }
 }

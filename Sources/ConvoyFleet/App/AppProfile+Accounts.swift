@@ -19,6 +19,10 @@ extension AppProfile {
         return session
     }
 
+    public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await publishKey(keys.publicKey, session: session, via: http)
+    }
+
     public func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
         try await SupabaseAuth(http).signIn(email: email, password: password)
     }

@@ -21,6 +21,10 @@ public protocol AppProfile: Sendable {
     /// `keys`' public key as the app does after sign-up; the session.
     func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
 
+    /// What `signUp` does after the account is made (GoTrue apps: `publishKey`), done again when the answer to a
+    /// sign-up was lost and the device signed in instead (`Onboarding.signUp`).
+    func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
     /// Signs in again with the account's password.
     func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
 

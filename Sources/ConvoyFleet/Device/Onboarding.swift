@@ -43,6 +43,8 @@ public struct Onboarding: Sendable {
     /// Sign up through the admin API with this service key (a confirmed user, then a password sign-in), for
     /// projects that confirm emails; nil: `/signup` as the app does.
     public var adminKey: String?
+    /// How many times a sign-up that got no answer is tried again (`signUp`).
+    public var noAnswerRetries = 4
 
     public init(engine: HTTPEngine, target: SupabaseTarget, runID: String, app: any AppProfile = GreenBoxApp()) {
         (self.engine, self.target, self.runID, self.app) = (engine, target, runID, app)
@@ -53,13 +55,52 @@ public struct Onboarding: Sendable {
 
     /// Signs device `index` up and publishes its public key; with
     /// no `password`, a random one (a sharded run derives it: `Shard.password`).
-    public func signUp(_ index: Int, password given: String? = nil, on connection: HTTPConnection? = nil) async throws -> DeviceAccount {
+    ///
+    /// A sign-up that gets no answer (a reset on a bad network, a gateway's 502–504) may have made the account
+    /// before the answer was lost, so it is not simply sent again: the device signs in with the same password and
+    /// does the rest of the sign-up again (`AppProfile.finishSignUp`), or, when there is no such account, signs up
+    /// again; up to `noAnswerRetries` times, 0.2 s, 0.4 s, 0.8 s … apart. `retried` is called before each.
+    public func signUp(_ index: Int, password given: String? = nil, on connection: HTTPConnection? = nil,
+                       retried: @Sendable (SupabaseError) -> Void = { _ in }) async throws -> DeviceAccount {
         let http = SupabaseHTTP(engine: engine, target: target, connection: connection)
         let email = email(index)
         let password = given ?? Data(Sodium.randomBytes(18)).base64EncodedString()
         let keys = try BoxKeyPair()
-        let session = try await app.signUp(email: email, password: password, keys: keys, adminKey: adminKey, via: http)
-        return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)
+        var attempt = 0
+        while true {
+            switch await signUp(email: email, password: password, keys: keys, resuming: attempt > 0, via: http) {
+            case .success(let session):
+                return DeviceAccount(index: index, email: email, password: password, session: session, keys: keys)
+            case .failure(let error) where error.gotNoAnswer && attempt < noAnswerRetries:
+                attempt += 1
+                retried(error)
+                try await Task.sleep(for: .milliseconds(100 << attempt))
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    func signUp(email: String, password: String, keys: BoxKeyPair, resuming: Bool, via http: SupabaseHTTP) async -> Result<Session, SupabaseError> {
+        do {
+            if resuming { return .success(try await resumeSignUp(email: email, password: password, keys: keys, via: http)) }
+            return .success(try await app.signUp(email: email, password: password, keys: keys, adminKey: adminKey, via: http))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A sign-up after one that got no answer: signed in, when the lost attempt made the account, and finished;
+    /// made again when it did not (the sign-in refused: 400 or 401, 403, 404).
+    func resumeSignUp(email: String, password: String, keys: BoxKeyPair, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
+        let session: Session
+        do {
+            session = try await app.signIn(email: email, password: password, via: http)
+        } catch where [400, 401, 403, 404].contains(error.status) {
+            return try await app.signUp(email: email, password: password, keys: keys, adminKey: adminKey, via: http)
+        }
+        try await app.finishSignUp(keys: keys, session: session, via: http)
+        return session
     }
 
     /// Creates every friendship of `graph` as the app befriends: the inviter's

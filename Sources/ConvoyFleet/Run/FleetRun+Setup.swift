@@ -31,11 +31,14 @@ extension FleetRun {
             func start() {
                 let i = devices[next]
                 next += 1
-                group.addTask { [clock, metrics] in
+                group.addTask { [clock, metrics, logger] in
                     let started = clock.now()
                     let account: DeviceAccount
                     do {
-                        account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i])
+                        account = try await onboarding.signUp(i, password: shard?.password(runID: runID, device: i), on: connections[i]) { [logger] e in
+                            metrics.count(.signUpRetries)
+                            logger.debug("device \(i)'s sign-up got no answer (\(e)): signing in, or up, again")
+                        }
                     } catch let e as SupabaseError {
                         guard case .http(429, _) = e.kind else { throw e }
                         // What to do about it, not only what happened: a fleet signs up from one address.

@@ -73,6 +73,16 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// No answer came, so the request may or may not have been carried out: the transfer failed or timed out,
+    /// or a gateway said so (502, 503, 504).
+    public var gotNoAnswer: Bool {
+        switch kind {
+        case .wire(.transport), .wire(.timeout): true
+        case .http(let status, _): [502, 503, 504].contains(status)
+        default: false
+        }
+    }
+
     static func wire(_ e: WireError) -> SupabaseError { SupabaseError(kind: .wire(e.kind), message: e.message) }
 
     static func from(_ r: HTTPResponse) -> SupabaseError {

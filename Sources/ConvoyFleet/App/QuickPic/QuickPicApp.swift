@@ -44,6 +44,9 @@ public struct QuickPicApp: SharesNoLocations {
                                                                          publicKey: keys.publicKey.base64, signingKey: signing.publicKey.base64)).session
     }
 
+    /// Nothing: registration carried the keys, so an account that exists has them.
+    public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {}
+
     public func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
         try await QuickPicClient(http).login(username: Self.username(email), password: password).0
     }
