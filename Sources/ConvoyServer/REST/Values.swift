@@ -42,7 +42,7 @@ enum Values {
         let stored: DatabaseValue
         switch c.type {
         case .bigint:
-            if let n = value as? NSNumber, !isBoolean(n), let i = Int64(exactly: n.doubleValue) {
+            if let n = value as? NSNumber, let i = int64(n) {
                 stored = i.databaseValue
             } else if let s = value as? String, let i = Int64(s) {
                 stored = i.databaseValue
@@ -66,6 +66,18 @@ enum Values {
         return stored
     }
 
+    /// A JSON number as a bigint, exactly: an integer as parsed (`JSONSerialization` keeps integers up to
+    /// 2^63 − 1 as Int64, and those above as UInt64), any other number only when whole and in range. Not
+    /// through a Double, which rounds 9007199254740993 to ...992 and 2^63 − 1 out of range.
+    static func int64(_ n: NSNumber) -> Int64? {
+        switch String(cString: n.objCType) {
+        case "c": nil  // true, false
+        case "q", "l", "i", "s": n.int64Value
+        case "Q", "L", "I", "S", "C": Int64(exactly: n.uint64Value)
+        default: Int64(exactly: n.doubleValue)
+        }
+    }
+
     /// JSON `true`/`false`: on Linux every NSNumber answers `is Bool`, so ask its type code.
     static func isBoolean(_ n: NSNumber) -> Bool {
         String(cString: n.objCType) == "c"
@@ -81,7 +93,7 @@ enum Values {
     /// (what `eq`/`in` filters compare); nil for anything else.
     static func fromPostgresJSON(_ value: Any) -> DatabaseValue? {
         if let s = value as? String { return s.databaseValue }
-        if let n = value as? NSNumber, !isBoolean(n), let i = Int64(exactly: n.doubleValue) { return i.databaseValue }
+        if let n = value as? NSNumber, let i = int64(n) { return i.databaseValue }
         if let n = value as? NSNumber, isBoolean(n) { return (n.boolValue ? "true" : "false").databaseValue }
         return nil
     }
