@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "ConvoyServer",
             dependencies: [
-                "ConvoySodium", "ConvoyWire", "ConvoyMetrics",
+                "ConvoySodium", "ConvoyWire", "ConvoyMetrics", "ConvoyJSON",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -101,6 +101,20 @@ import ConvoyWire
         #expect(try await s.request("GET", "/rest/v1/users", token: a.token).status == 200, "still serving")
         await s.stop()
     }
+
+    /// PostgreSQL's and GoTrue's JSON readers refuse a trailing comma (Foundation's on Linux takes it): nothing is stored.
+    @Test(arguments: TestStore.all) func trailingCommasAreRefusedAsPostgRESTAndGoTrueDo(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp()
+        for body in [#"{"id":"\#(a.id)","public_key":"k",}"#, #"[{"id":"\#(a.id)","public_key":"k"},]"#] {
+            let r = try await s.request("POST", "/rest/v1/users", rawBody: Data(body.utf8), token: a.token)
+            #expect(r.status == 400 && r.code == "PGRST102", "\(body): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        }
+        #expect(try await s.request("GET", "/rest/v1/users?select=id&public_key=eq.k", token: a.token).rows.isEmpty, "nothing was stored")
+        let signUp = try await s.request("POST", "/auth/v1/signup", rawBody: Data(#"{"email":"comma@convoy.test","password":"secret123",}"#.utf8))
+        #expect(signUp.status == 400 && signUp.object["error_code"] as? String == "bad_json", "\(String(decoding: signUp.body, as: UTF8.self))")
+        await s.stop()
+    }
 }
 
 @Suite struct RetentionTests {

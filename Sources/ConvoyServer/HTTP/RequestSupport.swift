@@ -25,8 +25,7 @@ struct RequestSupport: Sendable {
         } catch {
             throw tooLarge(gotrue)
         }
-        let data = Data(buffer.readableBytesView)
-        guard !data.isEmpty, let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+        guard let value = BodyJSON.parse(buffer.readableBytesView) else {
             throw gotrue ? APIError.gotrue(.badRequest, "bad_json", "Could not parse request body as JSON")
                          : APIError.postgrest(.badRequest, "PGRST102", "Empty or invalid json")
         }
