@@ -16,6 +16,8 @@ public final class ChatLedger: Sendable {
     private enum Outcome {
         case delivered(caughtUp: Bool)
         case failed(String)
+
+        var isDelivered: Bool { if case .delivered = self { true } else { false } }
     }
 
     private struct Post {
@@ -45,9 +47,13 @@ public final class ChatLedger: Sendable {
         state.withLock { $0.outcomes[Key(sender: sender, seq: seq), default: [:]][member] = .delivered(caughtUp: caughtUp) }
     }
 
-    /// `member` could not have it (`reason`: a download that failed).
+    /// `member` could not have it (`reason`: a download that failed); one it already has stays delivered.
     func failed(sender: Int, seq: UInt64, by member: Int, reason: String) {
-        state.withLock { $0.outcomes[Key(sender: sender, seq: seq), default: [:]][member] = .failed(reason) }
+        state.withLock { s in
+            let key = Key(sender: sender, seq: seq)
+            if s.outcomes[key]?[member]?.isDelivered == true { return }
+            s.outcomes[key, default: [:]][member] = .failed(reason)
+        }
     }
 
     /// `member` left the run still owed the chat since `since` (wall clock).
@@ -83,10 +89,11 @@ public final class ChatLedger: Sendable {
                         c.lost[reason, default: 0] += 1
                     }
                 }
-                c.unexpected += outcomes.keys.filter { !post.members.contains($0) }.count
+                c.unexpected += outcomes.filter { !post.members.contains($0.key) && $0.value.isDelivered }.count
             }
             // Deliveries of lines whose post the sender never saw succeed (its answer lost): not expected either.
-            for (key, outcomes) in s.outcomes where s.posts[key] == nil { c.unexpected += outcomes.count }
+            // A failed download by a member not expected is neither delivered nor owed: not counted.
+            for (key, outcomes) in s.outcomes where s.posts[key] == nil { c.unexpected += outcomes.values.filter(\.isDelivered).count }
             return c
         }
     }
