@@ -148,7 +148,7 @@ let package = Package(
             name: "ConvoyCryptoTests", dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyTestSupport"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyGeoTests", dependencies: ["ConvoyGeo"],
+            name: "ConvoyGeoTests", dependencies: ["ConvoyGeo", "ConvoyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyServerTests",

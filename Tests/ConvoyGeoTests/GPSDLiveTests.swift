@@ -1,3 +1,4 @@
+import ConvoyTestSupport
 import Foundation
 import Testing
 @testable import ConvoyGeo

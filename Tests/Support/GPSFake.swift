@@ -5,22 +5,22 @@ import Glibc
 #endif
 
 /// gpsfake (gpsd's replay harness: a pty per log, a real gpsd reading them) on
-/// a free loopback port with a TMPDIR of its own, for tests. Shared by
-/// ConvoyGeoTests and ConvoyCLITests (a symlink there), so Foundation only.
+/// a free loopback port with a TMPDIR of its own, for tests: ConvoyGeoTests'
+/// and ConvoyCLITests' live suites.
 ///
 /// With CONVOY_REQUIRE_GPSD=1 (`make test`) a missing gpsfake fails the
 /// tests; otherwise they are skipped with `GPSFake.skipMessage`.
-final class GPSFake: @unchecked Sendable {
-    static let required = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_GPSD"] == "1"
+public final class GPSFake: @unchecked Sendable {
+    public static let required = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_GPSD"] == "1"
     static let searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    static var available: Bool { find("gpsfake") != nil && find("gpsd") != nil }
-    static let skipMessage: Comment = "gpsfake or gpsd is not installed (Debian: gpsd, gpsd-clients; scripts/setup installs them)"
+    public static var available: Bool { find("gpsfake") != nil && find("gpsd") != nil }
+    public static let skipMessage: Comment = "gpsfake or gpsd is not installed (Debian: gpsd, gpsd-clients; scripts/setup installs them)"
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    let port: Int
+    public let port: Int
     private let directory: URL
     private var pid: pid_t
     private var exited = false
@@ -34,7 +34,7 @@ final class GPSFake: @unchecked Sendable {
     /// Spawned with posix_spawn, an empty signal mask and default handlers: a
     /// child of Foundation's `Process` inherits the test runner's blocked
     /// signals, and a gpsfake (and its gpsd) that cannot see SIGTERM never stops.
-    init(_ logs: [String], port: Int? = nil, cycle: Double = 0.01) throws {
+    public init(_ logs: [String], port: Int? = nil, cycle: Double = 0.01) throws {
         guard let exe = Self.find("gpsfake"), Self.find("gpsd") != nil else {
             throw Failure(description: "gpsfake or gpsd is missing: install gpsd and gpsd-clients (scripts/setup)")
         }
@@ -67,7 +67,7 @@ final class GPSFake: @unchecked Sendable {
     /// gpsd listens before gpsfake has added the devices; a gpsfake that has not
     /// added them within `deviceTimeout` (seen on a loaded machine: gpsd up, no
     /// device, no fix ever) is started once more.
-    func waitUntilListening(timeout: Double = 60, deviceTimeout: Double = 20) async throws {
+    public func waitUntilListening(timeout: Double = 60, deviceTimeout: Double = 20) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         var restarted = false
         var devicesDeadline = Date().addingTimeInterval(deviceTimeout)
@@ -93,7 +93,7 @@ final class GPSFake: @unchecked Sendable {
     private var stderrText: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// How many devices gpsd on `port` lists in answer to `?DEVICES;` (0 if it does not answer within a second).
-    static func devices(port: Int) -> Int {
+    public static func devices(port: Int) -> Int {
         guard let fd = connected(port: port) else { return 0 }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
@@ -117,7 +117,7 @@ final class GPSFake: @unchecked Sendable {
 
     /// SIGTERM (gpsfake then stops its gpsd and exits), waited for with a deadline;
     /// SIGKILL only if it has not gone by then.
-    func stop(timeout: Double = 15) async {
+    public func stop(timeout: Double = 15) async {
         if isRunning { kill(pid, SIGTERM) }
         let deadline = Date().addingTimeInterval(timeout)
         while isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
@@ -171,7 +171,7 @@ final class GPSFake: @unchecked Sendable {
     }
 
     /// Binds port 0 on 127.0.0.1, reads the port back, closes.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }

@@ -1,1 +1,0 @@
-../ConvoyGeoTests/GPSFake.swift
