@@ -22,18 +22,18 @@ public final class GPSFake: @unchecked Sendable {
 
     public let port: Int
     private let directory: URL
-    private var pid: pid_t
-    private var exited = false
-    private let argv: [String]
-    private let environment: [String]
+    private var process: TestProcess
+    private let executable: URL
+    private let arguments: [String]
+    private let environment: [String: String]
     private let deviceCount: Int
 
     /// Starts gpsfake replaying `logs` (each its own device), `cycle` seconds
     /// between sentences, looping. Call `waitUntilListening()` before connecting.
     ///
-    /// Spawned with posix_spawn, an empty signal mask and default handlers: a
-    /// child of Foundation's `Process` inherits the test runner's blocked
-    /// signals, and a gpsfake (and its gpsd) that cannot see SIGTERM never stops.
+    /// Started as a `TestProcess` (posix_spawn, an empty signal mask and default
+    /// handlers): a child of Foundation's `Process` inherits the test runner's
+    /// blocked signals, and a gpsfake (and its gpsd) that cannot see SIGTERM never stops.
     public init(_ logs: [String], port: Int? = nil, cycle: Double = 0.01) throws {
         guard let exe = Self.find("gpsfake"), Self.find("gpsd") != nil else {
             throw Failure(description: "gpsfake or gpsd is missing: install gpsd and gpsd-clients (scripts/setup)")
@@ -44,23 +44,32 @@ public final class GPSFake: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["TMPDIR"] = directory.path
         env["PATH"] = Self.searchPath + ":" + (env["PATH"] ?? "")
-        argv = [exe, "-P", String(self.port), "-n", "-q", "-c", String(cycle)] + logs
-        environment = env.map { "\($0.key)=\($0.value)" }
+        executable = URL(fileURLWithPath: exe)
+        arguments = ["-P", String(self.port), "-n", "-q", "-c", String(cycle)] + logs
+        environment = env
         deviceCount = logs.count
-        pid = try Self.spawn(argv, environment: environment, stderr: directory.appendingPathComponent("gpsfake.err").path)
+        process = TestProcess()
+        process = try launch()
+    }
+
+    /// gpsfake as a `TestProcess` (empty signal mask, default handlers), its stderr in `gpsfake.err`.
+    private func launch() throws -> TestProcess {
+        let p = TestProcess()
+        p.executableURL = executable
+        p.arguments = arguments
+        p.environment = environment
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        p.standardError = FileHandle(forWritingAtPath: logPath)
+        try p.run()
+        return p
     }
 
     deinit { stopNow() }
 
     private var logPath: String { directory.appendingPathComponent("gpsfake.err").path }
 
-    /// Whether gpsfake still runs (reaps it once it has exited).
-    private var isRunning: Bool {
-        guard !exited else { return false }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
-        return !exited
-    }
+    private var isRunning: Bool { process.isRunning }
 
     /// Waits until gpsd accepts a connection and lists every replayed log as a
     /// device (`?DEVICES`), or fails after `timeout` seconds with gpsfake's stderr.
@@ -80,9 +89,8 @@ public final class GPSFake: @unchecked Sendable {
                 guard !restarted else { break }
                 restarted = true
                 await stop()
-                exited = false
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                pid = try Self.spawn(argv, environment: environment, stderr: logPath)
+                process = try launch()
                 devicesDeadline = Date().addingTimeInterval(deviceTimeout)
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -118,7 +126,7 @@ public final class GPSFake: @unchecked Sendable {
     /// SIGTERM (gpsfake then stops its gpsd and exits), waited for with a deadline;
     /// SIGKILL only if it has not gone by then.
     public func stop(timeout: Double = 15) async {
-        if isRunning { kill(pid, SIGTERM) }
+        process.terminate()
         let deadline = Date().addingTimeInterval(timeout)
         while isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         stopNow()
@@ -126,43 +134,15 @@ public final class GPSFake: @unchecked Sendable {
 
     private func stopNow() {
         if isRunning {
-            kill(pid, SIGTERM)
+            process.terminate()
             let deadline = Date().addingTimeInterval(5)
             while isRunning, Date() < deadline { usleep(20_000) }
             if isRunning {
-                kill(pid, SIGKILL)
-                var status: Int32 = 0
-                _ = waitpid(pid, &status, 0)
-                exited = true
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
             }
         }
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    private static func spawn(_ argv: [String], environment: [String], stderr: String) throws -> pid_t {
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var none = sigset_t(), defaults = sigset_t()
-        sigemptyset(&none)
-        sigemptyset(&defaults)
-        for s in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, s) }
-        posix_spawnattr_setsigmask(&attr, &none)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { strdup($0) } + [nil]
-        defer { for p in cArgs + cEnv { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
-        guard rc == 0 else { throw Failure(description: "cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
-        return pid
     }
 
     static func find(_ name: String) -> String? {
