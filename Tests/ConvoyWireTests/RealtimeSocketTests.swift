@@ -112,10 +112,18 @@ import Testing
                                           + "/realtime/v1/websocket?apikey=not-a-key&vsn=1.0.0", accessToken: "t",
                                       backoffWait: { _ in try await Task.sleep(for: .seconds(3600)) })
         let running = Task { await realtime.run() }
-        defer { running.cancel() }
         var events = realtime.events.makeAsyncIterator()
-        let reason = try await SupabaseClientsTests.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } }
-        #expect(reason.contains("answered the websocket upgrade with HTTP 4"), "\(reason)")
+        let reason: Result<String, any Error>
+        do {
+            reason = .success(try await SupabaseClientsTests.next(&events) { if case .disconnected(let r) = $0 { r } else { nil } })
+        } catch {
+            reason = .failure(error)
+        }
+        running.cancel()
+        // Stopped whatever happened: a server left running keeps its temporary database until the process ends.
+        await server.stop()
+        let text = try reason.get()
+        #expect(text.contains("answered the websocket upgrade with HTTP 4"), "\(text)")
     }
 
     @Test func aURLThatIsNotAWebsocketsIsRefused() async throws {
