@@ -17,7 +17,7 @@ enum Values {
             guard let u = UUID(uuidString: text) else { throw invalid(c, text) }
             return u.uuidString.lowercased().databaseValue
         case .bigint:
-            guard let n = Int64(text) else { throw invalid(c, text) }
+            guard let n = bigint(text) else { throw invalid(c, text) }
             return n.databaseValue
         case .timestamptz:
             guard let d = Timestamps.parse(text) else { throw invalid(c, text) }
@@ -44,7 +44,7 @@ enum Values {
         case .bigint:
             if let n = value as? NSNumber, let i = int64(n) {
                 stored = i.databaseValue
-            } else if let s = value as? String, let i = Int64(s) {
+            } else if let s = value as? String, let i = bigint(s) {
                 stored = i.databaseValue
             } else {
                 throw invalid(c, "\(value)")
@@ -66,17 +66,37 @@ enum Values {
         return stored
     }
 
-    /// A JSON number as a bigint, exactly: an integer as parsed (`JSONSerialization` keeps integers up to
-    /// 2^63 − 1 as Int64, and those above as UInt64), any other number only when whole and in range. Not
-    /// through a Double, which rounds 9007199254740993 to ...992 and 2^63 − 1 out of range.
+    /// A JSON number as a bigint, as PostgreSQL takes one: an integer literal only, exactly as parsed
+    /// (`BodyJSON`, like `JSONSerialization`, keeps integers up to 2^63 − 1 as Int64 and those above as
+    /// UInt64). `1.0` and `1e3` are refused, as `int8in` refuses them ("invalid input syntax for type
+    /// bigint"), and nothing goes through a Double, which rounds 9007199254740993 to ...992.
     static func int64(_ n: NSNumber) -> Int64? {
         switch String(cString: n.objCType) {
-        case "c": nil  // true, false
         case "q", "l", "i", "s": n.int64Value
         case "Q", "L", "I", "S", "C": Int64(exactly: n.uint64Value)
-        default: Int64(exactly: n.doubleValue)
+        default: nil  // true, false ("c"), and every number with a fraction or an exponent ("d")
         }
     }
+
+    /// A number PostgreSQL itself wrote into a change's JSON: an integer as `int64`, or a whole
+    /// number in range written with a fraction (a numeric column's `5.0`).
+    static func wholeNumber(_ n: NSNumber) -> Int64? {
+        if let i = int64(n) { return i }
+        return isBoolean(n) ? nil : Int64(exactly: n.doubleValue)
+    }
+
+    /// Text as `int8in` reads it: optional white space around an optional sign and decimal digits.
+    static func bigint(_ text: String) -> Int64? {
+        if let n = Int64(text) { return n }
+        let bytes = Array(text.utf8)
+        var (lo, hi) = (0, bytes.count)
+        while lo < hi, isSpace(bytes[lo]) { lo += 1 }
+        while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
+        return lo == 0 && hi == bytes.count ? nil : Int64(String(decoding: bytes[lo..<hi], as: UTF8.self))
+    }
+
+    /// C's `isspace` in the C locale, which `int8in` skips.
+    private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
     /// JSON `true`/`false`: on Linux every NSNumber answers `is Bool`, so ask its type code.
     static func isBoolean(_ n: NSNumber) -> Bool {
@@ -93,7 +113,7 @@ enum Values {
     /// (what `eq`/`in` filters compare); nil for anything else.
     static func fromPostgresJSON(_ value: Any) -> DatabaseValue? {
         if let s = value as? String { return s.databaseValue }
-        if let n = value as? NSNumber, let i = int64(n) { return i.databaseValue }
+        if let n = value as? NSNumber, let i = wholeNumber(n) { return i.databaseValue }
         if let n = value as? NSNumber, isBoolean(n) { return (n.boolValue ? "true" : "false").databaseValue }
         return nil
     }

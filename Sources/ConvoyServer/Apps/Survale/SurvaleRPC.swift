@@ -207,7 +207,7 @@ struct SurvaleRPC: Sendable {
 
     static func number(_ args: [String: Any], _ key: String) throws(APIError) -> Int64 {
         if let n = args[key] as? NSNumber, let i = Values.int64(n) { return i }
-        if let s = args[key] as? String, let i = Int64(s) { return i }
+        if let s = args[key] as? String, let i = Values.bigint(s) { return i }
         throw .postgrest(.badRequest, "22P02", "invalid input syntax for type bigint: \"\(args[key].map { "\($0)" } ?? "")\"")
     }
 
