@@ -12,8 +12,8 @@ struct Lifecycle: Sendable {
         case waiting
         /// Arrived: sharing, and receiving once subscribed.
         case online(since: Double)
-        /// Stopped sharing, still receiving what is in flight.
-        case leaving
+        /// Stopped sharing at the intended time `at` (−∞ when no time was planned), still receiving what is in flight.
+        case leaving(since: Double, at: Double)
         case gone
     }
 
@@ -28,6 +28,10 @@ struct Lifecycle: Sendable {
     }
 
     private var state = State.waiting
+    /// The intended time the run will have it leave, when it planned one: a tick intended from then on is not
+    /// shared even when it runs before the leave, and one intended before it is shared even when it runs after
+    /// (the scheduler starts each job in a task of its own, so two due together may reach the phone in either order).
+    private(set) var plannedLeave = Double.infinity
     /// It connected to Realtime and asked for its channel (whether or not it got it).
     private(set) var joined = false
     private(set) var subscribed = false
@@ -59,11 +63,14 @@ struct Lifecycle: Sendable {
         if lostAt == nil { lostAt = wall }
     }
 
-    /// Stops sharing. True when it was online (its GPS stops); one that never arrived never will.
-    mutating func leave() -> Bool {
+    mutating func plan(leaveAt t: Double) { plannedLeave = t }
+
+    /// Stops sharing, as of the intended time `t` (−∞: at once, for whatever comes due later). True when it
+    /// was online (its GPS stops); one that never arrived never will.
+    mutating func leave(at t: Double = -.infinity) -> Bool {
         switch state {
-        case .online:
-            state = .leaving
+        case .online(let since):
+            state = .leaving(since: since, at: Swift.min(t, plannedLeave))
             return true
         case .waiting: state = .gone
         case .leaving, .gone: break
@@ -77,6 +84,16 @@ struct Lifecycle: Sendable {
     var onlineSince: Double? {
         if case .online(let since) = state { return since }
         return nil
+    }
+
+    /// When it arrived, if a tick intended at `intended` is one it shares: online and before its planned leave,
+    /// or left at a later intended time (the tick came due first and runs late); nil otherwise.
+    func sharing(at intended: Double) -> Double? {
+        switch state {
+        case .online(let since): intended < plannedLeave ? since : nil
+        case .leaving(let since, let at): intended < at ? since : nil
+        case .waiting, .gone: nil
+        }
     }
 
     /// Online or leaving: what arrives is still received, a refused channel is joined again.

@@ -9,7 +9,7 @@ import Foundation
 extension VirtualDevice {
     /// One sharing tick at its intended time (greenbox-prd.md §4.4, "To send a location").
     func share(intended: Double) async {
-        guard let since = life.onlineSince else { return }
+        guard let since = life.sharing(at: intended) else { return }
         let clock = context.clock
         let options = context.options
         let next = intended + rng.uniform(profile.cadence.lowerBound, profile.cadence.upperBound)
@@ -56,7 +56,7 @@ extension VirtualDevice {
         }
         if keysDue(at: clock.now()) { await readFriendKeys() }
         let active = friends.filter(\.active)
-        guard !active.isEmpty, life.onlineSince != nil else { return }
+        guard !active.isEmpty, life.sharing(at: intended) != nil else { return }
         seq += 1
         let tick = seq
         let wall = clock.wall(intended)

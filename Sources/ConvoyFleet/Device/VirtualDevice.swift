@@ -190,7 +190,9 @@ public actor VirtualDevice {
 
     /// Comes online at `intended`: connects to Realtime, subscribes to its
     /// own rows, and starts sharing at a random phase of its cadence.
-    public func arrive(at intended: Double) async {
+    /// `leavingAt` is the intended time the run will have it leave, if it planned one.
+    public func arrive(at intended: Double, leavingAt: Double? = nil) async {
+        if let leavingAt { life.plan(leaveAt: leavingAt) }
         guard life.arrive(at: intended) else { return }
         profile.link?.begin(at: ShapingProxy.now())
         startEnergy(at: intended)
@@ -236,9 +238,10 @@ public actor VirtualDevice {
     }
 
     /// Stops sharing and counts as offline; keeps receiving until `disconnect`.
-    /// A device that has not arrived yet never will.
-    public func leave() {
-        if life.leave() { stopGPS(at: context.clock.now()) }
+    /// A device that has not arrived yet never will. `intended` is the leave's intended time: a tick that
+    /// came due before it and runs after it is still shared (−∞: nothing more is).
+    public func leave(at intended: Double = -.infinity) {
+        if life.leave(at: intended) { stopGPS(at: context.clock.now()) }
         closeChatQueue(sawGroupEnd ? "group_ended" : "left")
         if app.audience == .group { context.convergence.subscribed(index, false) }
         context.presence.set(index, online: false)

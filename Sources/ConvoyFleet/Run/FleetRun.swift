@@ -225,18 +225,20 @@ public final class FleetRun: Sendable {
         let settle = max(retry.mode == .retry ? retry.maxAge : 0, tunnels ? 30 : 0)
         for (k, i) in order.enumerated() {
             guard let device = slots[i] else { continue }
-            scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0) }
+            // An abandoned team leaves early, every member, and nobody ends it (the backend's auto-end will);
+            // the others leave over the ramp-down, or at the end. Each phone is told its leave's intended time
+            // when it arrives, so that its last ticks are decided by their intended times, not by which job ran first.
+            let abandons = roles[i]?.abandons == true
+            let leave = abandons ? rampUpEnd + abandonedAt : steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
+            scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0, leavingAt: leave) }
             if let at = roles[i]?.leavesAt { scheduler.at(rampUpEnd + at) { _ in await device.leaveForAWhile() } }
-            if roles[i]?.abandons == true {
-                // An abandoned team: every member leaves early, and nobody ends it (the backend's auto-end will).
-                let leave = rampUpEnd + abandonedAt
-                scheduler.at(leave) { _ in await device.leave() }
+            if abandons {
+                scheduler.at(leave) { t in await device.leave(at: t) }
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain) }
             } else if timeline.rampDown > 0 {
-                let leave = steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
-                scheduler.at(leave) { _ in
+                scheduler.at(leave) { t in
                     await device.leaveGroup()
-                    await device.leave()
+                    await device.leave(at: t)
                 }
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain + settle) }
             }
@@ -303,7 +305,8 @@ public final class FleetRun: Sendable {
         setPhase(.draining)
         for d in devices {
             await d.leaveGroup()
-            await d.leave()
+            // A run that reached its end: ticks that came due before it are still shared; an interrupted one stops now.
+            await d.leave(at: complete ? end : -.infinity)
         }
         let drained = Task {
             try? await clock.monotonic.sleep(until: clock.now() + drain)
