@@ -48,9 +48,13 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let embedded = try await EmbeddedServer.start(server, logger: logger)
-        defer { Task { await embedded.stop() } }
-        let engine = try HTTPEngine()
-        defer { engine.shutdown() }
+        let engine: HTTPEngine
+        do {
+            engine = try HTTPEngine()
+        } catch {
+            await embedded.stop()
+            throw error
+        }
         let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
         let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: UUID().uuidString.prefix(8).lowercased(),
                                    drain: drain), engine: engine, logger: logger)
@@ -63,7 +67,12 @@ import Testing
         }
         cancel.withLock { $0 = running }
         if cancelAtOnce { running.cancel() }
-        return try await running.value
+        // Stopped before returning, not in a task of its own: the last suite's server would otherwise outlive the
+        // test process and leave its temporary database in /tmp.
+        let outcome = await running.result
+        engine.shutdown()
+        await embedded.stop()
+        return try outcome.get()
     }
 
     static let greenboxCatalogue = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
