@@ -45,34 +45,25 @@ import Testing
     private static func runAlone(_ scenario: Scenario, server: ServerConfiguration, drain: Double,
                                  progress: @escaping @Sendable (FleetRun.Tick) -> Void,
                                  cancelWhen: (@Sendable (FleetRun.Tick) -> Bool)?, cancelAtOnce: Bool) async throws -> FleetRun.Outcome {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let embedded = try await EmbeddedServer.start(server, logger: logger)
-        let engine: HTTPEngine
-        do {
-            engine = try HTTPEngine()
-        } catch {
-            await embedded.stop()
-            throw error
-        }
-        let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
-        let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: UUID().uuidString.prefix(8).lowercased(),
-                                   drain: drain), engine: engine, logger: logger)
-        let cancel = Mutex<Task<FleetRun.Outcome, any Error>?>(nil)
-        let running = Task {
-            try await fleet.run { tick in
-                progress(tick)
-                if cancelWhen?(tick) == true { cancel.withLock { $0?.cancel() } }
+        // Stopped before returning (withEmbeddedBackend), not in a task of its own: the last suite's server would
+        // otherwise outlive the test process and leave its temporary database in /tmp.
+        var outcome: FleetRun.Outcome?
+        try await withEmbeddedBackend(server) { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "e2e.yaml", target: target, runID: UUID().uuidString.prefix(8).lowercased(),
+                                       drain: drain), engine: engine, logger: .quiet)
+            let cancel = Mutex<Task<FleetRun.Outcome, any Error>?>(nil)
+            let running = Task {
+                try await fleet.run { tick in
+                    progress(tick)
+                    if cancelWhen?(tick) == true { cancel.withLock { $0?.cancel() } }
+                }
             }
+            cancel.withLock { $0 = running }
+            if cancelAtOnce { running.cancel() }
+            outcome = try await running.value
         }
-        cancel.withLock { $0 = running }
-        if cancelAtOnce { running.cancel() }
-        // Stopped before returning, not in a task of its own: the last suite's server would otherwise outlive the
-        // test process and leave its temporary database in /tmp.
-        let outcome = await running.result
-        engine.shutdown()
-        await embedded.stop()
-        return try outcome.get()
+        return outcome!
     }
 
     static let greenboxCatalogue = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

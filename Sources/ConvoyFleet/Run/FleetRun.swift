@@ -225,9 +225,8 @@ public final class FleetRun: Sendable {
         let settle = max(retry.mode == .retry ? retry.maxAge : 0, tunnels ? 30 : 0)
         for (k, i) in order.enumerated() {
             guard let device = slots[i] else { continue }
-            // An abandoned team leaves early, every member, and nobody ends it (the backend's auto-end will);
-            // the others leave over the ramp-down, or at the end. Each phone is told its leave's intended time
-            // when it arrives, so that its last ticks are decided by their intended times, not by which job ran first.
+            // An abandoned team leaves early (nobody ends it: the backend's auto-end will), the others over the ramp-down
+            // or at the end; each phone learns its leave's intended time on arriving, which then decides its last ticks.
             let abandons = roles[i]?.abandons == true
             let leave = abandons ? rampUpEnd + abandonedAt : steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0, leavingAt: leave) }
