@@ -47,7 +47,9 @@ import ConvoyTestSupport
         return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    @Test func outOfFileDescriptorsItWaitsInsteadOfSpinningAndRecovers() async throws {
+    /// Every server kind: the Supabase-compatible one (Green Box, Survale) and the apps' own (QuickPic, Closer).
+    @Test(arguments: ["greenbox", "survale", "quickpic", "closer"])
+    func outOfFileDescriptorsItWaitsInsteadOfSpinningAndRecovers(app: String) async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keysPath = dir.appendingPathComponent("keys.json").path
@@ -56,7 +58,7 @@ import ConvoyTestSupport
         let log = try FileHandle(forWritingTo: logPath)
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", #"ulimit -n 64 && exec "$0" serve --port 0 --keys-file "$1""#, CLI.binary.path, keysPath]
+        process.arguments = ["-c", #"ulimit -n 64 && exec "$0" serve --app "$2" --port 0 --keys-file "$1""#, CLI.binary.path, keysPath, app]
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -105,8 +107,9 @@ import ConvoyTestSupport
         // Once the hogs go, a normal client is served.
         hogs.forEach { close($0) }
         hogs = []
+        // Without credentials: each server kind refuses it in its own way, and any answer is service.
         var request = URLRequest(url: URL(string: url + "/auth/v1/user")!)
-        request.setValue(keys["anon_key"], forHTTPHeaderField: "apikey")
+        if let anon = keys["anon_key"], !anon.isEmpty { request.setValue(anon, forHTTPHeaderField: "apikey") }
         request.timeoutInterval = 5
         deadline = ContinuousClock.now + .seconds(30)
         var status = 0
@@ -114,7 +117,7 @@ import ConvoyTestSupport
             status = ((try? await URLSession.shared.data(for: request))?.1 as? HTTPURLResponse)?.statusCode ?? 0
             if status == 0 { try await Task.sleep(for: .milliseconds(100)) }
         }
-        #expect(status == 401, "a normal request after the hogs closed")
+        #expect(status >= 400 && status < 500, "a normal request after the hogs closed: \(status)\n\(said())")
         #expect(process.isRunning)
     }
 }

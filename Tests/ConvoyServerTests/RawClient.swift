@@ -54,6 +54,14 @@ final class RawClient: @unchecked Sendable {
     @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
+    /// `send` on a thread of its own, for a body large enough to block until the server reads it: a
+    /// blocked cooperative thread would starve the in-process server of the threads it answers on.
+    func sendWaiting(_ bytes: [UInt8]) async -> Bool {
+        await withCheckedContinuation { done in
+            Thread { done.resume(returning: self.send(bytes)) }.start()
+        }
+    }
+
     /// What the server sent until it closed the connection (`closed`), or until
     /// `seconds` passed or `enough` says so (`closed` false).
     func read(within seconds: Double, until enough: @escaping @Sendable ([UInt8]) -> Bool = { _ in false }) async -> (bytes: [UInt8], closed: Bool) {

@@ -6,7 +6,7 @@ import ServiceLifecycle
 import UnixSignals
 
 /// What an app's own server (QuickPic's, Closer's: not Supabase apps) runs besides its routes: one HTTP
-/// application held to the connection limits, no websocket route (an upgrade is refused as any unknown path),
+/// application held to the connection limits and paused when out of file descriptors (`AcceptPause`), no websocket route (an upgrade is refused as any unknown path),
 /// its keys empty, and its background services, in one `ServiceGroup` that a signal stops gracefully.
 enum AppOwnServer {
     static func run(_ router: Router<ClientRequestContext>, name: String, configuration: ServerConfiguration,
@@ -18,6 +18,7 @@ enum AppOwnServer {
             server: ReferenceServer.httpServer(webSocketRouter: Router(context: BasicWebSocketRequestContext.self), limits: configuration.limits),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: name),
             onServerRunning: { channel in
+                await AcceptPause.install(on: channel, logger: logger)
                 let port = channel.localAddress?.port ?? 0
                 await onReady(ServerKeys(url: "http://\(host):\(port)", anonKey: "", serviceRoleKey: ""))
             },

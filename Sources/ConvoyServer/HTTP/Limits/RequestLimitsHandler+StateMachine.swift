@@ -44,8 +44,13 @@ extension RequestLimitsHandler {
         private(set) var responding = false
         /// The current response is the last: close once it has ended.
         private(set) var closeAfterResponse = false
+        /// A request said `Connection: close`: the application stops reading after answering it.
+        private(set) var lastRequestCloses = false
         /// Answered or closed: nothing more is written.
         private(set) var closed = false
+        /// A request that could not be parsed came behind requests still owed an answer: what it gets once
+        /// they have theirs (RFC 9112 §9.3.2: pipelined requests are answered in order). Nothing more is read.
+        private(set) var refusal: HTTPResponseStatus?
 
         init(limits: ConnectionLimits, now: NIODeadline) {
             self.limits = limits
@@ -70,9 +75,11 @@ extension RequestLimitsHandler {
             if case .waiting = inbound { inbound = .head(since: now) }
         }
 
-        mutating func headRead(now: NIODeadline) {
+        /// A request head; `closing`: it says `Connection: close`, so the server reads nothing after its response.
+        mutating func headRead(now: NIODeadline, closing: Bool = false) {
             owed += 1
             inbound = .body(since: now)
+            if closing { lastRequestCloses = true }
         }
 
         mutating func endRead(now: NIODeadline) {
@@ -98,6 +105,16 @@ extension RequestLimitsHandler {
                 closed = true
                 return .close
             }
+            if let refusal, owed == 0 {
+                closed = true
+                return .answer(refusal)
+            }
+            // Answered before its body was read (a 401 to an upload) and the client asked to close: the application
+            // reads no more, so this side drains the rest (`.close` lingers) rather than leave the client's send stuck.
+            if lastRequestCloses, owed == 0, case .body = inbound {
+                closed = true
+                return .close
+            }
             // Nothing under way: the idle clock starts now.
             if owed == 0, case .waiting = inbound { inbound = .waiting(since: now) }
             return .none
@@ -118,24 +135,37 @@ extension RequestLimitsHandler {
             }
         }
 
-        /// The request could not be parsed: too big a head is 431, anything else 400.
+        /// The request could not be parsed: too big a head is 431, anything else 400. Behind requests still
+        /// owed an answer it waits for them (`refusal`, answered by `responseEndWritten`): nothing is done now.
         mutating func badRequest(headerOverflow: Bool) -> Action {
-            guard !closed else { return .none }
-            closed = true
-            let nothingOwed: Bool
+            guard !closed, refusal == nil else { return .none }
+            let status: HTTPResponseStatus = headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
             switch inbound {
-            case .waiting, .head: nothingOwed = owed == 0
-            // A bad body: its request is owed an answer, unless one has begun.
-            case .body: nothingOwed = owed == 1 && !responding
+            case .waiting, .head:
+                guard owed == 0 else {
+                    // The earlier requests are answered first; no clock runs while the server works on them.
+                    refusal = status
+                    inbound = .waiting(since: .now())
+                    return .none
+                }
+            case .body:
+                // A bad body: its request is owed an answer, unless one has begun or others come first.
+                guard owed == 1, !responding else {
+                    closed = true
+                    return .close
+                }
             }
-            guard nothingOwed else { return .close }
-            return .answer(headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest)
+            closed = true
+            return .answer(status)
         }
+
+        /// Whether what the decoder sends now is dropped: it comes after a request that could not be parsed.
+        var refusing: Bool { refusal != nil }
 
         /// The server is shutting down: a connection with nothing owed closes now,
         /// one with a request under way after its response.
         mutating func quiesce() -> Action {
-            guard !closed else { return .none }
+            guard !closed, refusal == nil else { return .none }
             guard owed == 0 else {
                 closeAfterResponse = true
                 return .none

@@ -23,11 +23,16 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var state: StateMachine
     private var timer: (deadline: NIODeadline, task: Scheduled<Void>)?
     private var context: ChannelHandlerContext?
-    /// Answered and closing: what the client still sends is read and dropped until it stops or `linger` passes.
+    /// Answered and closing: what the client still sends is read and dropped (`drained` bytes so far) until it
+    /// stops, `linger` passes or `lingerBytes` came.
+    private var draining = false
     private var lingering: Scheduled<Void>?
+    private var drained = 0
 
-    /// How long a refused client may go on sending before the connection is closed under it.
-    static let linger = TimeAmount.seconds(2)
+    /// How long, and how much, a refused client may go on sending before the connection is closed under it
+    /// (nginx's lingering close: 30 s; a client writing its whole body before it reads needs the body's time).
+    static let linger = TimeAmount.seconds(5)
+    static let lingerBytes = 64 << 20
 
     init(limits: ConnectionLimits) {
         state = StateMachine(limits: limits, now: .now())
@@ -48,20 +53,31 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     /// From `ByteArrivalHandler`, before the decoder sees the bytes.
-    func bytesArrived() {
+    func bytesArrived(_ count: Int) {
+        guard !draining else {
+            drained += count
+            if drained > Self.lingerBytes, lingering != nil { context?.close(promise: nil) }
+            return
+        }
         state.bytesArrived(now: .now())
         rearm()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard lingering == nil else { return }
+        guard !draining, !state.refusing else { return }
         switch unwrapInboundIn(data) {
-        case .head: state.headRead(now: .now())
+        case .head(let head): state.headRead(now: .now(), closing: head.headers[canonicalForm: "connection"].contains("close"))
         case .body: break
         case .end: state.endRead(now: .now())
         }
         rearm()
         context.fireChannelRead(data)
+    }
+
+    /// Draining, this side asks for the next read itself: the application, which asked for reads, has stopped.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if draining, lingering != nil { context.read() }
+        context.fireChannelReadComplete()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -79,20 +95,31 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .body:
             context.write(data, promise: promise)
         case .end:
-            context.write(data, promise: promise)
-            act(state.responseEndWritten(now: .now()), context: context)
+            let action = state.responseEndWritten(now: .now())
+            guard action != .none else {
+                context.write(data, promise: promise)
+                return rearm()
+            }
+            // Closing after this response: the output is shut only once it (and the responses before it) are out.
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.cascade(to: promise)
+            context.write(data, promise: written)
+            act(action, context: context, after: written.futureResult)
             rearm()
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard lingering == nil else { return }
+        guard !draining, !state.refusing else { return }
         if let parse = error as? HTTPParserError {
             act(state.badRequest(headerOverflow: parse == .headerOverflow), context: context)
         } else if error is ByteToMessageDecoderError {
             // More bytes after a parse error.
             act(state.badRequest(headerOverflow: false), context: context)
         }
+        // Behind requests still owed an answer, the application does not hear of it: it answers them,
+        // and this handler answers the bad one after them, then closes.
+        guard !state.refusing else { return }
         context.fireErrorCaught(error)
     }
 
@@ -106,33 +133,46 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireUserInboundEventTriggered(event)
     }
 
-    private func act(_ action: StateMachine.Action, context: ChannelHandlerContext) {
+    /// Does what the state machine says; `after`: the last response's end, which must be out before the output shuts.
+    private func act(_ action: StateMachine.Action, context: ChannelHandlerContext, after: EventLoopFuture<Void>? = nil) {
+        let written: EventLoopFuture<Void>
         switch action {
         case .none:
             return
         case .close:
             context.flush()
+            written = after ?? context.eventLoop.makeSucceededVoidFuture()
         case .answer(let status):
             let head = HTTPResponseHead(version: .http1_1, status: status,
                                         headers: ["connection": "close", "content-length": "0"])
+            let end = context.eventLoop.makePromise(of: Void.self)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: end)
+            written = end.futureResult
         }
-        linger(context)
-    }
-
-    /// Closes after an answer the client may still be sending a body to (a 413 mid-upload, a 408): closing at once
-    /// with its bytes unread would reset the connection, and the client might read the reset before the answer
-    /// (libcurl: "Send failure: Connection reset by peer"). So this side is shut first (the answer, then FIN),
-    /// what still comes is read and dropped, and the connection is closed when the client closes or after `linger`.
-    private func linger(_ context: ChannelHandlerContext) {
-        guard lingering == nil else { return }
+        draining = true
         timer?.task.cancel()
         timer = nil
+        // Shutting the output with writes pending would drop them (NIO fails what is not yet out).
+        written.assumeIsolated().whenComplete { [self] _ in linger(context) }
+    }
+
+    /// Closes after an answer the client may still be sending a body to (a 413 mid-upload, a 408, a 401 before
+    /// the upload was read): closing at once with its bytes unread would reset the connection, and the client
+    /// would read the reset, not the answer (libcurl: "Send failure: Connection reset by peer"; a client that
+    /// writes its whole body before reading, as Python's urllib: "Broken pipe"). So this side is shut first (the
+    /// answer, then FIN; RFC 9112 §9.6), what still comes is read and dropped, and the connection is closed when
+    /// the client closes, after `linger`, or past `lingerBytes`.
+    private func linger(_ context: ChannelHandlerContext) {
+        guard lingering == nil, self.context != nil else { return }
         let loop = context.eventLoop.assumeIsolated()
         lingering = loop.scheduleTask(in: Self.linger) { context.close(promise: nil) }
+        context.read()
         let closing = context.eventLoop.makePromise(of: Void.self)
-        closing.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
+        // Shut already (the application's own half-close after a `Connection: close` request): drain all the same.
+        closing.futureResult.assumeIsolated().whenFailure { error in
+            if (error as? ChannelError) != .outputClosed { context.close(promise: nil) }
+        }
         context.close(mode: .output, promise: closing)
     }
 
@@ -149,7 +189,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private func fire() {
         timer = nil
-        guard lingering == nil else { return }
+        guard !draining else { return }
         guard let context, let deadline = state.deadline else { return }
         guard NIODeadline.now() >= deadline.time else { return rearm() }
         let action = state.timedOut()
@@ -199,7 +239,7 @@ final class ByteArrivalHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        limits?.bytesArrived()
+        limits?.bytesArrived(unwrapInboundIn(data).readableBytes)
         context.fireChannelRead(data)
     }
 
