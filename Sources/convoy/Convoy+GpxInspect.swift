@@ -17,17 +17,21 @@ extension Convoy.Gpx {
         @Option(name: .customLong("fallback-speed"), help: "m/s used to time points without usable times.")
         var fallbackSpeed: Double = ImportPolicy.default.fallbackSpeed
 
+        @Option(name: .customLong("max-speed"),
+                help: "m/s no track can travel: times needing more over the whole track are placeholders, and faster steps are warned about.")
+        var maxSpeed: Double = ImportPolicy.default.maximumSpeed
+
         func run() async throws {
-            let policy = ImportPolicy(fallbackSpeed: fallbackSpeed)
+            let policy = ImportPolicy(fallbackSpeed: fallbackSpeed, maximumSpeed: maxSpeed)
             do {
                 try policy.validate()
             } catch {
-                throw CommandFailure.badInput("--fallback-speed: \(error.message)")
+                throw CommandFailure.badInput("--\(error.key == "maximumSpeed" ? "max-speed" : "fallback-speed"): \(error.message)")
             }
             var reports: [FileReport] = []
             for path in files {
                 let file = try TrackFile.load(path, policy: policy)
-                reports.append(FileReport(file))
+                reports.append(FileReport(file, ceiling: maxSpeed))
             }
             if json {
                 let encoder = JSONEncoder()
@@ -51,10 +55,10 @@ private struct FileReport: Encodable {
     let warnings: [String]
     let nmea: NMEAStats?
 
-    init(_ file: TrackFile) {
+    init(_ file: TrackFile, ceiling: Double) {
         path = file.path
         format = file.format
-        tracks = file.tracks.map(TrackInspection.init)
+        tracks = file.tracks.map { TrackInspection($0, ceiling: ceiling) }
         waypoints = file.document?.waypoints.count ?? 0
         warnings = file.document?.warnings ?? []
         nmea = file.nmeaStats
@@ -69,6 +73,9 @@ private struct FileReport: Encodable {
             out += "    distance   \(Format.distance(t.distance))\n"
             out += "    speed      median \(Format.speed(t.speed.median)), p95 \(Format.speed(t.speed.p95)), max \(Format.speed(t.speed.max))\n"
             out += "    interval   median \(Format.seconds(t.gaps.medianInterval)); \(t.gaps.count) gap(s) over \(Format.seconds(t.gaps.threshold)), longest \(Format.seconds(t.gaps.longest))\n"
+            if t.speed.stepsOverCeiling > 0 {
+                out += "    warning    \(t.speed.stepsOverCeiling) step(s) faster than \(Format.speed(t.speed.ceiling)): a jump or a bad time\n"
+            }
             out += "    untimed    \(t.pointsWithoutTime) point(s) without time\n"
             out += String(format: "    bounds     %.6f,%.6f to %.6f,%.6f\n", t.bounds.minLat, t.bounds.minLon, t.bounds.maxLat, t.bounds.maxLon)
             let notes = t.importPolicy.notes

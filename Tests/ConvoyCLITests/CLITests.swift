@@ -154,6 +154,33 @@ let sharedAvailable = FileManager.default.fileExists(atPath: sharedData.appendin
         #expect(tiny.status == 2)
     }
 
+    /// `gpx inspect` says when a track's times are placeholders squeezed into a moment, and warns about
+    /// each step faster than `--max-speed`; a max speed below the fallback speed is bad input.
+    @Test func inspectReadsSqueezedTimesAsUntimedAndWarnsAboutJumps() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let squeezed = dir.appendingPathComponent("squeezed.gpx")
+        let points = (0..<184).map { i in
+            let time = i == 7 ? "1901-12-13T20:45:52.0004Z" : "1901-12-13T20:45:52.000Z"
+            return #"<trkpt lat="\#(46 + Double(i) * 0.0002)" lon="14"><time>\#(time)</time></trkpt>"#
+        }.joined()
+        try Data(#"<gpx version="1.1"><trk><trkseg>\#(points)</trkseg></trk></gpx>"#.utf8).write(to: squeezed)
+        let r = try CLI.run("gpx", "inspect", squeezed.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("placeholders, read as untimed"), "\(r.stdout)")
+        #expect(!r.stdout.contains("warning"), "\(r.stdout)")
+
+        let jump = dir.appendingPathComponent("jump.gpx")
+        try Data(#"<gpx version="1.1"><trk><trkseg><trkpt lat="46" lon="14"><time>2020-01-01T00:00:00Z</time></trkpt><trkpt lat="46.0001" lon="14"><time>2020-01-01T00:00:10Z</time></trkpt><trkpt lat="46.1" lon="14"><time>2020-01-01T00:00:20Z</time></trkpt><trkpt lat="46.1001" lon="14"><time>2020-01-01T00:10:20Z</time></trkpt></trkseg></trk></gpx>"#.utf8).write(to: jump)
+        let warned = try CLI.run("gpx", "inspect", jump.path)
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stdout.contains("warning    1 step(s) faster than"), "\(warned.stdout)")
+        let json = try CLI.run("gpx", "inspect", jump.path, "--json")
+        #expect(json.stdout.contains(#""stepsOverCeiling" : 1"#), "\(json.stdout)")
+        let slow = try CLI.run("gpx", "inspect", jump.path, "--max-speed", "0.5")
+        #expect(slow.status == 2 && slow.stderr.contains("--max-speed"), "\(slow.stderr)")
+    }
+
     @Test func nmeaConversionBothWays() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

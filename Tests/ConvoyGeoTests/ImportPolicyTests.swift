@@ -52,6 +52,42 @@ import Testing
         #expect(abs(t.track.times[19] - 190) < 0.5 && abs(t.track.times[1] - 10) < 0.05, "\(t.track.times)")
     }
 
+    /// Placeholders a fraction of a second apart (one written with fewer fractional digits, as a real
+    /// file had): 184 points 20 m apart "within 0.4 ms" would be a teleport at thousands of m/s, so the
+    /// times are placeholders and the track is timed at the fallback speed.
+    @Test func timesSpanningLessThanThePathAtTheCeilingArePlaceholders() throws {
+        let o = GeoPoint(lat: 46, lon: 14)
+        let body = (0..<184).map { i -> String in
+            let p = o.offset(north: Double(i) * 20, east: 0)
+            let time = i == 90 ? "1901-12-13T20:45:52.0004Z" : "1901-12-13T20:45:52.000Z"
+            return "<trkpt lat=\"\(p.lat)\" lon=\"\(p.lon)\"><time>\(time)</time></trkpt>"
+        }.joined()
+        let t = try importOne("<trk><trkseg>\(body)</trkseg></trk>", policy: ImportPolicy(fallbackSpeed: 1.4))
+        #expect(t.report.notes.contains { $0.contains("placeholders, read as untimed") && $0.contains("faster than 100 m/s") },
+                "\(t.report.notes)")
+        #expect(t.report.retimedByDistance && t.report.sourceStart == nil)
+        #expect(t.report.pointsWithoutTime == 184)
+        // 183 steps of 20 m at 1.4 m/s.
+        #expect(abs(t.track.duration - 183 * 20 / 1.4) < 1, "\(t.track.duration)")
+        #expect(TrackInspection(t).speed.max < 1.5)
+        #expect(TrackInspection(t).speed.stepsOverCeiling == 0)
+    }
+
+    /// A real track with one jump keeps its times; inspection counts the step over the ceiling.
+    @Test func aTimedTrackWithOneJumpKeepsItsTimesAndIsWarnedAbout() throws {
+        let o = GeoPoint(lat: 46, lon: 14)
+        let body = (0..<30).map { i -> String in
+            let p = o.offset(north: Double(i) * 10 + (i >= 15 ? 3_000 : 0), east: 0)
+            return "<trkpt lat=\"\(p.lat)\" lon=\"\(p.lon)\"><time>2020-01-01T00:\(String(format: "%02d", i)):00Z</time></trkpt>"
+        }.joined()
+        let t = try importOne("<trk><trkseg>\(body)</trkseg></trk>")
+        #expect(!t.report.retimedByDistance && t.report.retimedPoints == 0, "\(t.report.notes)")
+        #expect(t.track.duration == 29 * 60)
+        let inspected = TrackInspection(t, ceiling: 40)
+        #expect(inspected.speed.stepsOverCeiling == 1, "3,010 m in 60 s is over 40 m/s")
+        #expect(TrackInspection(t).speed.stepsOverCeiling == 0, "and under the default 100 m/s")
+    }
+
     @Test func outOfOrderTimesAreSetAsideNotTheTrack() throws {
         let o = GeoPoint(lat: 46, lon: 14)
         let times = ["00:00:00", "00:00:10", "00:00:05", "00:00:20", "00:00:30"]

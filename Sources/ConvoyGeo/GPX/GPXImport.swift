@@ -79,6 +79,12 @@ public enum GPXImport {
             report.notes.append("every point has the same time (\(GPXTime().format(Date(timeIntervalSince1970: epoch)))), a placeholder: read as untimed")
             relative = relative.map { _ in nil }
             report.pointsWithoutTime = points.count
+        } else if let squeezed = squeezedTimes(relative, points: points.map(\.position), ceiling: policy.maximumSpeed) {
+            // Placeholders written a fraction of a second apart (one with fewer digits): re-timing
+            // between them would replay the track as a teleport.
+            report.notes.append(squeezed + ": placeholders, read as untimed")
+            relative = relative.map { _ in nil }
+            report.pointsWithoutTime = points.count
         }
         var partial = keepIncreasing(relative, report: &report)
         let times = try fillTimes(&partial, points: points.map(\.position), policy: policy, report: &report)
@@ -97,6 +103,21 @@ public enum GPXImport {
         } catch {
             throw error.located(file: file, line: points.first?.line)
         }
+    }
+
+    /// Why the times cannot be real, when the timed points span less time than their path takes at `ceiling`
+    /// m/s; nil when they can.
+    static func squeezedTimes(_ times: [Double?], points: [GeoPoint], ceiling: Double) -> String? {
+        let timed = times.indices.filter { times[$0] != nil }
+        guard let first = timed.first, let last = timed.last, last > first else { return nil }
+        let values = timed.map { times[$0]! }
+        let span = values.max()! - values.min()!
+        var distance = 0.0
+        for i in (first + 1)...last { distance += points[i - 1].distance(to: points[i]) }
+        guard distance > span * ceiling else { return nil }
+        let spanText = span >= 1 ? String(format: "%.1f s", span) : String(format: "%.1f ms", span * 1000)
+        return "the times span \(spanText) for \(Int(distance.rounded())) m between the first and last timed point "
+            + "(faster than \(String(format: "%g", ceiling)) m/s)"
     }
 
     /// Keeps the times on the longest strictly increasing subsequence; the rest

@@ -34,7 +34,9 @@ public struct ImportReport: Hashable, Sendable, Codable {
 /// - times are kept along the longest strictly increasing run; the others, and
 ///   missing times, are interpolated by distance between their timed
 ///   neighbours, or extrapolated at `fallbackSpeed` beyond them;
-/// - a track with no usable time is timed by distance at `fallbackSpeed`;
+/// - a track with no usable time is timed by distance at `fallbackSpeed`: one
+///   whose times are all one placeholder, or span less time than its distance
+///   takes at `maximumSpeed` (placeholders a second or less apart), counts as such;
 /// - routes are timed the same way;
 /// - times are re-based to the first point, so old tracks replay today.
 public struct ImportPolicy: Hashable, Sendable {
@@ -42,10 +44,14 @@ public struct ImportPolicy: Hashable, Sendable {
     public var fallbackSpeed: Double
     /// Smallest step between re-timed points at the same place, seconds.
     public var minimumStep: Double
+    /// Fastest plausible travel, m/s: times that would need more over the whole track are placeholders,
+    /// and `convoy gpx inspect` warns about each step faster than this.
+    public var maximumSpeed: Double
 
-    public init(fallbackSpeed: Double = 1.4, minimumStep: Double = 1) {
+    public init(fallbackSpeed: Double = 1.4, minimumStep: Double = 1, maximumSpeed: Double = 100) {
         self.fallbackSpeed = fallbackSpeed
         self.minimumStep = minimumStep
+        self.maximumSpeed = maximumSpeed
     }
 
     public static let `default` = ImportPolicy()
@@ -56,6 +62,10 @@ public struct ImportPolicy: Hashable, Sendable {
     public func validate() throws(GeoError) {
         guard Self.fallbackSpeeds.contains(fallbackSpeed) else {
             throw .badParameter("the fallback speed must be within 0.01…1000 m/s, got \(fallbackSpeed)", key: "fallbackSpeed")
+        }
+        guard maximumSpeed >= fallbackSpeed, maximumSpeed <= 100_000 else {
+            throw .badParameter("the maximum speed must be within the fallback speed (\(fallbackSpeed))…100000 m/s, got \(maximumSpeed)",
+                                key: "maximumSpeed")
         }
         guard minimumStep > 0, minimumStep <= 3600 else {
             throw .badParameter("the minimum step must be within 0…3600 s, got \(minimumStep)", key: "minimumStep")

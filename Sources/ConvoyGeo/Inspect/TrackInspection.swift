@@ -8,6 +8,8 @@ public struct TrackInspection: Hashable, Sendable, Codable {
     public struct Speeds: Hashable, Sendable, Codable {
         /// m/s between consecutive points.
         public var median: Double, p95: Double, max: Double
+        /// The fastest plausible travel (the import policy's `maximumSpeed`), and how many steps exceed it.
+        public var ceiling: Double, stepsOverCeiling: Int
     }
     public struct Gaps: Hashable, Sendable, Codable {
         /// Median seconds between points.
@@ -30,7 +32,7 @@ public struct TrackInspection: Hashable, Sendable, Codable {
     public var bounds: Bounds
     public var importPolicy: ImportReport
 
-    public init(_ imported: ImportedTrack) {
+    public init(_ imported: ImportedTrack, ceiling: Double = ImportPolicy.default.maximumSpeed) {
         let t = imported.track
         name = t.name
         kind = imported.kind
@@ -47,7 +49,8 @@ public struct TrackInspection: Hashable, Sendable, Codable {
             intervals.append(dt)
             speeds.append(t.points[i - 1].distance(to: t.points[i]) / dt)
         }
-        speed = Speeds(median: Self.quantile(speeds, 0.5), p95: Self.quantile(speeds, 0.95), max: speeds.max() ?? 0)
+        speed = Speeds(median: Self.quantile(speeds, 0.5), p95: Self.quantile(speeds, 0.95), max: speeds.max() ?? 0,
+                       ceiling: ceiling, stepsOverCeiling: speeds.count { $0 > ceiling })
         let median = Self.quantile(intervals, 0.5)
         let threshold = max(5, 3 * median)
         let long = intervals.filter { $0 > threshold }
