@@ -299,6 +299,7 @@ extension Convoy {
             summary.network = outcome.network
             summary.groups = outcome.groups
             summary.mailbox = outcome.mailbox
+            summary.failures = outcome.failures
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters[.sentOtherShards])

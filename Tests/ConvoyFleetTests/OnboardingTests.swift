@@ -114,4 +114,38 @@ import Testing
             #expect(refused?.status == 422 && retries.withLock { $0 } == 0)
         }
     }
+
+    /// A shard signing in another shard's device and refused by the server's rate limit is told so, and how to
+    /// lift it, not asked whether the other shard is running.
+    @Test func aRateLimitedSignInOfAnotherShardsDeviceSaysItIsTheRateLimit() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var configuration = ServerConfiguration.testing
+        configuration.rateLimits = .supabase
+        let embedded = try await EmbeddedServer.start(configuration, logger: logger)
+        let engine = try HTTPEngine()
+        defer { engine.shutdown() }
+        let onboarding = Onboarding(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey), runID: "rl")
+        // Nobody signed up: each attempt is refused (400) and counted, until the bucket of 30 is empty (429).
+        var last = ""
+        for _ in 0..<40 {
+            do {
+                _ = try await onboarding.signIn(3, password: "not-its-password", deadline: 0)
+            } catch {
+                last = "\(error)"
+            }
+            if last.contains("HTTP 429") { break }
+        }
+        #expect(last.contains("HTTP 429"), "\(last)")
+        #expect(last.contains("rate limit") && last.contains("--rate-limits off"), "\(last)")
+        #expect(!last.contains("is its shard running"), "\(last)")
+        // Refused for not being there (400), the question stands.
+        let open = try await EmbeddedServer.start(.testing, logger: logger)
+        let other = Onboarding(engine: engine, target: SupabaseTarget(url: open.keys.url, anonKey: open.keys.anonKey), runID: "rl")
+        await #expect { _ = try await other.signIn(3, password: "not-its-password", deadline: 0) } throws: { error in
+            "\(error)".contains("is its shard running")
+        }
+        await open.stop()
+        await embedded.stop()
+    }
 }

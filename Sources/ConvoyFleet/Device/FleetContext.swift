@@ -29,6 +29,8 @@ public final class FleetContext: Sendable {
     public let messages = ChatLedger()
     /// Mailbox apps' direct messages: each posted, and what became of it.
     public let mailbox = MailboxLedger()
+    /// Why requests failed: the first of each kind with its request and answer (run.log, the summary).
+    public let failures: FailureLog
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
@@ -46,6 +48,7 @@ public final class FleetContext: Sendable {
         self.presence = presence
         self.logger = logger
         self.options = options
+        failures = FailureLog(logger: logger)
     }
 }
 

@@ -41,6 +41,11 @@ extension Onboarding {
             let status = (failure as? SupabaseError)?.status
             let retry = status.map { $0 == 400 || $0 == 429 || $0 >= 500 } ?? true
             guard retry, Date().timeIntervalSince1970 < deadline else {
+                if status == 429 {
+                    // Not a missing shard: the server refused the sign-in, and says nothing about whether it was signed up.
+                    throw SupabaseError(kind: (failure as! SupabaseError).kind,
+                                        message: "cannot sign in as device \(index) (\(email)) of another shard: \(failure): \(SetUpFailure.rateLimitHint)")
+                }
                 throw SupabaseError.unexpected("cannot sign in as device \(index) (\(email)) of another shard by the start: \(failure) "
                                                + "(is its shard running, with the same --run-id, --seed and CONVOY_SHARD_SECRET?)")
             }

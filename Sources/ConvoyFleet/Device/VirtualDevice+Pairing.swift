@@ -31,7 +31,7 @@ extension VirtualDevice {
         } catch {
             asked[request.userID] = nil
             metrics.count(.pairingFailures)
-            _ = countFailure(error)
+            _ = countFailure(error, operation: "pairing_request")
         }
         metrics.count(.httpRequests)
         spendHTTP(body: 200, response: 400)
@@ -120,7 +120,7 @@ extension VirtualDevice {
             for event in events { pairingEvent(event) }
         } catch {
             metrics.count(.httpRequests)
-            _ = countFailure(error)
+            _ = countFailure(error, operation: "pairing_fetch")
         }
     }
 
@@ -137,7 +137,7 @@ extension VirtualDevice {
             if answer.delay == nil { metrics.count(.pairingAcceptedLaterSucceeded) }
         } catch {
             metrics.count(.httpRequests)
-            _ = countFailure(error)
+            _ = countFailure(error, operation: "pairing_accept")
             // Left at "decide later" and accepted after: the request may be gone (Closer's invites expire).
             if answer.delay == nil, case .http(404, _) = error.kind {
                 // Gone: the invite expired unaccepted (or never was); asking again changes nothing.
@@ -173,7 +173,7 @@ extension VirtualDevice {
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.pairingFailures)
-            _ = countFailure(error)
+            _ = countFailure(error, operation: "pairing_key_lookup")
             return
         }
         let friend = Friend(index: other, userID: userID, publicKey: key, iShare: preference, active: true)

@@ -106,7 +106,7 @@ extension VirtualDevice {
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
             metrics.record(.postFailed, seconds: clock.now() - started)
-            let reason = countFailure(error)
+            let reason = countFailure(error, operation: "share")
             bytes = Self.estimatedBody(outgoing)
             if retrying, RetryPolicy.isRetryable(status: error.status) {
                 enqueue(tick: entry, updates: outgoing, wall: wall, failed: reason)
@@ -197,7 +197,10 @@ extension VirtualDevice {
 
     /// Counts a failed request; returns the reason its updates were lost. A 401 (the token refused)
     /// renews the session in the background, unless `renew` is false (the renewal's own requests).
-    func countFailure(_ error: SupabaseError, renew: Bool = true) -> String {
+    /// Counts a failed request under its status or transport error, and notes it (with `operation`) in the run's
+    /// `FailureLog`, whose first of each kind says which request failed and what the server answered.
+    func countFailure(_ error: SupabaseError, renew: Bool = true, operation: String = "request") -> String {
+        context.failures.note(operation, error)
         if error.kind == .notJoined {
             // Never reached the network: not an HTTP error.
             metrics.count(.groupNotJoined)

@@ -42,9 +42,7 @@ extension FleetRun {
                     } catch let e as SupabaseError {
                         guard case .http(429, _) = e.kind else { throw e }
                         // What to do about it, not only what happened: a fleet signs up from one address.
-                        throw SupabaseError(kind: e.kind, message: e.message + " (device \(i)): the backend rate-limits sign-ups and sign-ins "
-                            + "from one address (hosted Supabase: 30 per 5 minutes per IP); start convoy serve with --rate-limits off, "
-                            + "or raise the project's limit (Authentication → Rate Limits)")
+                        throw SupabaseError(kind: e.kind, message: e.message + " (device \(i)'s sign-up): " + SetUpFailure.rateLimitHint)
                     }
                     metrics.record(.signup, seconds: clock.now() - started)
                     return account

@@ -115,5 +115,7 @@ extension FleetRun {
         public var groups: GroupsReport?
         /// A mailbox app's messages; nil for other apps.
         public var mailbox: MailboxReport? = nil
+        /// Why requests failed, the first of each kind with its request and answer; nil when none did.
+        public var failures: [FailureSample]? = nil
     }
 }

@@ -153,7 +153,7 @@ public final class FleetRun: Sendable {
         } catch {
             // Interrupted during set-up: nothing was shared; say so in an incomplete outcome.
             await proxy?.stop()
-            guard Task.isCancelled else { throw error }
+            guard Task.isCancelled else { throw SetUpFailure.explaining(error) }
             setPhase(.done)
             let end = ProcessResources.current()
             let empty = shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: []) }
@@ -392,7 +392,7 @@ public final class FleetRun: Sendable {
                        },
                        ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
                        network: Self.network(scenario, figures: shaping), groups: groups)
-        outcome.mailbox = mailbox
+        (outcome.mailbox, outcome.failures) = (mailbox, context.failures.samples)
         return outcome
     }
 

@@ -100,6 +100,7 @@ extension RunSummary {
         }
 
         if let m = mailbox { out += mailboxSection(m) }
+        if let f = failures, !f.isEmpty { out += failuresSection(f) }
 
         if let p = probes {
             out += "\n## Hostile-device probes\n\n"
@@ -174,6 +175,16 @@ extension RunSummary {
 
 extension RunSummary {
     /// summary.md's "Mailbox": the messages' accounting, ACK-then-delete, and what polling cost.
+    /// Each operation's failures by reason, with the first request and what the server answered.
+    func failuresSection(_ failures: [FailureSample]) -> String {
+        var out = "\n## Why requests failed\n\n| operation | reason | count | first request | answer |\n|---|---|---:|---|---|\n"
+        for f in failures {
+            let answer = f.answer.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+            out += "| \(f.operation) | \(f.reason) | \(f.count) | \(f.request.map { "`\($0)`" } ?? "-") | \(answer.prefix(200)) |\n"
+        }
+        return out
+    }
+
     func mailboxSection(_ m: MailboxReport) -> String {
         var out = "\n## Mailbox\n\n\(m.sent) messages sent, \(m.delivered) delivered"
         if !m.lost.isEmpty { out += ", lost: " + m.lost.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }

@@ -70,6 +70,8 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var groups: GroupsReport?
     /// A mailbox app's messages (QuickPic): accounting, ACK-then-delete, polling (nil: not a mailbox app).
     public var mailbox: MailboxReport?
+    /// Why requests failed, by operation and reason, each with its first request and answer (nil: none failed).
+    public var failures: [FailureSample]?
 
     /// One group's network conditions, as they were applied.
     public struct NetworkGroup: Codable, Sendable, Equatable {
@@ -178,7 +180,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard, network
-        case groups, mailbox
+        case groups, mailbox, failures
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"

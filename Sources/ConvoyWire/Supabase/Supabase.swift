@@ -48,6 +48,8 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
+    /// The request that failed, as method and path without its query (`POST /rest/v1/friendships`), where known.
+    public var request: String?
 
     public init(kind: Kind, message: String) {
         self.kind = kind
@@ -122,10 +124,21 @@ public struct SupabaseHTTP: Sendable {
             response = try await engine.send(HTTPRequest(method: method, url: target.url + path, headers: all, body: body, timeout: timeout,
                                                          progress: progress), on: connection)
         } catch {
-            throw .wire(error)
+            var failure = SupabaseError.wire(error)
+            failure.request = Self.requestLine(method, path)
+            throw failure
         }
-        guard response.status < 300 else { throw .from(response) }
+        guard response.status < 300 else {
+            var failure = SupabaseError.from(response)
+            failure.request = Self.requestLine(method, path)
+            throw failure
+        }
         return response
+    }
+
+    /// `POST /rest/v1/friendships`: the query (filters with user ids, tokens never) left out.
+    static func requestLine(_ method: String, _ path: String) -> String {
+        "\(method) \(path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path)"
     }
 
     static func json(_ value: Any) -> [UInt8] {
