@@ -105,6 +105,76 @@ import Testing
         #expect(try tables() == "friendships -")
     }
 
+    /// A new database on the test cluster, and the PRD's own schema to apply to it (examples/greenbox-prd-verbatim.sql:
+    /// the PRD's three tables, their columns and nothing more, §3.2's policies and the ones its flows imply).
+    static func prdDatabase() throws -> (url: String, sql: String) {
+        let base = try #require(Self.postgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test")
+        let name = "convoy_verbatim_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        #expect(try CLI.runTool("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"]).status == 0)
+        var components = try #require(URLComponents(string: base))
+        components.path = "/\(name)"
+        let url = try #require(components.string)
+        let sql = URL(fileURLWithPath: Self.scenario).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/greenbox-prd-verbatim.sql").path
+        return (url, sql)
+    }
+
+    /// `convoy serve --app-schema database` lays its platform, psql applies the PRD's own schema (and `extra`), and
+    /// the server serves the tables as the database has them.
+    static func servePRDDatabase(in dir: URL, extra: String? = nil) async throws -> (ServeProcess, keys: String, url: String) {
+        let (url, sql) = try prdDatabase()
+        let first = try await ServeProcess.start(keys: dir.appendingPathComponent("first.json").path, "--database", url, "--app-schema", "database")
+        first.stop()
+        let applied = try CLI.runTool("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", sql])
+        #expect(applied.status == 0, "\(applied.stderr)")
+        if let extra { #expect(try CLI.runTool("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-c", extra]).status == 0) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        return (try await ServeProcess.start(keys: keys, "--database", url, "--app-schema", "database"), keys, url)
+    }
+
+    /// The PRD scenario against the PRD's own schema passes: no column the PRD lacks is written (a preference
+    /// column made every pairing request a 400), and the users row carries the `created_at` §3.1 requires.
+    @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
+    func passesAgainstThePRDsOwnSchema() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (server, keys, url) = try await Self.servePRDDatabase(in: dir)
+        defer { server.stop() }
+        let columns = try CLI.runTool("/usr/bin/psql", [url, "-At", "-c",
+            "SELECT table_name || '.' || string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+            + "WHERE table_schema = 'public' GROUP BY table_name ORDER BY table_name"]).stdout
+        #expect(columns.split(separator: "\n").map(String.init) == [
+            "encrypted_locations.id,sender_id,recipient_id,payload,created_at",
+            "friendships.id,user_id_1,user_id_2,status,requested_by",
+            "users.id,created_at,full_name,avatar_url,public_key",
+        ], "only the PRD's tables and columns")
+        let out = dir.appendingPathComponent("results")
+        let r = try await CLI.detached("run", try Self.copy(in: dir), "--keys-file", keys, "--devices", "20", "--duration", "25s", "--out", out.path)
+        try Self.check(out, r)
+    }
+
+    /// A schema that refuses what the phones do says why: the first refused request and the server's answer in
+    /// run.log, in summary.json's `failures` and in the printed summary (here, no policy lets a user request a friendship).
+    @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
+    func aRefusedPairingSaysWhichRequestAndWhatTheServerAnswered() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (server, keys, _) = try await Self.servePRDDatabase(in: dir, extra: #"DROP POLICY "friendships I request" ON public.friendships"#)
+        defer { server.stop() }
+        let out = dir.appendingPathComponent("results")
+        let r = try await CLI.detached("run", try Self.copy(in: dir), "--keys-file", keys, "--devices", "10", "--duration", "10s", "--out", out.path)
+        #expect(r.status == 99, "pairing_failures == 0 fails: \(r.stderr.suffix(1000))")
+        #expect(r.stdout.contains("## Why requests failed") && r.stdout.contains("`POST /rest/v1/friendships`"), "\(r.stdout.suffix(3000))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        let failures = try #require(summary["failures"] as? [[String: Any]])
+        let pairing = try #require(failures.first { $0["operation"] as? String == "pairing_request" }, "\(failures)")
+        #expect(pairing["reason"] as? String == "http_403" && (pairing["count"] as? Int ?? 0) > 0, "\(pairing)")
+        #expect(pairing["request"] as? String == "POST /rest/v1/friendships")
+        #expect((pairing["answer"] as? String ?? "").contains("row-level security"), "\(pairing)")
+        let log = try String(contentsOf: out.appendingPathComponent("run.log"), encoding: .utf8)
+        #expect(log.contains("pairing_request failed") && log.contains("POST /rest/v1/friendships → HTTP 403 42501"), "\(log.suffix(2000))")
+    }
+
     @Test func passesAgainstASeparateConvoyServe() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

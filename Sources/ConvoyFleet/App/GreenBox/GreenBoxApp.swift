@@ -1,6 +1,7 @@
 import ConvoyCrypto
 import ConvoySodium
 import ConvoyWire
+import Foundation
 
 /// Green Box (greenbox-prd.md) on a Supabase backend: keys on `users`,
 /// friendships by invite code (`create_invite`/`accept_invite`), one
@@ -43,8 +44,12 @@ public struct GreenBoxApp: AppProfile {
     // MARK: Onboarding and pairing (PRD §4.2, §5)
 
     public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
-        try await SupabaseREST(http).upsert(GreenBoxRows.users, rows: GreenBoxRows.User(id: session.userID, publicKey: key.base64),
-                                            onConflict: "id", token: session.accessToken)
+        guard pairing == .prd else {
+            return try await SupabaseREST(http).upsert(GreenBoxRows.users, rows: GreenBoxRows.User(id: session.userID, publicKey: key.base64),
+                                                       onConflict: "id", token: session.accessToken)
+        }
+        let row = GreenBoxRows.UserWithCreation(id: session.userID, publicKey: key.base64, createdAt: CommitTimestamp.format(Date().timeIntervalSince1970))
+        try await SupabaseREST(http).upsert(GreenBoxRows.users, rows: row, onConflict: "id", token: session.accessToken)
     }
 
     public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
@@ -92,7 +97,8 @@ public struct GreenBoxApp: AppProfile {
 
     public func requestFriendship(to invitee: String, preference: String, from session: Session,
                                   via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
-        let row = GreenBoxRows.FriendshipRequest(userID1: session.userID, userID2: invitee, requestedBy: session.userID, preference1: preference)
+        // `preference` is kept on the phone (the device's pairing plan), never written: the PRD's table has no column for it.
+        let row = GreenBoxRows.FriendshipRequest(userID1: session.userID, userID2: invitee, requestedBy: session.userID)
         let stored = try await SupabaseREST(http).insertReturning(GreenBoxRows.friendships, rows: row, token: session.accessToken,
                                                                   as: GreenBoxRows.FriendshipRow.self)
         guard let id = stored.first?.id else { throw SupabaseError(kind: .unexpectedResponse, message: "the friendship request came back empty") }
@@ -103,7 +109,7 @@ public struct GreenBoxApp: AppProfile {
     /// row — the request gone, or hidden by the project's policies — is an error, not an acceptance.
     public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
         let rows = try await SupabaseREST(http).updateReturning(GreenBoxRows.friendships, query: "id=eq.\(id)",
-                                                                changes: GreenBoxRows.FriendshipAcceptance(preference2: preference),
+                                                                changes: GreenBoxRows.FriendshipAcceptance(),
                                                                 token: token, as: GreenBoxRows.FriendshipRow.self)
         guard rows.contains(where: { $0.status == "active" }) else {
             throw SupabaseError(kind: .unexpectedResponse, message: "accepting friendship \(id) changed no row (gone, or not visible to the invitee)")

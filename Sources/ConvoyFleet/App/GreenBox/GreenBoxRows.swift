@@ -66,31 +66,38 @@ enum GreenBoxRows {
         }
     }
 
-    /// The inviter's pending friendship (PRD §5.2): its preference is `preference_1`.
+    /// The inviter's pending friendship (PRD §5.2), in the PRD's columns only: the sharing preference
+    /// stays on the phone (§4.4 step 2b, "a user-defined fuzzy setting for this friend").
     struct FriendshipRequest: Encodable, Sendable {
         var userID1: String
         var userID2: String
         var status = "pending"
         var requestedBy: String
-        var preference1: String
 
         enum CodingKeys: String, CodingKey {
             case status
             case userID1 = "user_id_1"
             case userID2 = "user_id_2"
             case requestedBy = "requested_by"
-            case preference1 = "preference_1"
         }
     }
 
-    /// The invitee's acceptance (PRD §5.3 step 6): active, with its own preference.
+    /// The invitee's acceptance (PRD §5.3 step 5): active; its preference, too, stays on its phone.
     struct FriendshipAcceptance: Encodable, Sendable {
         var status = "active"
-        var preference2: String
+    }
+
+    /// A user's row as the PRD's pairing mode publishes it: `created_at` is "not null" in §3.1 with no
+    /// default, so a client built to the PRD sends it (a server that stamps its own time overrides it).
+    struct UserWithCreation: Encodable, Sendable {
+        var id: String
+        var publicKey: String
+        var createdAt: String
 
         enum CodingKeys: String, CodingKey {
-            case status
-            case preference2 = "preference_2"
+            case id
+            case publicKey = "public_key"
+            case createdAt = "created_at"
         }
     }
 
