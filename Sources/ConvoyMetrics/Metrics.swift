@@ -66,6 +66,9 @@ public protocol MetricsObserver: Sendable {
 public struct MetricsSnapshot: Codable, Sendable, Equatable {
     public var histograms: [String: Histogram<UInt64>] = [:]
     public var counters: [String: Int] = [:]
+    /// Counters the run could not measure (a retention check too short to see a row reach its limit): a threshold
+    /// on one has no value and fails, as a threshold on a histogram that recorded nothing does.
+    public var unmeasured: Set<String>?
 
     /// One hour, in microseconds: the largest duration a histogram tracks.
     public static let highest: UInt64 = 3_600_000_000

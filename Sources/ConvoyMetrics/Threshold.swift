@@ -135,7 +135,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     public func value(in snapshot: MetricsSnapshot) -> Double? {
         switch subject {
         case .statistic(let h, let stat): return snapshot.statistic(h, stat)
-        case .counter(let c): return Double(snapshot.counters[c] ?? 0)
+        case .counter(let c): return snapshot.unmeasured?.contains(c) == true ? nil : Double(snapshot.counters[c] ?? 0)
         case .ratio(let r):
             guard let (n, d) = Self.ratios[r] else { return nil }
             let denominator = Double(snapshot.counters[d] ?? 0)

@@ -50,4 +50,23 @@ import Testing
         #expect(failed == ["retention_violations == 0"])
         #expect(r.stdout.contains("rows kept too long"), "\(r.stdout)")
     }
+
+    /// The same scenario cut to 8 s: no row can have reached the 27 s limit, so nothing was tested. The summary
+    /// says so, and `retention_violations == 0` fails as not measured (exit 99) instead of passing on a count of 0.
+    @Test func aRunShorterThanTheLimitSaysNotTestableAndItsThresholdFails() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("results")
+        let r = try await CLI.detached("run", Self.scenario, "--duration", "8s", "--out", out.path)
+        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
+        let summary = try Self.summary(out)
+        let retention = try #require(summary["retention"] as? [String: Any])
+        let oldest = try #require(retention["oldest_row_age_s"] as? Double)
+        #expect(oldest > 0 && oldest < 27, "\(oldest)")
+        let thresholds = summary["thresholds"] as? [[String: Any]] ?? []
+        let violations = try #require(thresholds.first { $0["threshold"] as? String == "retention_violations == 0" })
+        #expect(violations["passed"] as? Bool == false && (violations["value"] == nil || violations["value"] is NSNull), "\(violations)")
+        #expect(thresholds.filter { $0["passed"] as? Bool == false }.count == 1, "\(thresholds)")
+        #expect(r.stdout.contains("not testable in this run") && r.stdout.contains("needs ≥ 27 s"), "\(r.stdout)")
+    }
 }

@@ -50,7 +50,36 @@ import Testing
         let checker = RetentionChecker(policy: policy, metrics: Metrics())
         #expect(checker.report.verdict == "not checked")
         checker.judge(readable: [row(1, age: 10, now: 100)], now: 100, foundBy: "recipient")
-        #expect(checker.report.holds && checker.report.verdict.hasPrefix("held: 1 checks"))
+        // Purged in time: 20 s later nothing is readable, and the row it saw would be 30 s old, past the 25 s limit.
+        checker.judge(readable: [], now: 120, foundBy: "recipient")
+        #expect(checker.report.keptTooLongTestable && checker.report.oldestRowAgeSeconds == 30)
+        #expect(checker.report.holds && checker.report.verdict.hasPrefix("held: 2 checks"), "\(checker.report.verdict)")
+    }
+
+    /// A run whose oldest row never reached the limit cannot have tested it: the verdict says so with the ages,
+    /// and a `retention_violations == 0` threshold fails as not measured instead of passing on a count of 0.
+    @Test func aRunShorterThanTheLimitHasNotTestedIt() throws {
+        let metrics = Metrics()
+        let long = RetentionChecker(policy: RetentionPolicy(window: 600, purgeEvery: 60, grace: 30), metrics: metrics)
+        long.judge(readable: [row(1, age: 2, now: 100)], now: 100, foundBy: "recipient")
+        long.judge(readable: [row(1, age: 62, now: 160)], now: 160, foundBy: "recipient")
+        long.judgeEarly(received: [(1, 98)], present: [1], now: 160)
+        let r = long.report
+        #expect(!r.keptTooLongTestable && r.oldestRowAgeSeconds == 62 && r.holds)
+        #expect(r.verdict == "kept too long: not testable in this run (oldest row 1 min 2 s; needs ≥ 11 min 30 s); nothing deleted early (1 looked for)",
+                "\(r.verdict)")
+        #expect(r.unmeasured == ["retention_violations"])
+        var snapshot = metrics.snapshot()
+        snapshot.unmeasured = r.unmeasured
+        let violations = try Threshold("retention_violations == 0").evaluate(snapshot)
+        #expect(violations.value == nil && !violations.passed, "not measured fails")
+        let early = try Threshold("retention_deleted_early == 0").evaluate(snapshot)
+        #expect(early.value == 0 && early.passed, "young rows were looked for: measured")
+        // Nothing looked for either: both unmeasured.
+        let idle = RetentionChecker(policy: policy, metrics: Metrics())
+        idle.judge(readable: [], now: 10, foundBy: "recipient")
+        #expect(idle.report.unmeasured == ["retention_violations", "retention_deleted_early"])
+        #expect(idle.report.verdict.contains("no row seen") && idle.report.verdict.contains("not checked either"), "\(idle.report.verdict)")
     }
 
     @Test func theScenarioKeyIsReadStrictly() throws {

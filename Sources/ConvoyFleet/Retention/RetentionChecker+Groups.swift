@@ -22,6 +22,7 @@ extension RetentionChecker {
             return s.groupEnds[group].map { ($0.at, $0.text) }
         }
         guard let end else { return nil }
+        state.withLock { $0.saw(createdAt: [end.at], now: now) }
         var items: [Int64: String] = [:]
         func id(_ kind: GroupItem) -> Int64 {
             let id = Self.itemID(group, kind)

@@ -26,6 +26,15 @@ public final class RetentionChecker: Sendable {
         /// Group apps: when each group ended, as first read (its row goes with the purge), and the scan's next group.
         var groupEnds: [String: (at: Double, text: String, byBackend: Bool)] = [:]
         var scanCursor = 0
+        /// The earliest creation (or group end) any check saw, Unix seconds: how old the run's oldest row got.
+        var earliest: Double?
+
+        /// A check at `now` saw rows created at `createdAt`: how old the run's oldest row is by now, purged or not,
+        /// for whether the run could test the limit.
+        mutating func saw(createdAt: [Double], now: Double) {
+            if let first = createdAt.min() { earliest = min(earliest ?? first, first) }
+            if let earliest { report.oldestRowAgeSeconds = max(report.oldestRowAgeSeconds ?? 0, now - earliest) }
+        }
     }
 
     public let policy: RetentionPolicy
@@ -54,6 +63,7 @@ public final class RetentionChecker: Sendable {
         let oldest = rows.map { now - $0.createdAt }.max()
         state.withLock { s in
             if foundBy == "scan" { s.report.scans += 1 } else { s.report.checks += 1 }
+            s.saw(createdAt: rows.map(\.createdAt), now: now)
             for row in rows where now - row.createdAt > limit {
                 let age = now - row.createdAt
                 // A row seen again is not a new violation, but it has been kept longer still.
@@ -80,6 +90,7 @@ public final class RetentionChecker: Sendable {
         let due = Self.dueForEarlyCheck(received, now: now, policy: policy)
         var gone = 0
         state.withLock { s in
+            s.saw(createdAt: received.map(\.createdAt), now: now)
             s.report.earlyChecked += due.count
             for row in due where !present.contains(row.id) && s.early.insert(row.id).inserted {
                 gone += 1

@@ -378,8 +378,8 @@ public final class FleetRun: Sendable {
         snapshot.counters[.devices] = mine.count
         let feeds = configuration.live.values.flatMap { $0 }
         if !feeds.isEmpty { snapshot.counters[.liveFixesReceived] = feeds.reduce(0) { $0 + $1.received } }
-        // Devices that arrived but never got their subscription received nothing and counted as offline throughout.
-        snapshot.counters[.devicesNeverSubscribed] = deaf
+        snapshot.counters[.devicesNeverSubscribed] = deaf  // arrived, never subscribed: received nothing, offline throughout
+        snapshot.unmeasured = retention?.report.unmeasured  // a run too short to see a row reach the limit has not tested it
         var outcome = Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: mine.count, startedAt: startedAt, endedAt: Date(),
                        duration: clock.now() - t0, accounts: finalAccounts,
                        resources: RunSummary.Resources(beforeDevices: beforeDevices, timelineStart: timelineStart, end: ProcessResources.current(),

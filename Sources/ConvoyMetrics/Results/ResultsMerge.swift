@@ -88,6 +88,9 @@ public enum ResultsMerge {
             }
         }
         let complete = parts.allSatisfy { $0.input.summary.complete }
+        // What the shards together could not measure: thresholds on it fail as not measured.
+        let retention = retention(parts.compactMap(\.input.summary.retention))
+        metrics.unmeasured = retention?.unmeasured
         var summary = RunSummary(
             scenario: first.scenario, scenarioFile: first.scenarioFile, seed: first.seed, complete: complete,
             startedAt: parts.map(\.input.summary.startedAt).min()!, endedAt: parts.map(\.input.summary.endedAt).max()!,
@@ -97,7 +100,7 @@ public enum ResultsMerge {
                               folders: parts.map(\.folder))
         summary.shard?.fleet = parts[0].shard.fleet
         summary.battery = battery(parts.compactMap(\.input.summary.battery), byDevice: batteryByDevice)
-        summary.retention = retention(parts.compactMap(\.input.summary.retention))
+        summary.retention = retention
         summary.probes = probes(parts.compactMap(\.input.summary.probes))
         summary.applyCorrectness(failed: exitCode(true, false))
         return (summary, metrics)
@@ -136,6 +139,7 @@ public enum ResultsMerge {
             out.deletedEarly += r.deletedEarly
             out.earlyChecked += r.earlyChecked
             out.maxOverageSeconds = [out.maxOverageSeconds, r.maxOverageSeconds].compactMap { $0 }.max()
+            out.oldestRowAgeSeconds = [out.oldestRowAgeSeconds, r.oldestRowAgeSeconds].compactMap { $0 }.max()
             out.findings += r.findings
             out.timeline += r.timeline
         }

@@ -28,6 +28,22 @@ public struct RetentionReport: Codable, Sendable, Equatable {
     public var findings: [Finding] = []
     /// At each check, the age of the oldest row any checked recipient could read, seconds since the first arrival.
     public var timeline: [Point] = []
+    /// How old the run's oldest row (for a group app: the earliest group end) had become by the last check,
+    /// readable or not, seconds: below `limitSeconds`, no row could have been kept too long, so the run did not
+    /// test that (nil: no row seen).
+    public var oldestRowAgeSeconds: Double?
+
+    /// Whether a row could have been found kept too long: the oldest reached the limit before the last check.
+    public var keptTooLongTestable: Bool { (oldestRowAgeSeconds ?? 0) >= limitSeconds }
+
+    /// The counters this run could not measure (thresholds on them fail as not measured, never pass as 0):
+    /// `retention_violations` when no row got old enough, `retention_deleted_early` when no young row was looked for.
+    public var unmeasured: Set<String> {
+        var out: Set<String> = []
+        if !keptTooLongTestable { out.insert("retention_violations") }
+        if earlyChecked == 0 { out.insert("retention_deleted_early") }
+        return out
+    }
 
     public struct Finding: Codable, Sendable, Equatable {
         /// `kept_too_long` or `deleted_early`.
@@ -86,6 +102,13 @@ public struct RetentionReport: Codable, Sendable, Equatable {
         if deletedEarly > 0 {
             parts.append("\(things(deletedEarly)) deleted before the \(window) ended")
         }
+        if parts.isEmpty, checks + scans > 0, !keptTooLongTestable {
+            let needs = Self.duration(limitSeconds)
+            let oldest = oldestRowAgeSeconds.map { "oldest \(afterGroupEnd ? "group ended" : "row") \(Self.duration($0))\(afterGroupEnd ? " before" : "")" }
+                ?? "no row seen"
+            let early = earlyChecked == 0 ? "deleted early: not checked either" : "nothing deleted early (\(earlyChecked) looked for)"
+            return "kept too long: not testable in this run (\(oldest); needs ≥ \(needs)); \(early)"
+        }
         if parts.isEmpty {
             if afterGroupEnd {
                 return checks + scans == 0 ? "not checked" : "held: \(checks) checks\(scans > 0 ? " and \(scans) scans" : ""), nothing of a group readable past \(s(limitSeconds)) after its end, nothing gone before \(s(windowSeconds - graceSeconds)) (\(earlyChecked) looked for)"
@@ -93,6 +116,13 @@ public struct RetentionReport: Codable, Sendable, Equatable {
             return checks == 0 ? "not checked" : "held: \(checks) checks\(scans > 0 ? " and \(scans) scans" : ""), no row past \(s(limitSeconds)), no young row deleted early (\(earlyChecked) looked for)"
         }
         return parts.joined(separator: "; ")
+    }
+
+    /// `62 s`, `10 min 30 s`, `7 d 1 h`.
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        let parts = [(s / 86_400, "d"), (s % 86_400 / 3600, "h"), (s % 3600 / 60, "min"), (s % 60, "s")].filter { $0.0 > 0 }
+        return parts.isEmpty ? "0 s" : parts.prefix(2).map { "\($0.0) \($0.1)" }.joined(separator: " ")
     }
 
     public init(windowSeconds: Double, purgeEverySeconds: Double, graceSeconds: Double) {
@@ -110,5 +140,6 @@ public struct RetentionReport: Codable, Sendable, Equatable {
         case maxOverageSeconds = "max_overage_s"
         case deletedEarly = "deleted_early"
         case earlyChecked = "early_checked"
+        case oldestRowAgeSeconds = "oldest_row_age_s"
     }
 }
