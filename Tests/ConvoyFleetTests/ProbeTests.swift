@@ -171,6 +171,8 @@ import Testing
             category: read_others
             description: any signed-in user reads the victim's users row (allowed by the PRD)
             steps:
+              - request: {as: victim, path: /rest/v1/users, query: {select: "id", id: "eq.{{victim.id}}"}}
+                requires: {rows: 1}
               - request:
                   path: /rest/v1/users
                   query: {select: "id,public_key", id: "eq.{{victim.id}}"}
@@ -193,7 +195,7 @@ import Testing
         print("allowed on sqlite:\n" + Self.describe(report))
         let o = try #require(report.outcomes.first)
         #expect(o.verdict == .leaked && o.leaked == 1 && o.evidence.first?.responseBody.contains(h.victims.victim.userID) == true)
-        #expect(o.evidence.first?.step == "allowed.yaml:7")
+        #expect(o.evidence.first?.step == "allowed.yaml:9")
         #expect(!report.passed)
         #expect(report.outcomes[1].verdict == .leaked, "a refused refresh is not 200")
         let encoded = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
@@ -212,6 +214,14 @@ import Testing
         "self_approval_at_signup", "preclaimed_ride_in_victims_name", "transfer_own_ride_to_victim", "transfer_own_favor_to_victim",
         "join_others_conversation", "notify_someone_else", "list_invite_codes",
     ]
+    /// What the seed's own policies leave untestable: profiles_select_approved fails 42P17 for everyone, so the
+    /// rightful readers of profiles, rides, favors and their participants are refused too (the controls fail),
+    /// invite codes cannot be made (their insert policy reads profiles), and §2.8 hides a conversation from its
+    /// own participants. Each is inconclusive, never "denied".
+    static let naarscarsSeedInconclusive: Set<String> = [
+        "read_unapproved_profile", "read_rides_unapproved", "read_favors_unapproved", "join_and_read_ride_participants",
+        "join_and_read_favor_participants", "read_others_conversation", "invite_generation_limit",
+    ]
 
     @Test(.enabled(if: ProbeTests.postgres, "no PostgreSQL test cluster (scripts/pg-test-cluster run DIR swift test --filter Probe)"))
     func naarscarsCatalogueAgainstItsMigrations() async throws {
@@ -223,10 +233,13 @@ import Testing
         print("naarscars on postgres:\n" + Self.describe(report))
         #expect(report.outcomes.count == catalogue.probes.count)
         #expect(report.outcomes.allSatisfy { $0.tried > 0 && $0.section != nil })
+        // §2.8's policy hides a conversation from its own participant: a finding.
+        #expect(report.outcomes.first { $0.id == "conversation_participant_sees_own" }?.findings == 1)
         let recursion = try #require(report.outcomes.first { $0.id == "profiles_policy_recursion" })
         #expect(recursion.findings == 1 && recursion.evidence.first?.responseBody.contains("42P17") == true)
         for o in report.outcomes {
-            let expected: ProbeOutcome.Verdict = Self.naarscarsSeedLeaks.contains(o.id) ? .leaked : .denied
+            let expected: ProbeOutcome.Verdict = Self.naarscarsSeedLeaks.contains(o.id) ? .leaked
+                : Self.naarscarsSeedInconclusive.contains(o.id) ? .inconclusive : .denied
             #expect(o.verdict == expected, "\(o.id): \(o.verdict) \(o.notes) \(o.evidence.map(\.detail))")
         }
         // §5.3's limits, found exactly; §6's estimate on the real code space (31 symbols, not 32).
@@ -271,6 +284,34 @@ import Testing
     }
 
     // MARK: The catalogue file
+
+    /// A read probe must first show that the rightful reader gets the rows: without a control a read refused to
+    /// everyone (a broken policy, a missing table) would count as denied. The loader refuses it, naming the line.
+    @Test func aReadProbeWithoutAControlIsRefused() throws {
+        let yaml = """
+        catalogue: x
+        probes:
+          - id: read_victim
+            category: read_others
+            description: d
+            steps:
+              - request: {path: /rest/v1/encrypted_locations, query: {recipient_id: "eq.{{victim.id}}"}}
+                leak_if: {rows: ">0"}
+        """
+        #expect {
+            _ = try ProbeCatalogueFile.parse(yaml, file: "r.yaml")
+        } throws: { error in
+            let e = error as! ScenarioError
+            return e.line == 7 && e.message.contains("shows no allowed reader") && e.message.contains("requires:")
+        }
+        let controlled = yaml.replacingOccurrences(of: "    steps:\n", with: """
+            steps:
+              - request: {as: victim, path: /rest/v1/encrypted_locations, query: {recipient_id: "eq.{{victim.id}}"}}
+                requires: {rows: ">0"}
+
+        """)
+        #expect(try ProbeCatalogueFile.parse(controlled, file: "r.yaml").probes[0].steps.count == 2)
+    }
 
     @Test func loaderErrorsNameFileLineAndKey() throws {
         let bad = """

@@ -34,6 +34,9 @@ public struct Probe: Sendable {
     public var steps: [ProbeStep]
     /// Where the specification says what this probe checks (e.g. `§2.11`), for reports.
     public var section: String? = nil
+
+    /// The category whose probes must show, before judging, that the rightful reader gets what the attacker tries to read.
+    public static let readCategory = "read_others"
 }
 
 /// A step and its verdict rules. A step with no rule is an action (its
@@ -67,6 +70,15 @@ public struct ProbeStep: Sendable {
     public var save: [(name: String, column: String)] = []
 
     public var isJudged: Bool { expect != nil || leakIf != nil || findingIf != nil }
+    /// Whether the step shows the legitimate party can do what the probe tries: `requires`, or a subscription
+    /// or channel step joined by its `control` first.
+    public var isControl: Bool {
+        switch action {
+        case .realtime(let r): requires != nil || r.control != nil
+        case .channel(let c): requires != nil || c.control != nil
+        default: requires != nil
+        }
+    }
     /// Whether the step is counted: judged, or a control.
     public var checks: Bool { isJudged || requires != nil }
 }

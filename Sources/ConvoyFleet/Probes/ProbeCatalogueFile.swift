@@ -52,6 +52,12 @@ extension Reader {
         guard steps.contains(where: \.isJudged) else {
             throw stepsNode.error("probe \"\(id)\" judges nothing: give at least one step expect, leak_if or finding_if")
         }
+        if category == Probe.readCategory, let first = steps.firstIndex(where: \.isJudged), !steps[...first].contains(where: \.isControl) {
+            throw stepsNode.error("probe \"\(id)\" reads others' data but shows no allowed reader getting it first: give a step before "
+                                  + "its first judged one whose requires: holds for the rightful reader (as: victim …, requires: {rows: \">0\"}), "
+                                  + "or a realtime/channel step with control:; without it a read refused to everyone (a broken policy, a "
+                                  + "missing table) would count as denied")
+        }
         return Probe(id: id, category: category, description: description, ifLeaked: try m["if_leaked"]?.string() ?? "", steps: steps,
                      section: try m["section"]?.string())
     }

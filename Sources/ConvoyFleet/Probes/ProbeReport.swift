@@ -27,6 +27,8 @@ public struct ProbeOutcome: Codable, Sendable {
     public var measurements: [String] = []
     /// The specification's section the probe checks (`§2.11`).
     public var section: String?
+    /// A control of the probe did not hold: what it judges after that cannot be denied, only leak (nil: none failed).
+    public var controlFailed: Bool?
 
     public var verdict: Verdict {
         if leaked > 0 { return .leaked }

@@ -99,13 +99,23 @@ public struct ProbeRunner: Sendable {
                evidence: (ProbeEvidence.Kind, String) -> ProbeEvidence) {
         if let requires = step.requires, !facts.matches(requires, context) {
             outcome.tried += 1
+            outcome.controlFailed = true
             outcome.notes.append("inconclusive \(step.source): the control needs \(requires.summary), got \(facts.summary): nothing was tested")
             return
         }
         guard step.isJudged else { return }
         outcome.tried += 1
         var why: [String] = []
-        if let expect = step.expect, !facts.matches(expect, context) { why.append("expected \(expect.summary), got \(facts.summary)") }
+        // After a failed control only what came back can leak (leak_if): a refusal, or an expectation not met,
+        // says nothing when the rightful party was refused too (a broken policy, a missing table).
+        let controlled = outcome.controlFailed != true
+        if let expect = step.expect, !facts.matches(expect, context) {
+            guard controlled else {
+                outcome.notes.append("inconclusive \(step.source): expected \(expect.summary), got \(facts.summary), after a control that failed")
+                return
+            }
+            why.append("expected \(expect.summary), got \(facts.summary)")
+        }
         if let leakIf = step.leakIf, facts.matches(leakIf, context) { why.append("leak_if \(leakIf.summary) held: \(facts.summary)") }
         if !why.isEmpty {
             outcome.leaked += 1
@@ -113,8 +123,10 @@ public struct ProbeRunner: Sendable {
         } else if let findingIf = step.findingIf, facts.matches(findingIf, context) {
             outcome.findings += 1
             outcome.evidence.append(evidence(.finding, "finding_if \(findingIf.summary) held: \(facts.summary)"))
-        } else {
+        } else if controlled {
             outcome.denied += 1
+        } else {
+            outcome.notes.append("inconclusive \(step.source): refused, but so was the rightful party before it: nothing was tested")
         }
     }
 
