@@ -118,6 +118,8 @@ import ConvoyTestSupport
                 description: Reads the stranger's users row (allowed; here to show a leak failing the run).
                 if_leaked: Anyone reads anyone's public key.
                 steps:
+                  - request: {as: stranger, path: /rest/v1/users, query: {select: "id", id: "eq.{{stranger.id}}"}}
+                    requires: {rows: ">0"}
                   - request:
                       method: GET
                       path: /rest/v1/users
