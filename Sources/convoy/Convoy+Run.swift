@@ -300,6 +300,7 @@ extension Convoy {
             summary.groups = outcome.groups
             summary.mailbox = outcome.mailbox
             summary.failures = outcome.failures
+            summary.sharesLocations = outcome.sharesLocations
             if let shard {
                 summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
                                       sentToOtherShards: outcome.metrics.counters[.sentOtherShards])

@@ -25,6 +25,11 @@ import Testing
                 "\(measured)")
         let text = try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8)
         #expect(text.contains("`accept_brute_force_one_account` (Rate limiting on accept)") && text.contains("62^6 = 56,800,235,584"))
+        // Only the sections Closer has: no location accounting, no mailbox of messages (it sends none), no retention.
+        #expect(!text.contains("## Accounting") && !text.contains("## Mailbox") && !text.contains("## Retention"), "\(text.prefix(1500))")
+        #expect(summary["mailbox"] == nil && summary["shares_locations"] as? Bool == false)
+        let html = try String(contentsOf: dir.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(!html.contains("updates sent") && !html.contains(">Delivery<"), "no zero location cards")
         let junit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)
         #expect(junit.contains("brute_force (2 probes") && junit.contains("<system-out>"))
     }

@@ -33,6 +33,7 @@ import Testing
         let retention = try #require(summary["retention"] as? [String: Any])
         #expect(retention["violations"] as? Int == 0 && retention["deleted_early"] as? Int == 0 && (retention["checks"] as? Int ?? 0) > 10)
         #expect(r.stdout.contains("## Mailbox") && r.stdout.contains("ACK-then-delete held"))
+        #expect(!r.stdout.contains("## Accounting"), "QuickPic shares no locations: no table of zeros")
     }
 
     @Test func failsWhenThePurgeIsOffAndAThirdPartyOpensWhatItKept() async throws {

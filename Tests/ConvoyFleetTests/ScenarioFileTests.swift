@@ -112,6 +112,27 @@ import Testing
         ("name: x\ngroups: [{ name: g, count: 2, background_mode: always }]\n", "groups[0].background_mode: \"always\" is not one of significant_change, continuous"),
         ("name: x\ngroups: [{ name: g, count: 2, gps_denied: { fallback: wifi } }]\n", "groups[0].gps_denied: gps_denied needs windows"),
         ("name: x\ngroups: [{ name: g, count: 2, gps_denied: { windows: [1m..30s] } }]\n", "groups[0].gps_denied.windows[0]: the interval must be above or at 0 and its low end first"),
+        // No key parsed and ignored: each is an error naming its line, or it works.
+        ("name: x\napp: quickpic\ngroups: [{ name: g, count: 2, cadence: 5s }]\n",
+         "bad.yaml:3:40: groups[0].cadence: `cadence` does nothing for app quickpic: its phones do not share locations"),
+        ("name: x\napp: closer\ngroups: [{ name: g, count: 2, tracks: { synthetic: walk } }]\nsocial: { friends: 1 }\n",
+         "groups[0].tracks: `tracks` does nothing for app closer: its phones do not share locations"),
+        ("name: x\napp: quickpic\ngroups: [{ name: g, count: 2, gps_denied: { windows: [1m..2m] } }]\n",
+         "groups[0].gps_denied: `gps_denied` does nothing for app quickpic"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8, key_lookup: every_send }]\nsocial: { groups: 4..8 }\n",
+         "groups[0].key_lookup: `key_lookup` does nothing for app survale: it broadcasts to its team"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8, precise_share: 50% }]\nsocial: { groups: 4..8 }\n",
+         "groups[0].precise_share: `precise_share` does nothing for app survale"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8, general: round3 }]\nsocial: { groups: 4..8 }\n",
+         "groups[0].general: `general` does nothing for app survale"),
+        ("name: x\napp: quickpic\ngroups: [{ name: g, count: 2 }]\nretry: retry\n", "bad.yaml:4:8: retry: `retry` does nothing for app quickpic"),
+        ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 4..8 }\nretry: retry\n", "retry: `retry` does nothing for app survale"),
+        ("name: x\napp: closer\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 1 }\nretention: { window: 1m }\n",
+         "bad.yaml:5:12: retention: `retention` does nothing for app closer"),
+        ("name: x\napp: quickpic\ngroups: [{ name: g, count: 2 }]\nthresholds: [\"delivery.loss < 1%\"]\n",
+         "thresholds[0]: `delivery.loss < 1%` measures location updates, which app quickpic's phones do not send"),
+        ("name: x\napp: closer\ngroups: [{ name: g, count: 2 }]\nsocial: { friends: 1 }\nthresholds: [\"e2e_latency.p99 < 1s\"]\n",
+         "`e2e_latency.p99 < 1s` measures location updates"),
     ])
     func badScenariosSayWhereAndWhat(yaml: String, expected: String) {
         do {

@@ -76,7 +76,8 @@ extension FleetRun {
         }
         if configuration.app.pairsDuringRun, shard != nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes")
+                                message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes "
+                                    + "(why: docs/scenarios.md, \"With Green Box pairing: prd\")")
         }
         if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",

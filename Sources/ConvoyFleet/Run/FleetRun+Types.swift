@@ -117,5 +117,7 @@ extension FleetRun {
         public var mailbox: MailboxReport? = nil
         /// Why requests failed, the first of each kind with its request and answer; nil when none did.
         public var failures: [FailureSample]? = nil
+        /// Whether the app's phones share locations (the location accounting applies).
+        public var sharesLocations = true
     }
 }

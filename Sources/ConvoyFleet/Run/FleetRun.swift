@@ -328,7 +328,7 @@ public final class FleetRun: Sendable {
         await retentionTask?.value
         for d in devices { await d.disconnect() }
         let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app, purged: retention?.groupEndsSeen ?? [:]) : nil
-        let mailbox = app.delivery == .mailbox ? closeMailbox(context.mailbox, purgeLimit: scenario.retention.limit) : nil
+        let mailbox = app.delivery == .mailbox && !app.friendsAreCouples ? closeMailbox(context.mailbox, purgeLimit: scenario.retention.limit) : nil
         schedulerTask.cancel()
         await schedulerTask.value
         let shaping = proxy.map { p in
@@ -392,7 +392,7 @@ public final class FleetRun: Sendable {
                        },
                        ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
                        network: Self.network(scenario, figures: shaping), groups: groups)
-        (outcome.mailbox, outcome.failures) = (mailbox, context.failures.samples)
+        (outcome.mailbox, outcome.failures, outcome.sharesLocations) = (mailbox, context.failures.samples, app.sharesLocation)
         return outcome
     }
 

@@ -43,10 +43,12 @@ extension Reader {
         if pairsDuringRun {
             // Both assume friendships made before the timeline; pairing during the run makes them as it goes.
             if let migration = m["migration"] {
-                throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes)")
+                throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes; "
+                                      + "why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
             if let hostile = m["hostile"], !couples {
-                throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired (use pairing: codes)")
+                throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired "
+                                    + "(use pairing: codes, or convoy probe --mode pairing=prd; why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
         }
         let group = Apps.make(choice.name, options: choice.options)?.audience == .group
@@ -96,12 +98,54 @@ extension Reader {
                 throw r.error("\(key) is for apps whose phones poll a mailbox (app: quickpic); \(choice.name) pushes on Realtime")
             }
         }
+        try refuseKeysThatDoNothing(m, app: choice.name, profile: Apps.make(choice.name, options: choice.options), group: group)
         if mailbox {
             for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
                 throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
             }
         }
         return choice
+    }
+
+    /// A group's keys for where a phone is and what it shares of it: nothing for an app that shares no locations.
+    static let locationKeys = ["tracks", "replay", "accuracy", "correlation_time", "cadence", "background_share", "precise_share",
+                               "location_mode", "when_in_use_share", "background_mode", "key_lookup", "key_cache_ttl", "general",
+                               "laplace_mean", "gps_denied"]
+    /// What a pairwise app does with each friend: a friend's key read before sealing, a per-friend preference and its fuzzing.
+    static let pairwiseKeys = ["key_lookup", "key_cache_ttl", "precise_share", "general", "laplace_mean"]
+
+    /// Keys an app would read and ignore are errors naming their line: a location key for an app that shares none,
+    /// a per-friend key for an app that broadcasts to a team, `retry:` (location inserts) for an app without
+    /// them, `retention:` for an app that leaves nothing on the backend to purge, and a location threshold.
+    private func refuseKeysThatDoNothing(_ m: [String: Reader], app name: String, profile: (any AppProfile)?,
+                                         group: Bool) throws(ScenarioError) {
+        let sharesLocation = profile?.sharesLocation ?? true
+        let pairwise = sharesLocation && !group
+        for g in try m["groups"]?.sequence() ?? [] {
+            let keys = try g.mapping(Self.groupKeys)
+            if !sharesLocation, let key = Self.locationKeys.first(where: { keys[$0] != nil }) {
+                throw keys[key]!.error("`\(key)` does nothing for app \(name): its phones do not share locations")
+            }
+            if group, let key = Self.pairwiseKeys.first(where: { keys[$0] != nil }) {
+                throw keys[key]!.error("`\(key)` does nothing for app \(name): it broadcasts to its team on a private channel, "
+                                       + "with no friend's key to read and no per-friend preference or fuzzing")
+            }
+        }
+        if !pairwise, let r = m["retry"] {
+            throw r.error("`retry` does nothing for app \(name): it retries a phone's failed location inserts, and \(name) "
+                          + (sharesLocation ? "broadcasts its positions (its chat has a retry queue of its own)" : "shares no locations"))
+        }
+        if profile?.friendsAreCouples == true, let r = m["retention"] {
+            throw r.error("`retention` does nothing for app \(name): its phones leave no locations or messages on the backend "
+                          + "(its pairing codes' expiry is probed by probes/\(name).yaml)")
+        }
+        if !sharesLocation {
+            for r in try m["thresholds"]?.sequence() ?? [] {
+                if let t = try? Threshold(try r.string()), t.measuresLocations {
+                    throw r.error("`\(t.text)` measures location updates, which app \(name)'s phones do not send")
+                }
+            }
+        }
     }
 
     private func appName() throws(ScenarioError) -> String {

@@ -17,7 +17,7 @@ public enum HTMLReport {
                         : "Messages stored by the backend, and opened by their recipients, per second; devices online (dashed).")
         body += section("Errors", errors(input))
         // A mailbox app's delivery is its Mailbox section (messages, not updates).
-        if s.mailbox == nil { body += section("Delivery", delivery(s)) }
+        if s.mailbox == nil, s.showsLocations { body += section("Delivery", delivery(s)) }
         if let n = s.network, !n.isEmpty {
             body += section("Network conditions", table(["group", "conditions", "tunnels", "cut"], n.map { [e($0.group), e($0.summary), String($0.tunnels), String($0.cuts)] },
                                                         numeric: [2, 3]),
@@ -103,7 +103,11 @@ public enum HTMLReport {
             ("HTTP errors", "\(s.counters[.httpErrors])", s.counters[.httpErrors] > 0),
             ("decrypt failures", "\(s.counters[.decryptFailures])", s.counters[.decryptFailures] > 0),
         ]
-        if let m = s.mailbox { cards = mailboxCards(m, s) + cards.suffix(2) }
+        if let m = s.mailbox {
+            cards = mailboxCards(m, s) + cards.suffix(2)
+        } else if !s.showsLocations {
+            cards = [cards[4]]  // no location updates (Closer's pairing): its HTTP errors; its pairing is in the latency table
+        }
         if let r = s.retention { cards.append(("retention", r.holds ? (r.checks > 0 ? "held" : "not checked") : "\(r.violations + r.deletedEarly) findings", !r.holds)) }
         if let p = s.probes { cards.append(("probe leaks", "\(p.leaks) of \(p.tried) tries", p.leaks > 0)) }
         if let b = s.battery, let worst = b.groups.max(by: { $0.percentPerHour < $1.percentPerHour }) {

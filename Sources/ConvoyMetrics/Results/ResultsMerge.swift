@@ -101,6 +101,7 @@ public enum ResultsMerge {
         summary.shard?.fleet = parts[0].shard.fleet
         summary.battery = battery(parts.compactMap(\.input.summary.battery), byDevice: batteryByDevice)
         summary.retention = retention
+        summary.sharesLocations = first.sharesLocations
         summary.probes = probes(parts.compactMap(\.input.summary.probes))
         summary.applyCorrectness(failed: exitCode(true, false))
         return (summary, metrics)

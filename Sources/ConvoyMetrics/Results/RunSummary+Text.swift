@@ -19,7 +19,13 @@ extension RunSummary {
         }
 
         let a = accounting
-        out += "## Accounting\n\n"
+        if showsLocations { out += accountingSection(a) }
+        return out + sections()
+    }
+
+    /// The location updates' accounting (apps whose phones share locations).
+    func accountingSection(_ a: Accounting) -> String {
+        var out = "## Accounting\n\n"
         out += "| sent | delivered | lost | duplicates | to friends offline |\n|---:|---:|---:|---:|---:|\n"
         out += "| \(a.sent) | \(a.delivered) | \(a.lostTotal) | \(a.duplicates) | \(a.sentOffline) |\n\n"
         if a.deliveredByBackfill > 0 { out += "Of the delivered, \(a.deliveredByBackfill) came late through a backfill after a reconnect.\n\n" }
@@ -29,6 +35,12 @@ extension RunSummary {
         }
         out += a.closes ? "Every update is accounted for: sent = delivered + lost.\n\n"
             : "**The accounting does not close**: sent \(a.sent) ≠ delivered \(a.delivered) + lost \(a.lostTotal).\n\n"
+        return out
+    }
+
+    /// Everything after the accounting.
+    func sections() -> String {
+        var out = ""
 
         if let network, !network.isEmpty {
             out += "## Network conditions\n\n| group | conditions | tunnels | cut |\n|---|---|---:|---:|\n"

@@ -72,6 +72,12 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var mailbox: MailboxReport?
     /// Why requests failed, by operation and reason, each with its first request and answer (nil: none failed).
     public var failures: [FailureSample]?
+    /// Whether the app's phones share locations (false: QuickPic, Closer): without them the location accounting and
+    /// its cards are left out of the reports rather than shown as zeros (nil, as older summaries have it: true).
+    public var sharesLocations: Bool?
+
+    /// The location accounting applies to this run.
+    public var showsLocations: Bool { sharesLocations ?? true }
 
     /// One group's network conditions, as they were applied.
     public struct NetworkGroup: Codable, Sendable, Equatable {
@@ -181,6 +187,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case schema, version, scenario, seed, complete, target, devices, accounting, counters, thresholds, passed, resources, retention, battery, probes, shard, network
         case groups, mailbox, failures
+        case sharesLocations = "shares_locations"
         case scenarioFile = "scenario_file"
         case startedAt = "started_at"
         case endedAt = "ended_at"
