@@ -50,16 +50,11 @@ import Testing
     /// through the database's own Realtime feed (LISTEN/NOTIFY), RLS decides who hears of each.
     @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
     func passesAgainstConvoyServeOnPostgreSQL() async throws {
-        let base = try #require(Self.postgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test")
-        let name = "convoy_prd_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let created = try CLI.runTool("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"])
-        #expect(created.status == 0, "\(created.stderr)")
-        var components = try #require(URLComponents(string: base))
-        components.path = "/\(name)"
+        let url = try Self.freshDatabase("convoy_prd_")
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys, "--database", try #require(components.string))
+        let server = try await ServeProcess.start(keys: keys, "--database", url)
         defer { server.stop() }
         let out = dir.appendingPathComponent("results")
         let r = try await CLI.detached("run", try Self.copy(in: dir), "--keys-file", keys, "--devices", "20", "--duration", "25s", "--out", out.path)
@@ -71,12 +66,7 @@ import Testing
     /// --app-schema database`, which applies its platform only; the PRD scenario passes against it.
     @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
     func passesAgainstADatabaseLoadedFromConvoySchema() async throws {
-        let base = try #require(Self.postgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test")
-        let name = "convoy_schema_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        #expect(try CLI.runTool("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"]).status == 0)
-        var components = try #require(URLComponents(string: base))
-        components.path = "/\(name)"
-        let url = try #require(components.string)
+        let url = try Self.freshDatabase("convoy_schema_")
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         func tables() throws -> String {
@@ -105,24 +95,24 @@ import Testing
         #expect(try tables() == "friendships -")
     }
 
-    /// A new database on the test cluster, and the PRD's own schema to apply to it (examples/greenbox-prd-verbatim.sql:
-    /// the PRD's three tables, their columns and nothing more, §3.2's policies and the ones its flows imply).
-    static func prdDatabase() throws -> (url: String, sql: String) {
+    /// A new, empty database on the test cluster, as a URL.
+    static func freshDatabase(_ prefix: String) throws -> String {
         let base = try #require(Self.postgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test")
-        let name = "convoy_verbatim_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        #expect(try CLI.runTool("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"]).status == 0)
+        let name = prefix + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let created = try CLI.runTool("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"])
+        #expect(created.status == 0, "\(created.stderr)")
         var components = try #require(URLComponents(string: base))
         components.path = "/\(name)"
-        let url = try #require(components.string)
-        let sql = URL(fileURLWithPath: Self.scenario).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/greenbox-prd-verbatim.sql").path
-        return (url, sql)
+        return try #require(components.string)
     }
 
-    /// `convoy serve --app-schema database` lays its platform, psql applies the PRD's own schema (and `extra`), and
-    /// the server serves the tables as the database has them.
+    /// `convoy serve --app-schema database` lays its platform, psql applies the PRD's own schema
+    /// (examples/greenbox-prd-verbatim.sql: the PRD's three tables, their columns and nothing more, §3.2's policies
+    /// and the ones its flows imply) and `extra`, and the server serves the tables as the database has them.
     static func servePRDDatabase(in dir: URL, extra: String? = nil) async throws -> (ServeProcess, keys: String, url: String) {
-        let (url, sql) = try prdDatabase()
+        let url = try freshDatabase("convoy_verbatim_")
+        let sql = URL(fileURLWithPath: Self.scenario).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/greenbox-prd-verbatim.sql").path
         let first = try await ServeProcess.start(keys: dir.appendingPathComponent("first.json").path, "--database", url, "--app-schema", "database")
         first.stop()
         let applied = try CLI.runTool("/usr/bin/psql", [url, "-q", "-v", "ON_ERROR_STOP=1", "-f", sql])

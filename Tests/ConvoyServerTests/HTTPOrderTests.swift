@@ -29,36 +29,34 @@ import Testing
         return out
     }
 
+    /// `text` sent in one write to `app`'s server: the statuses it answered, in order, and whether it closed.
+    static func exchange(_ app: String, _ text: String) async throws -> (statuses: [Int], closed: Bool, text: String) {
+        let server = try await Self.server(app)
+        let client = try RawClient(server.keys.url)
+        client.send(text)
+        let (bytes, closed) = await client.read(within: Self.bound)
+        await server.stop()
+        return (Self.statuses(bytes), closed, String(decoding: bytes.prefix(600), as: UTF8.self))
+    }
+
     /// One write: three complete requests, then bytes that do not parse. Each request gets its answer, in
     /// order, then the garbage its 400, then the connection closes (before: a bare close, nothing answered).
     @Test(arguments: apps)
     func pipelinedRequestsThenGarbageGetEveryAnswerThenA400(app: String) async throws {
-        let server = try await Self.server(app)
-        defer { Task { await server.stop() } }
-        let client = try RawClient(server.keys.url)
         let good = (1...3).map { "GET /nothing/\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
-        client.send(good + "garbage \u{1}\r\n\r\n")
-        let (bytes, closed) = await client.read(within: Self.bound)
-        let statuses = Self.statuses(bytes)
-        #expect(statuses.count == 4 && statuses.last == 400 && statuses.dropLast().allSatisfy { $0 != 400 && $0 >= 200 },
-                "\(statuses): \(String(decoding: bytes, as: UTF8.self).prefix(600))")
+        let (statuses, closed, text) = try await Self.exchange(app, good + "garbage \u{1}\r\n\r\n")
+        #expect(statuses.count == 4 && statuses.last == 400 && statuses.dropLast().allSatisfy { $0 != 400 && $0 >= 200 }, "\(statuses): \(text)")
         #expect(closed)
-        await server.stop()
     }
 
     /// A body longer than its Content-Length: the request is answered, then the extra bytes (a request that
     /// does not parse) get a 400.
     @Test(arguments: apps)
     func aBodyLongerThanItsLengthIsAnsweredThenTheRestRefused(app: String) async throws {
-        let server = try await Self.server(app)
-        defer { Task { await server.stop() } }
-        let client = try RawClient(server.keys.url)
-        client.send("POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}{\"more\":\"than it said\"}")
-        let (bytes, closed) = await client.read(within: Self.bound)
-        let statuses = Self.statuses(bytes)
-        #expect(statuses.count == 2 && statuses.last == 400 && statuses.first != 400, "\(statuses)")
+        let (statuses, closed, text) = try await Self.exchange(
+            app, "POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}{\"more\":\"than it said\"}")
+        #expect(statuses.count == 2 && statuses.last == 400 && statuses.first != 400, "\(statuses): \(text)")
         #expect(closed)
-        await server.stop()
     }
 
     /// A client that writes its whole 8 MB upload before it reads (Python's urllib, many SDKs) with
@@ -67,7 +65,6 @@ import Testing
     @Test(arguments: apps)
     func aRefusedUploadIsReadableByAClientThatWritesFirst(app: String) async throws {
         let server = try await Self.server(app)
-        defer { Task { await server.stop() } }
         let client = try RawClient(server.keys.url)
         let size = 8_000_000
         let path = app == "quickpic" ? "/messages" : app == "closer" ? "/acceptInviteCallable" : "/rest/v1/nothing"
