@@ -68,5 +68,7 @@ import Testing
         #expect(violations["passed"] as? Bool == false && (violations["value"] == nil || violations["value"] is NSNull), "\(violations)")
         #expect(thresholds.filter { $0["passed"] as? Bool == false }.count == 1, "\(thresholds)")
         #expect(r.stdout.contains("not testable in this run") && r.stdout.contains("needs ≥ 27 s"), "\(r.stdout)")
+        let html = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(html.contains("not testable in this run") && !html.contains(">held<"), "the report's card says so too")
     }
 }

@@ -108,7 +108,10 @@ public enum HTMLReport {
         } else if !s.showsLocations {
             cards = [cards[4]]  // no location updates (Closer's pairing): its HTTP errors; its pairing is in the latency table
         }
-        if let r = s.retention { cards.append(("retention", r.holds ? (r.checks > 0 ? "held" : "not checked") : "\(r.violations + r.deletedEarly) findings", !r.holds)) }
+        if let r = s.retention {
+            let held = r.checks + r.scans == 0 ? "not checked" : r.keptTooLongTestable ? "held" : "not testable in this run"
+            cards.append(("retention", r.holds ? held : "\(r.violations + r.deletedEarly) findings", !r.holds))
+        }
         if let p = s.probes { cards.append(("probe leaks", "\(p.leaks) of \(p.tried) tries", p.leaks > 0)) }
         if let b = s.battery, let worst = b.groups.max(by: { $0.percentPerHour < $1.percentPerHour }) {
             cards.append(("battery (worst group)", String(format: "%.1f %%/h", worst.percentPerHour), false))
