@@ -26,6 +26,11 @@ import Testing
         let limit = try #require(retention["limit_s"] as? Double)
         #expect(!ages.isEmpty && ages.allSatisfy { $0 <= limit } && ages.contains { $0 > 18 }, "\(ages)")
         #expect(r.stdout.contains("## Retention") && r.stdout.contains("Held:"))
+        // The harness's cost over the steady part (16 s to 28 s after the first arrival), labelled with its window.
+        let resources = try #require(try Self.summary(out)["resources"] as? [String: Any])
+        let steady = try #require(resources["steady"] as? [String: Any], "\(resources)")
+        #expect((steady["from_s"] as? Double ?? 0) >= 16 && (steady["to_s"] as? Double ?? 99) <= 28 && (steady["received"] as? Int ?? 0) > 0, "\(steady)")
+        #expect((steady["cpu_per_delivered_us"] as? Double ?? 0) > 0 && r.stdout.contains("steady part ("), "\(steady)")
     }
 
     @Test func failsWithAFindingWhenTheBackendNeverPurges() async throws {

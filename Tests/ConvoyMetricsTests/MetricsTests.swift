@@ -169,3 +169,25 @@ import Testing
         #expect(try Threshold("zzzzzzzz.p99 < 1s").unknownMetric?.contains("did you mean") == false)
     }
 }
+
+/// The harness's cost over the steady part: the window bench-peers uses, named by its bounds.
+@Suite struct SteadyCostTests {
+    /// Each second: 0.01 s of CPU and 50 updates in the steady part, 0.5 s of CPU and none before it (set-up's
+    /// arrivals) and after it (the drain): the steady figure sees only the steady part's 200 µs an update.
+    static let samples: [CostSample] = (0...60).map { t in
+        let steadyCPU = Double(min(max(t - 5, 0), 45)) * 0.01, otherCPU = Double(min(t, 5) + max(t - 50, 0)) * 0.5
+        return CostSample(t: Double(t), cpuSeconds: steadyCPU + otherCPU, received: min(max(t - 5, 0), 45) * 50)
+    }
+
+    @Test func theSteadyWindowIsFifteenSecondsAfterTheLastArrivalToFiveBeforeTheRampDown() throws {
+        let w = try #require(RunSummary.Resources.steady(Self.samples, lastArrival: 5, rampDown: 50))
+        #expect(w.fromSeconds == 20 && w.toSeconds == 45)
+        #expect(w.received == 25 * 50 && abs(w.cpuSeconds - 0.25) < 1e-9)
+        #expect(abs((w.cpuPerDeliveredMicroseconds ?? 0) - 200) < 1e-6, "\(w)")
+    }
+
+    @Test func aSteadyPartTooShortToMeasureHasNoFigure() {
+        #expect(RunSummary.Resources.steady(Self.samples, lastArrival: 5, rampDown: 34) == nil, "20 s to 29 s: under 10 s")
+        #expect(RunSummary.Resources.steady(Array(Self.samples.prefix(25)), lastArrival: 5, rampDown: 50) == nil, "not sampled that far")
+    }
+}

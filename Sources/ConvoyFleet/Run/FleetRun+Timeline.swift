@@ -40,6 +40,13 @@ extension FleetRun {
             }
             progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
                           onboarded: s.onboarded, interval: interval, totals: totals, health: health.now))
+            // The harness's own CPU once a second, for the cost of the steady part (`RunSummary.Resources.steady`).
+            if !s.start.isNaN {
+                let sample = CostSample(t: elapsed, cpuSeconds: ProcessResources.current().cpuSeconds, received: totals[CounterName.received.name] ?? 0)
+                costs.withLock { $0.append(sample) }
+            }
         }
     }
+
+    func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
 }

@@ -17,7 +17,7 @@ public final class FleetRun: Sendable {
     let metrics: Metrics
     let clock: RunClock
     let logger: Logger
-    let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan))
+    let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan)), costs = Mutex([CostSample]())
 
     public init(_ configuration: Configuration, engine: HTTPEngine, metrics: Metrics = Metrics(), clock: RunClock = RunClock(),
                 logger: Logger = Logger(label: "convoy.run")) {
@@ -393,8 +393,7 @@ public final class FleetRun: Sendable {
                        ledger: shard.map { ShardLedger(runID: configuration.runID, shard: $0.index + 1, shards: $0.count, fleet: n, devices: entries) },
                        network: Self.network(scenario, figures: shaping), groups: groups)
         (outcome.mailbox, outcome.failures, outcome.sharesLocations) = (mailbox, context.failures.samples, app.sharesLocation)
+        outcome.resources.steady = RunSummary.Resources.steady(costs.withLock { $0 }, lastArrival: rampUpEnd - t0, rampDown: steadyEnd - t0)
         return outcome
     }
-
-    private func setPhase(_ phase: Phase) { status.withLock { $0.phase = phase } }
 }

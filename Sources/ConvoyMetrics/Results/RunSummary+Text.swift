@@ -139,8 +139,13 @@ extension RunSummary {
 
         if let r = resources {
             out += "\n## Harness\n\n"
-            out += String(format: "CPU %.1f s during the timeline", r.end.cpuSeconds - r.timelineStart.cpuSeconds)
+            out += String(format: "CPU %.1f s from the first arrival to the end", r.end.cpuSeconds - r.timelineStart.cpuSeconds)
             if let per = r.cpuPerDeliveredMicroseconds { out += String(format: " (%.0f µs per delivered update)", per) }
+            if let w = r.steady, let per = w.cpuPerDeliveredMicroseconds {
+                out += String(format: "; steady part (%.0f s to %.0f s after the first arrival: %.0f s after the last arrival to %.0f s before the ramp-down) "
+                              + "%.0f µs per update received", w.fromSeconds, w.toSeconds, RunSummary.Resources.steadySettle,
+                              RunSummary.Resources.steadyMargin, per)
+            }
             out += String(format: "; peak resident memory %.0f MiB", r.end.maxRSSMiB)
             if let per = r.memoryPerDeviceKiB { out += String(format: " (%.0f KiB per device above the %.0f MiB before any device)", per, r.beforeDevices.rssMiB) }
             out += target.kind == "embedded" ? ". The embedded backend runs in this process: its cost is included.\n" : ".\n"

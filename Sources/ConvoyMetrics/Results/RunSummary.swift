@@ -36,8 +36,12 @@ public struct RunSummary: Codable, Sendable, Equatable {
         /// After set-up, as the first device arrived.
         public var timelineStart: ProcessResources
         public var end: ProcessResources
-        /// CPU time (user + system) from the first arrival to the end, per delivered update, microseconds.
+        /// CPU time (user + system) from the first arrival to the end (the drain and the checks after it included),
+        /// per delivered update, microseconds.
         public var cpuPerDeliveredMicroseconds: Double?
+        /// The same over the steady part alone, per update received in it (`steady(_:lastArrival:rampDown:)`):
+        /// what compares with a steady-state figure such as scripts/bench-peers' (nil: too short a steady part).
+        public var steady: Window?
         /// (peak resident − resident before any device) ÷ devices, KiB.
         public var memoryPerDeviceKiB: Double?
 
@@ -47,6 +51,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
             case timelineStart = "timeline_start"
             case cpuPerDeliveredMicroseconds = "cpu_per_delivered_us"
             case memoryPerDeviceKiB = "memory_per_device_kib"
+            case steady
         }
 
         public init(beforeDevices: ProcessResources, timelineStart: ProcessResources, end: ProcessResources, delivered: Int, devices: Int) {
