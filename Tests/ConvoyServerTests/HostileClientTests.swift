@@ -125,7 +125,9 @@ import Testing
     }
 
     @Test func keepAliveConnectionIsClosedWhenIdleAfterItsResponse() async throws {
-        let server = try await Self.server { $0.idleTimeout = 0.3 }
+        // Long enough that the request is read before the connection is idle even when the test process stalls
+        // (a fresh-clone CI saw no answer at 0.3 s): the idle clock runs from accept until the first byte is read.
+        let server = try await Self.server { $0.idleTimeout = 2 }
         let client = try RawClient(server.keys.url)
         client.send("GET /auth/v1/user HTTP/1.1\r\nHost: x\r\n\r\n")
         let (text, closed) = await client.readText(within: Self.bound)

@@ -79,9 +79,11 @@ import Glibc
         defer { server.stop() }
         let engine = try HTTPEngine()
         let url = "http://127.0.0.1:\(server.port)/"
-        let first = try await engine.send(HTTPRequest(url: url))
+        // Generous timeouts: what is asserted is the resend, not its speed (a fresh-clone CI's busiest minute
+        // stalled the first request past the default 30 s).
+        let first = try await engine.send(HTTPRequest(url: url, timeout: 300))
         #expect(first.status == 200 && String(decoding: first.body, as: UTF8.self) == "ok" && first.timing.newConnections == 1)
-        let second = try await engine.send(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8)))
+        let second = try await engine.send(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: 300))
         #expect(second.status == 200 && second.timing.newConnections == 1)
         engine.shutdown()
     }
