@@ -9,9 +9,8 @@ import Testing
 import ConvoyTestSupport
 
 /// `convoy serve`'s limits as a user meets them: the flags, and a server out of
-/// file descriptors (its own `ulimit -n`, never the test process's). One server kind at a time: four binaries
-/// each holding 150 connections at once, in the test run's busiest minute, would stall the other suites.
-@Suite(.serialized) struct ServeLimitsTests {
+/// file descriptors (its own `ulimit -n`, never the test process's).
+@Suite struct ServeLimitsTests {
     @Test func helpShowsTheTimeoutsAndLimits() throws {
         let r = try CLI.run("serve", "--help")
         #expect(r.status == 0)
