@@ -41,6 +41,9 @@ extension Convoy {
         @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", ")); by default the catalogue's, when its name is an app's, else \(Apps.defaultName)).")
         var app: String?
 
+        @Option(name: .customLong("join-timeout"), help: "Seconds a Realtime or channel probe waits for its join's reply; without one the probe is inconclusive.")
+        var joinTimeout: Double = 10
+
         @Option(name: .customLong("mode"), help: "One of the app's modes as a scenario sets it, KEY=VALUE (greenbox: pairing=prd for a project without invite codes).")
         var modes: [String] = []
 
@@ -70,6 +73,7 @@ extension Convoy {
             if keysFile != nil, target != nil { throw ValidationError("give --keys-file or --target, not both") }
             if target != nil, anonKey == nil { throw ValidationError("--target needs --anon-key") }
             if let target, let problem = TargetURL.problem(target) { throw ValidationError(problem) }
+            if !(joinTimeout > 0 && joinTimeout <= 600) { throw ValidationError("--join-timeout \(joinTimeout): give seconds above 0, at most 600") }
         }
 
         func run() async throws {
@@ -95,7 +99,8 @@ extension Convoy {
             defer { engine.shutdown() }
             var logger = Logger(label: "convoy.probe")
             logger.logLevel = .critical
-            let runner = ProbeRunner(target: backend, engine: engine, logger: logger, app: profile)
+            var runner = ProbeRunner(target: backend, engine: engine, logger: logger, app: profile)
+            runner.joinTimeout = joinTimeout
             let started = Date()
             let cast: (attacker: ProbeParty, victims: ProbeVictims)
             do {

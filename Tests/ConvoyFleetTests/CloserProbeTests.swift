@@ -25,6 +25,7 @@ import Testing
         var runner = ProbeRunner(target: SupabaseTarget(url: server.keys.url, anonKey: "", serviceKey: nil), engine: engine, logger: logger,
                                  app: try #require(Apps.make("closer")))
         runner.sleep = { clock.advance(to: clock.now() + $0) }
+        runner.joinTimeout = 60
         let catalogue = try ProbeCatalogueFile.load(root.appendingPathComponent("probes/closer.yaml").path)
         let cast = try await runner.prepare()
         let report = await runner.report(catalogue, attacker: cast.attacker, victims: cast.victims)

@@ -41,7 +41,8 @@ import Testing
             let (server, logger) = try await ProbeTests.start(config, on: store)
             let engine = try HTTPEngine()
             let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
-            let runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger)
+            var runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger)
+            runner.joinTimeout = 60 // a test process's busiest minute can hold a join's reply past the 10 s a run allows
             let cast = try await runner.prepare(cast: cast)
             return Harness(server: server, engine: engine, runner: runner, attacker: cast.attacker, victims: cast.victims)
         }

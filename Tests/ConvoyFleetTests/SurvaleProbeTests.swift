@@ -25,7 +25,8 @@ import Testing
             let (server, logger) = try await ProbeTests.start(config, on: store)
             let engine = try HTTPEngine()
             let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
-            let runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger, app: SurvaleApp())
+            var runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger, app: SurvaleApp())
+            runner.joinTimeout = 60 // a test process's busiest minute can hold a join's reply past the 10 s a run allows
             let cast = try await runner.prepare()
             return Harness(server: server, engine: engine, runner: runner, attacker: cast.attacker, victims: cast.victims)
         }

@@ -34,7 +34,7 @@ extension ProbeRunner {
             }
             control = ProbeChannel(url: target.realtimeURL, token: t, topic: topic,
                                    options: .init(isPrivate: true, broadcastSelf: true, presenceKey: id))
-            guard await control!.joined(within: 10) == true else {
+            guard await control!.joined(within: joinTimeout) == true else {
                 control?.stop()
                 return inconclusive("the control (\(c.rawValue)) could not join \(context.redactor.redact(topic)): \(control?.reason ?? "no reply")")
             }
@@ -45,8 +45,8 @@ extension ProbeRunner {
         let actor = ProbeChannel(url: target.realtimeURL, token: token ?? target.anonKey, topic: topic,
                                  options: .init(isPrivate: probe.isPrivate, presenceKey: own ?? ref))
         defer { actor.stop() }
-        guard let joined = await actor.joined(within: 10) else {
-            return inconclusive("the actor's join got no reply within 10 s")
+        guard let joined = await actor.joined(within: joinTimeout) else {
+            return inconclusive("the actor's join got no reply within \(joinTimeout.formatted()) s")
         }
         var trackRef: String?
         if joined {

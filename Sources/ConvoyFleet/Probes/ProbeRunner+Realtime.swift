@@ -23,14 +23,14 @@ extension ProbeRunner {
             control = ProbeSubscription(url: target.realtimeURL, token: t, topic: topic + "-control", binding: binding)
         }
         defer { control?.stop() }
-        let joined = await attacker.joined(within: 10)
+        let joined = await attacker.joined(within: joinTimeout)
         guard joined != nil else {
             // Neither subscribed nor refused: nothing was tested, so it is not "denied".
             outcome.tried += 1
-            outcome.notes.append("inconclusive \(step.source): the actor's join got no reply within 10 s")
+            outcome.notes.append("inconclusive \(step.source): the actor's join got no reply within \(joinTimeout.formatted()) s")
             return
         }
-        if let control, await control.joined(within: 10) != true {
+        if let control, await control.joined(within: joinTimeout) != true {
             outcome.tried += 1
             outcome.notes.append("inconclusive \(step.source): the control (\(probe.control!.rawValue)) could not subscribe")
             return

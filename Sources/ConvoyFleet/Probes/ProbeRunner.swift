@@ -21,6 +21,8 @@ public struct ProbeRunner: Sendable {
     public var logger: Logger
     /// How a step waits (a repeat step's rate and `reset_after`): real time, or a test's clock moved by hand.
     public var sleep: @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9)) }
+    /// How long a Realtime or channel probe waits for its join's reply before the probe is inconclusive.
+    public var joinTimeout: Double = 10
 
     public init(target: SupabaseTarget, engine: HTTPEngine, jwtSecret: String? = nil, replayMaxAge: Double = 600,
                 logger: Logger = Logger(label: "convoy.probes"), app: any AppProfile = GreenBoxApp()) {
