@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "ConvoySodium", targets: ["ConvoySodium"]),
         .library(name: "ConvoyCrypto", targets: ["ConvoyCrypto"]),
         .library(name: "ConvoyGeo", targets: ["ConvoyGeo"]),
+        .library(name: "ConvoyTime", targets: ["ConvoyTime"]),
+        .library(name: "ConvoyFormats", targets: ["ConvoyFormats"]),
         .library(name: "ConvoyWire", targets: ["ConvoyWire"]),
         .library(name: "ConvoyMetrics", targets: ["ConvoyMetrics"]),
         .library(name: "ConvoyFleet", targets: ["ConvoyFleet"]),
@@ -64,6 +66,14 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // A strict JSON reader straight from UTF-8 bytes, for the hot paths (Realtime frames, payloads).
         .target(name: "ConvoyJSON", swiftSettings: swiftSettings),
+        // Time as every part is given it (the clock protocol, the system and manual clocks, timers on
+        // NIO's loops): the phones, the checks and convoy serve take one, so tests move time by hand.
+        .target(name: "ConvoyTime", dependencies: [.product(name: "NIOCore", package: "swift-nio"),
+                                                   .product(name: "NIOPosix", package: "swift-nio")],
+                swiftSettings: swiftSettings),
+        // The formats both ends speak, one model each (Phoenix frames, QuickPic's JSON, sorted JSON,
+        // a JWT's unverified claims): the clients in ConvoyWire and convoy serve share them.
+        .target(name: "ConvoyFormats", dependencies: ["ConvoyJSON"], swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "ConvoyJSON", "CZlib"], swiftSettings: swiftSettings),
         .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
         .target(
@@ -74,7 +84,7 @@ let package = Package(
         .target(
             name: "ConvoyWire",
             dependencies: [
-                "CCurl", "ConvoyJSON",
+                "CCurl", "ConvoyJSON", "ConvoyTime", "ConvoyFormats",
                 // The Realtime client's websocket: NIO's HTTP upgrade and frame codecs, TLS for wss.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -88,7 +98,7 @@ let package = Package(
         // Devices, scenarios, the social graph, scheduling (issue 4 onwards).
         .target(
             name: "ConvoyFleet",
-            dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
+            dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
             // The battery model's profiles, each number with its source (docs/battery.md).
             resources: [.copy("Battery/BatteryProfiles.yaml")],
@@ -98,7 +108,7 @@ let package = Package(
         .target(
             name: "ConvoyServer",
             dependencies: [
-                "ConvoySodium", "ConvoyWire", "ConvoyMetrics", "ConvoyJSON",
+                "ConvoySodium", "ConvoyTime", "ConvoyFormats", "ConvoyMetrics", "ConvoyJSON",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -124,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "convoy",
             dependencies: [
-                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyWire", "ConvoyServer", "ConvoyFleet", "ConvoyMetrics",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyServer", "ConvoyFleet", "ConvoyMetrics",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -152,14 +162,14 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyServerTests",
-            dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyWire", "ConvoyTestSupport", .product(name: "WSClient", package: "swift-websocket"),
+            dependencies: ["ConvoyServer", "ConvoySodium", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyTestSupport", .product(name: "WSClient", package: "swift-websocket"),
                            .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
             exclude: ["SQL"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyWireTests",
-            dependencies: ["ConvoyWire", "ConvoyJSON", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["ConvoyWire", "ConvoyTime", "ConvoyFormats", "ConvoyJSON", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")],
@@ -169,7 +179,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyFleetTests",
-            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyWire", "ConvoySodium", "ConvoyServer",
+            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoySodium", "ConvoyServer",
                            "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -2,6 +2,7 @@ import ArgumentParser
 import ConvoyFleet
 import ConvoyMetrics
 import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import ConvoyFleet
 import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

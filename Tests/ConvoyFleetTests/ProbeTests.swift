@@ -1,6 +1,7 @@
 import ConvoyCrypto
 import ConvoyFleet
 @testable import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

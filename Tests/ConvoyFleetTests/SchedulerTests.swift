@@ -1,5 +1,6 @@
 import ConvoyFleet
 import ConvoyMetrics
+import ConvoyTime
 import ConvoyWire
 import Synchronization
 import Testing

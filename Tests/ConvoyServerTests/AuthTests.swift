@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 @Suite struct AuthTests {
     @Test(arguments: TestStore.all) func signUpReturnsASupabaseSessionAndClaims(store: TestStore) async throws {

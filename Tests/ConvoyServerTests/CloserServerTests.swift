@@ -1,3 +1,4 @@
+import ConvoyTime
 import ConvoyWire
 import Foundation
 #if canImport(FoundationNetworking)

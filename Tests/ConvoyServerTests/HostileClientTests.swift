@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
 
 /// `convoy serve` against clients that break HTTP or take their time
 /// (docs/server.md, "Limits against hostile clients"). Raw sockets against a

@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 /// Storage (`/storage/v1`) on both stores, as storage-api answers: buckets,
 /// uploads, downloads, signed URLs in and out of time, size limits, removal.

@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 /// The RLS matrix: for every policy, an allowed case and each denied case,
 /// against both stores (SQLite: Swift policies; PostgreSQL: its own RLS).

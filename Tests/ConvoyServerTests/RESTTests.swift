@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 /// PostgREST behaviour and hostile input.
 @Suite struct RESTTests {

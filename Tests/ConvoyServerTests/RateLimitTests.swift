@@ -1,8 +1,9 @@
+@testable import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import HTTPTypes
 import Testing
-@testable import ConvoyServer
 
 /// `convoy serve`'s rate limits: hosted Supabase Auth's per-IP limits (exactly the 31st sign-in refused, with
 /// GoTrue's body and Retry-After), a rolling window moved by the test's clock, limits per caller and for

@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
 
 /// Hostile frames on Realtime's broadcast, presence and token paths, on a
 /// private channel of `convoy serve --app survale`, on each store (issue 14:

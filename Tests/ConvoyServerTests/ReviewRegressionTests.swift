@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 /// Hostile requests found by review; each once crashed the server, broke it
 /// for everyone, or was read wrongly.

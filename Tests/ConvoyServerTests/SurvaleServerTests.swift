@@ -1,7 +1,8 @@
+@testable import ConvoyServer
+import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
-import ConvoyWire
 
 /// Survale's backend on both stores: the operation lifecycle, row-level
 /// security between members, teams and agencies, its private channels,

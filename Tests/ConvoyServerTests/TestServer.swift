@@ -1,3 +1,4 @@
+import ConvoyTime
 import ConvoySodium
 import Foundation
 #if canImport(FoundationNetworking)

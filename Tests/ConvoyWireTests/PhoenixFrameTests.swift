@@ -1,3 +1,4 @@
+import ConvoyFormats
 import ConvoyWire
 import Foundation
 import Testing

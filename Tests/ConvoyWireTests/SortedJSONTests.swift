@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ConvoyFormats
 @testable import ConvoyWire
 
 /// `SortedJSON` writes exactly what `JSONSerialization` writes with sorted keys, whatever it is given.

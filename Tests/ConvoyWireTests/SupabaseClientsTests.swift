@@ -1,4 +1,5 @@
 import ConvoyServer
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+import ConvoyFormats
 import ConvoySodium
 import ConvoyWire
 import Foundation

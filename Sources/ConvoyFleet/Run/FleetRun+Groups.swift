@@ -1,6 +1,7 @@
 import ConvoyGeo
 import ConvoyMetrics
 import ConvoySodium
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import ConvoyGeo
 import ConvoyMetrics
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

@@ -2,6 +2,7 @@ import ConvoyCrypto
 import ConvoyGeo
 import ConvoyMetrics
 import ConvoySodium
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging

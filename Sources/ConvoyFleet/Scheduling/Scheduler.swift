@@ -1,4 +1,5 @@
 import ConvoyMetrics
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Synchronization

@@ -1,4 +1,4 @@
-import ConvoyWire
+import ConvoyTime
 import Logging
 
 /// `convoy serve` running inside another program (`target: embedded`, tests):

@@ -1,4 +1,4 @@
-import ConvoyWire
+import ConvoyTime
 import Synchronization
 
 /// Counts requests against `RateLimits` in rolling windows, in memory: per rule and per key (an address,

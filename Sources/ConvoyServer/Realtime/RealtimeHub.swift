@@ -1,4 +1,5 @@
-import ConvoyWire
+import ConvoyFormats
+import ConvoyTime
 import Foundation
 import GRDB
 import Synchronization

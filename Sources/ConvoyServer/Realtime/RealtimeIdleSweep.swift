@@ -1,4 +1,4 @@
-import ConvoyWire
+import ConvoyTime
 import ServiceLifecycle
 
 /// Closes Realtime sockets whose client sent nothing for `timeout` seconds,

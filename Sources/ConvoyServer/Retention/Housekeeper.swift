@@ -1,4 +1,3 @@
-import ConvoyWire
 import Foundation
 import Logging
 import ServiceLifecycle

@@ -1,3 +1,4 @@
+import ConvoyFormats
 import Foundation
 
 /// QuickPic's REST API (docs/quickpic-api.md) on the libcurl engine: JSON bodies through Codable, bearer

@@ -1,3 +1,5 @@
+import ConvoyFormats
+import ConvoyTime
 import Foundation
 import Synchronization
 

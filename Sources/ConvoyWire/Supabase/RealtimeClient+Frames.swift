@@ -1,4 +1,6 @@
+import ConvoyFormats
 import ConvoyJSON
+import ConvoyTime
 import Foundation
 import Synchronization
 

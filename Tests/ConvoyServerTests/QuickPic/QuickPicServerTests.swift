@@ -1,8 +1,9 @@
+@testable import ConvoyServer
 import ConvoySodium
+import ConvoyTime
 import ConvoyWire
 import Foundation
 import Testing
-@testable import ConvoyServer
 
 /// `convoy serve --app quickpic` on both stores: the spec's API as docs/quickpic-api.md has it.
 @Suite struct QuickPicServerTests {

@@ -1,3 +1,4 @@
+import ConvoyTime
 import ConvoySodium
 import ConvoyWire
 import Foundation

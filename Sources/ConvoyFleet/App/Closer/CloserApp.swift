@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyFormats
 import ConvoySodium
 import ConvoyWire
 import Foundation

@@ -1,5 +1,6 @@
+import ConvoyFormats
 import ConvoySodium
-import ConvoyWire
+import ConvoyTime
 import Foundation
 import JWTKit
 

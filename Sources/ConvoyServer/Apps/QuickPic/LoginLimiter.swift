@@ -1,4 +1,4 @@
-import ConvoyWire
+import ConvoyTime
 import Synchronization
 
 /// Failed logins counted in a sliding window, per username and per client address (the spec's "rate

@@ -1,5 +1,5 @@
 import ConvoySodium
-import ConvoyWire
+import ConvoyTime
 import Foundation
 import JWTKit
 

@@ -1,4 +1,4 @@
-import ConvoyWire
+import ConvoyTime
 import Foundation
 import HTTPTypes
 import Logging

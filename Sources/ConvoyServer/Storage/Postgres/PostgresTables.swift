@@ -1,6 +1,6 @@
 import Foundation
-import HTTPTypes
 import GRDB
+import HTTPTypes
 import PostgresNIO
 
 /// PostgREST's operations on every table of PostgreSQL's `public` schema, as

@@ -169,9 +169,11 @@ public enum QuickPic {
     }
 
     /// The server's error body.
-    struct ErrorBody: Codable {
-        var error: String
-        var message: String?
+    public struct ErrorBody: Codable, Sendable {
+        public var error: String
+        public var message: String?
+
+        public init(error: String, message: String? = nil) { (self.error, self.message) = (error, message) }
     }
 
     /// RFC 3339 (with or without fractional seconds) → Unix seconds; nil when it is not one.
