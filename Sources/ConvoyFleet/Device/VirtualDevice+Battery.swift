@@ -1,6 +1,6 @@
 import ConvoyWire
 
-/// The battery model's side of a device: its energy ledger is fed by what it
+/// The battery model's side of a device: its battery.ledger ledger is fed by what it
 /// actually does while online (docs/battery.md). Times are the run's
 /// monotonic seconds.
 extension VirtualDevice {
@@ -20,10 +20,10 @@ extension VirtualDevice {
 
     /// Starts the ledger as the device comes online.
     func startEnergy(at t: Double) {
-        guard let battery = profile.battery else { return }
-        energy = EnergyLedger(profile: battery, start: t)
+        guard let model = profile.battery else { return }
+        battery.ledger = EnergyLedger(profile: model, start: t)
         // Without location permission in the background, the GPS never runs for this app.
-        gpsSince = profile.sharesNothing || !app.sharesLocation ? nil : t
+        battery.gpsSince = profile.sharesNothing || !app.sharesLocation ? nil : t
     }
 
     /// An HTTP exchange: `body` bytes up with headers, `response` bytes down with headers; `since`: when it
@@ -33,37 +33,45 @@ extension VirtualDevice {
         let now = context.clock.now()
         if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
         let start = since.map { min($0, now) } ?? now
-        energy?.transfer(at: start, bytesUp: body + Self.requestOverhead, bytesDown: response + Self.responseOverhead, lasting: now - start)
+        battery.ledger?.transfer(at: start, bytesUp: body + Self.requestOverhead, bytesDown: response + Self.responseOverhead, lasting: now - start)
     }
 
     /// A websocket message sent (a broadcast: the frame with its mask, plus TCP/IP headers).
     func spendSent(bytes: Int) {
         if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
-        energy?.transfer(at: context.clock.now(), bytesUp: bytes + RealtimeClient.frameOverhead + 4, bytesDown: 0)
+        battery.ledger?.transfer(at: context.clock.now(), bytesUp: bytes + RealtimeClient.frameOverhead + 4, bytesDown: 0)
     }
 
     /// A websocket message received.
     func spendReceived(bytes: Int) {
-        energy?.transfer(at: context.clock.now(), bytesUp: 0, bytesDown: bytes)
+        battery.ledger?.transfer(at: context.clock.now(), bytesUp: 0, bytesDown: bytes)
     }
 
     func spendHeartbeat() {
-        energy?.transfer(at: context.clock.now(), bytesUp: Self.heartbeatBytes.up, bytesDown: Self.heartbeatBytes.down)
+        battery.ledger?.transfer(at: context.clock.now(), bytesUp: Self.heartbeatBytes.up, bytesDown: Self.heartbeatBytes.down)
     }
 
-    func spendCPU(seconds: Double) { energy?.cpu(seconds: seconds) }
+    func spendCPU(seconds: Double) { battery.ledger?.cpu(seconds: seconds) }
 
     /// The GPS stops when the device stops sharing.
     func stopGPS(at t: Double) {
-        guard let since = gpsSince else { return }
-        energy?.gps(mode: locationMode, from: since, to: t)
-        gpsSince = nil
+        guard let since = battery.gpsSince else { return }
+        battery.ledger?.gps(mode: locationMode, from: since, to: t)
+        battery.gpsSince = nil
     }
 
     /// The ledger and when it ends (the device disconnected, or `now`): nil if it never came online.
     func energyReport(now: Double) -> (ledger: EnergyLedger, until: Double)? {
-        guard var ledger = energy else { return nil }
-        if let since = gpsSince { ledger.gps(mode: locationMode, from: since, to: now) }
-        return (ledger, energyEnd ?? now)
+        guard var ledger = battery.ledger else { return nil }
+        if let since = battery.gpsSince { ledger.gps(mode: locationMode, from: since, to: now) }
+        return (ledger, battery.end ?? now)
     }
+}
+
+/// The battery model's state on one phone: its ledger from arrival, when the GPS was last accounted up
+/// to, and when the phone went offline.
+struct BatteryState: Sendable {
+    var ledger: EnergyLedger?
+    var gpsSince: Double?
+    var end: Double?
 }

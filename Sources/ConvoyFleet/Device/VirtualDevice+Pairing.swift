@@ -13,8 +13,8 @@ import ConvoyWire
 extension VirtualDevice {
     /// Schedules this phone's requests after its arrival at `arrival`.
     func schedulePairing(arrival: Double) {
-        guard let pairing else { return }
-        for request in pairing.requests {
+        guard let plan = pairing.plan else { return }
+        for request in plan.requests {
             context.scheduler.at(arrival + request.after) { [weak self] _ in await self?.ask(request) }
         }
     }
@@ -23,13 +23,13 @@ extension VirtualDevice {
         guard life.onlineSince != nil else { return }
         let started = context.clock.now()
         // Recorded before the request goes: its acceptance may arrive (Realtime) before the request's answer does.
-        asked[request.userID] = (started, request)
+        pairing.asked[request.userID] = (started, request)
         do {
             _ = try await app.requestFriendship(to: request.userID, preference: request.preference, from: account.session, via: http)
             metrics.count(.pairingRequests)
             metrics.record(.pairingRequest, seconds: context.clock.now() - started)
         } catch {
-            asked[request.userID] = nil
+            pairing.asked[request.userID] = nil
             metrics.count(.pairingFailures)
             _ = countFailure(error, operation: "pairing_request")
         }
@@ -41,16 +41,16 @@ extension VirtualDevice {
     func pairingEvent(_ event: PairingEvent) {
         switch event {
         case .requested(let id, let from):
-            guard answered.insert(id).inserted else { return }
-            guard let answer = pairing?.answers[from] else {
+            guard pairing.answered.insert(id).inserted else { return }
+            guard let answer = pairing.plan?.answers[from] else {
                 metrics.count(.pairingUnexpectedRequests)
                 return
             }
-            pendingFrom[from] = id
+            pairing.pendingFrom[from] = id
             guard let delay = answer.delay else {
                 metrics.count(.pairingDecidedLater)
                 // The run already had it accepted later, before the request came: it is accepted as it comes.
-                if acceptWhenAsked.remove(from) != nil {
+                if pairing.acceptWhenAsked.remove(from) != nil {
                     context.scheduler.at(context.clock.now() + 0.001) { [weak self] _ in await self?.acceptLaterNow(from: from) }
                 }
                 return
@@ -59,10 +59,10 @@ extension VirtualDevice {
         case .accepted(_, let by):
             let at: Double?
             let request: DevicePairing.Request
-            if let (t, r) = asked.removeValue(forKey: by) {
+            if let (t, r) = pairing.asked.removeValue(forKey: by) {
                 (at, request) = (t, r)
                 metrics.record(r.decidedLater ? .pairingAcceptLater : .pairingAccept, seconds: context.clock.now() - t)
-            } else if let r = pairing?.requests.first(where: { $0.userID == by }), friendIndex[by] == nil {
+            } else if let r = pairing.plan?.requests.first(where: { $0.userID == by }), friendIndex[by] == nil {
                 // Its request failed here (a timeout after it committed) yet was accepted: a friend all the same, unmeasured.
                 (at, request) = (nil, r)
             } else {
@@ -78,19 +78,19 @@ extension VirtualDevice {
     }
 
     /// Accepts a request left at "decide later", as the run decides (`social.accept_later`).
-    /// A request not there yet (its friend has not asked) is accepted when it comes.
+    /// A request not there yet (its friend has not pairing.asked) is accepted when it comes.
     public func acceptLater(from userID: String) async {
         guard life.isReceiving else { return }
-        if pendingFrom[userID] == nil { await fetchPendingRequests() }
-        guard pendingFrom[userID] != nil else {
-            acceptWhenAsked.insert(userID)
+        if pairing.pendingFrom[userID] == nil { await fetchPendingRequests() }
+        guard pairing.pendingFrom[userID] != nil else {
+            pairing.acceptWhenAsked.insert(userID)
             return
         }
         await acceptLaterNow(from: userID)
     }
 
     func acceptLaterNow(from userID: String) async {
-        guard let id = pendingFrom[userID] else { return }
+        guard let id = pairing.pendingFrom[userID] else { return }
         metrics.count(.pairingAcceptedLater)
         await accept(id, from: userID)
     }
@@ -99,10 +99,10 @@ extension VirtualDevice {
     /// listening, and its own requests accepted meanwhile. Each event counts once however it arrives.
     func catchUpPairing() async {
         await fetchPairing(.requestsToMe)
-        if !asked.isEmpty { await fetchPairing(.acceptedOfMine) }
+        if !pairing.asked.isEmpty { await fetchPairing(.acceptedOfMine) }
     }
 
-    /// What was asked of this phone while it was away (the PRD's "[name] has invited you!" after onboarding).
+    /// What was pairing.asked of this phone while it was away (the PRD's "[name] has invited you!" after onboarding).
     func fetchPendingRequests() async { await fetchPairing(.requestsToMe) }
 
     enum PairingQuery { case requestsToMe, acceptedOfMine }
@@ -125,8 +125,8 @@ extension VirtualDevice {
     }
 
     func accept(_ id: Int64, from userID: String) async {
-        guard life.isReceiving, let answer = pairing?.answers[userID], pendingFrom[userID] == id else { return }
-        pendingFrom[userID] = nil
+        guard life.isReceiving, let answer = pairing.plan?.answers[userID], pairing.pendingFrom[userID] == id else { return }
+        pairing.pendingFrom[userID] = nil
         // The friend may share as soon as the acceptance commits: its updates are this phone's from now on.
         friendIndex[userID] = Int32(answer.index)
         do {
@@ -146,8 +146,8 @@ extension VirtualDevice {
                 return
             }
             // Once more a second later (accepting is idempotent: a timeout that committed finds the row active).
-            if retryAccept.insert(id).inserted {
-                pendingFrom[userID] = id
+            if pairing.retryAccept.insert(id).inserted {
+                pairing.pendingFrom[userID] = id
                 context.scheduler.at(context.clock.now() + 1) { [weak self] _ in await self?.accept(id, from: userID) }
             } else {
                 friendIndex[userID] = nil
@@ -179,13 +179,13 @@ extension VirtualDevice {
         let friend = Friend(index: other, userID: userID, publicKey: key, iShare: preference, active: true)
         if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
         friendIndex[userID] = Int32(other)
-        if let requestedAt { awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
+        if let requestedAt { pairing.awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
         metrics.count(.pairingFriendsMade)
     }
 
     /// The first update from a friend this phone asked: the pairing loop closed.
     func firstUpdate(from sender: Int32) {
-        guard let (at, later) = awaitingFirstUpdate.removeValue(forKey: sender) else { return }
+        guard let (at, later) = pairing.awaitingFirstUpdate.removeValue(forKey: sender) else { return }
         metrics.record(later ? .pairingFirstUpdateLater : .pairingFirstUpdate, seconds: context.clock.now() - at)
     }
 }

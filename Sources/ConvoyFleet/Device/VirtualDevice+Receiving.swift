@@ -31,31 +31,31 @@ extension VirtualDevice {
             context.health.disconnected(index, at: now)
         case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
-            if rejoining { backInGroup() }
+            if group.rejoining { backInGroup() }
             if life.onlineSince != nil { trackPresence(on: topic) }
-            if groupRole?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
+            if group.role?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
             chatSubscribed(topic)
             switch life.subscription() {
             case .first(let arrivedAt?):
                 // One that joined by request waited to be let in: its own figure, not the subscription's.
-                if let asked = joinAskedAt {
+                if let asked = group.joinAskedAt {
                     metrics.record(.joinChannel, seconds: context.clock.now() - asked)
-                    joinAskedAt = nil
+                    group.joinAskedAt = nil
                 } else {
                     metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
                 }
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
-                if pairing != nil { Task { [weak self] in await self?.catchUpPairing() } }
+                if pairing.plan != nil { Task { [weak self] in await self?.catchUpPairing() } }
             case .back(let since):
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
                 // Friends made meanwhile first, so that their rows in the backfill are not strangers'.
-                // Live changes meanwhile wait for it (`heldLive`): the catch-up's older rows are shown first, as the app
+                // Live changes meanwhile wait for it (`held`): the catch-up's older rows are shown first, as the app
                 // would draw them, rather than turned away as older than what a live change had just drawn.
-                let pairs = pairing != nil
-                catchingUp = true
+                let pairs = pairing.plan != nil
+                held.catchingUp = true
                 Task { [weak self] in
                     if pairs { await self?.catchUpPairing() }
                     await self?.backfill(since: since)
@@ -90,7 +90,7 @@ extension VirtualDevice {
                 if let committed = CommitTimestamp.parse(change.commitTimestamp) {
                     metrics.record(.commitToReceipt, seconds: change.receivedAt - committed)
                 }
-                if catchingUp { heldLive.append(update) } else { receive(update) }
+                if held.catchingUp { held.updates.append(update) } else { receive(update) }
             case .pairing(let event): pairingEvent(event)
             case .groupEnded: groupEnded()
             case .groupMessage(let sender, let message): receiveMessage(message, from: sender, at: change.receivedAt)
@@ -139,14 +139,14 @@ extension VirtualDevice {
             update = try app.open(incoming, with: account.keys)
         } catch {
             // A row that arrives twice (Realtime, then a backfill) fails once.
-            guard rowID.map({ undecryptableRows.insert($0).inserted }) ?? true else {
+            guard rowID.map({ pairwise.undecryptableRows.insert($0).inserted }) ?? true else {
                 metrics.count(.duplicate)
                 duplicates += 1
                 return
             }
             metrics.count(.decryptFailures)
             metrics.count(.decryptFailures(reason: error.reason))
-            if awaitingNewKey.contains(sender) { metrics.count(.migrationUndecryptable) }
+            if pairwise.awaitingNewKey.contains(sender) { metrics.count(.migrationUndecryptable) }
             ledger.decryptFailures[sender, default: 0] += 1
             return
         }
@@ -168,7 +168,7 @@ extension VirtualDevice {
             update.seq = sent.seq
             update.sentNanos = sent.sentNanos
         }
-        if awaitingNewKey.remove(sender) != nil, let migratedAt {
+        if pairwise.awaitingNewKey.remove(sender) != nil, let migratedAt = pairwise.migratedAt {
             metrics.record(.migrationRestore, seconds: clock.now() - migratedAt)
         }
         guard let seq = update.seq else {
@@ -200,86 +200,27 @@ extension VirtualDevice {
         }
         let dot = update.acc <= context.options.dotAccuracy
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
-        if app.audience == .group { teamMap.add(sender, lat: update.lat, lon: update.lon, ts: update.ts) }
+        if app.audience == .group { group.teamMap.add(sender, lat: update.lat, lon: update.lon, ts: update.ts) }
         metrics.count(dot ? .renderDot : .renderCircle)
         metrics.count(.received)
         if update.reduced { metrics.count(.reducedAccuracyReceived) }
-        if !awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
-    }
-
-    /// Catches up after a reconnect: what the app has for this device since
-    /// `since` (Unix seconds, minus a lookback for clock skew and commit order),
-    /// page by page. Updates it already has are duplicates and are dropped by `seq`.
-    ///
-    /// What is owed is kept until a pass completes: a comeback while a pass runs asks for another
-    /// pass, and a pass that fails (the phone lost its network again) leaves it for the next comeback.
-    func backfill(since: Double) async {
-        owedSince = min(owedSince ?? since, since)
-        guard !backfilling else {
-            backfillAgain = true
-            return
-        }
-        backfilling = true
-        defer { backfilling = false }
-        repeat {
-            backfillAgain = false
-            guard let owed = owedSince else { return }
-            guard await backfillPass(from: owed - context.options.backfillLookback) else {
-                // No answer (its network went again, or the backend is down): try again in a while, as long as it receives.
-                context.scheduler.at(context.clock.now() + 2) { [weak self] _ in
-                    guard let self, await self.life.isReceiving, let owed = await self.owedSince else { return }
-                    await self.backfill(since: owed)
-                }
-                return
-            }
-            if !backfillAgain { owedSince = nil }
-        } while backfillAgain && !isGone
-    }
-
-    /// One catch-up from `from` to now, page by page; false when a page could not be read.
-    private func backfillPass(from: Double) async -> Bool {
-        metrics.count(.backfills)
-        var after: Int64 = 0
-        let page = context.options.backfillPage
-        while !isGone {
-            let fetched: CatchUpPage
-            do {
-                fetched = try await app.catchUp(for: account.userID, since: from, after: after, limit: page, token: account.session.accessToken,
-                                                via: http)
-                metrics.count(.httpRequests)
-            } catch {
-                metrics.count(.httpRequests)
-                spendHTTP(body: 0)
-                _ = countFailure(error)
-                return false
-            }
-            spendHTTP(body: 0, response: fetched.bytes)
-            let before = after
-            after = fetched.cursor
-            for update in fetched.updates {
-                metrics.count(.backfilled)
-                receive(update, backfilled: true)
-            }
-            // A short page is the last; a page whose ids did not move the cursor would repeat.
-            if fetched.updates.count < page || after == before { return true }
-        }
-        return false
+        if !pairing.awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
     }
 
     /// The catch-up after a comeback is done: the live changes that came meanwhile, in their order
     /// (those the catch-up already brought are duplicates and dropped by `seq`).
     func releaseHeldLive() {
-        catchingUp = false
-        let held = heldLive
-        heldLive = []
-        for update in held { receive(update) }
+        held.catchingUp = false
+        let updates = held.updates
+        held.updates = []
+        for update in updates { receive(update) }
     }
 
-    /// Keeps the last few rows received (id, server creation time) for the retention checker's "deleted early" check.
-    func remember(row: Int64, createdAt: Double) {
-        if recentRows.count >= Self.recentRowsKept { recentRows.removeFirst() }
-        recentRows.append((row, createdAt))
-    }
+}
 
-    static let recentRowsKept = 8
+/// Live updates held back after a comeback until its catch-up is done, to be shown after the older ones
+/// the catch-up brings.
+struct HeldLive: Sendable {
+    var catchingUp = false
+    var updates: [IncomingUpdate] = []
 }

@@ -83,7 +83,7 @@ extension VirtualDevice {
         lastShare = (intended, measured.position)
         let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         let retrying = options.retry.mode == .retry
-        if retrying, posting || !outbox.isEmpty {
+        if retrying, pairwise.posting || !pairwise.outbox.isEmpty {
             // An earlier update is in flight or waits to be posted again: this one goes behind it, so that
             // friends get them in order (an older one after a newer is not shown: PRD §4.4 d).
             enqueue(tick: entry, updates: outgoing, wall: wall, failed: nil)
@@ -91,12 +91,12 @@ extension VirtualDevice {
         }
         let started = clock.now()
         var bytes = 0
-        posting = retrying
+        pairwise.posting = retrying
         defer {
-            posting = false
-            if retrying, !flushPending, !outbox.isEmpty {
+            pairwise.posting = false
+            if retrying, !pairwise.flushPending, !pairwise.outbox.isEmpty {
                 // Updates that queued behind this one while it was in flight.
-                flushPending = true
+                pairwise.flushPending = true
                 Task { [weak self] in await self?.flush() }
             }
         }
@@ -162,7 +162,7 @@ extension VirtualDevice {
         switch profile.keyLookup {
         case .once: false
         case .everySend: true
-        case .cached: keysReadAt.map { now - $0 >= profile.keyCacheTTL } ?? true
+        case .cached: pairwise.keysReadAt.map { now - $0 >= profile.keyCacheTTL } ?? true
         }
     }
 
@@ -182,7 +182,7 @@ extension VirtualDevice {
                 friends[i] = Friend(index: f.index, userID: f.userID, publicKey: key, iShare: f.iShare, active: f.active)
                 metrics.count(.keyChangesSeen)
             }
-            keysReadAt = context.clock.now()
+            pairwise.keysReadAt = context.clock.now()
         } catch {
             metrics.count(.keyLookupFailures)
             _ = countFailure(error)
@@ -190,7 +190,7 @@ extension VirtualDevice {
         metrics.count(.httpRequests)
     }
 
-    /// What a request that failed before it was answered still sent, bytes (its updates and their framing).
+    /// What a request that failed before it was pairing.answered still sent, bytes (its updates and their framing).
     static func estimatedBody(_ updates: [OutgoingUpdate]) -> Int {
         updates.reduce(2) { $0 + $1.recipient.utf8.count + $1.ciphertext.utf8.count + 90 }
     }
@@ -198,7 +198,7 @@ extension VirtualDevice {
     /// Counts a failed request; returns the reason its updates were lost. A 401 (the token refused)
     /// renews the session in the background, unless `renew` is false (the renewal's own requests).
     /// Counts a failed request under its status or transport error, and notes it (with `operation`) in the run's
-    /// `FailureLog`, whose first of each kind says which request failed and what the server answered.
+    /// `FailureLog`, whose first of each kind says which request failed and what the server pairing.answered.
     func countFailure(_ error: SupabaseError, renew: Bool = true, operation: String = "request") -> String {
         context.failures.note(operation, error)
         if error.kind == .notJoined {

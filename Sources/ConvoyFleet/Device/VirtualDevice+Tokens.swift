@@ -15,14 +15,14 @@ extension VirtualDevice {
 
     /// Schedules the next refresh; an earlier schedule (of an older session) lapses.
     func scheduleRefresh(at time: Double? = nil) {
-        refreshGeneration += 1
-        let generation = refreshGeneration
+        renewal.generation += 1
+        let generation = renewal.generation
         let at = time ?? context.clock.monotonic(ofWall: account.session.expiresAt - refreshMargin)
         context.scheduler.at(at) { [weak self] _ in await self?.scheduledRefresh(generation) }
     }
 
     func scheduledRefresh(_ generation: Int) async {
-        guard generation == refreshGeneration else { return }
+        guard generation == renewal.generation else { return }
         await refresh()
     }
 
@@ -30,14 +30,14 @@ extension VirtualDevice {
     /// Realtime channel. Concurrent callers wait for the one refresh in flight.
     func refresh() async {
         if life.isGone { return }
-        if let running = refreshing {
+        if let running = renewal.refreshing {
             await running.value
             return
         }
         let task = Task { await self.performRefresh() }
-        refreshing = task
+        renewal.refreshing = task
         await task.value
-        refreshing = nil
+        renewal.refreshing = nil
     }
 
     func performRefresh() async {
@@ -67,7 +67,16 @@ extension VirtualDevice {
     func adopt(_ session: Session, signedIn: Bool) {
         account.session = session
         realtime?.setAccessToken(session.accessToken)
-        signedInAgainLast = signedIn
+        renewal.signedInAgainLast = signedIn
         scheduleRefresh()
     }
+}
+
+/// How a phone's session is being renewed: the refresh in flight, which every caller waits for; the
+/// generation of the scheduled one; when it was last renewed after a refusal, and whether by signing in.
+struct SessionRenewal: Sendable {
+    var refreshing: Task<Void, Never>?
+    var generation = 0
+    var renewedAt: Double?
+    var signedInAgainLast = false
 }

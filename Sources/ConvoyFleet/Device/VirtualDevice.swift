@@ -83,93 +83,39 @@ public actor VirtualDevice {
     var seq: UInt64 = 0
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
-    /// Group apps: each teammate's last position and 10-minute trail, as the app draws them.
-    var teamMap = TeamMap()
-    var backfilling = false
-    /// The catch-up still owed since then (wall clock), and whether a comeback asked for another pass meanwhile.
-    var owedSince: Double?
-    var backfillAgain = false
     /// When it last heard from Realtime (a change read off the socket, a heartbeat's reply), wall clock.
     var lastHeard: Double?
     /// Realtime reconnections (for the battery report's groups).
     var reconnectCount = 0
     /// After a comeback, until its catch-up is done: live updates held back, to be shown after the older ones the catch-up brings.
-    var catchingUp = false
-    var heldLive: [IncomingUpdate] = []
-    /// The refresh in flight, which every caller waits for; and the generation of the scheduled one.
-    var refreshing: Task<Void, Never>?
-    var refreshGeneration = 0
-    /// Rows that did not open, by id: each counted once however often it arrives.
-    var undecryptableRows: Set<Int64> = []
+    var held = HeldLive()
+    /// The refresh in flight, its generation, and its last renewal after a refusal (`VirtualDevice+Tokens`).
+    var renewal = SessionRenewal()
     var realtime: RealtimeClient?
-    /// When this device reinstalled (PRD §4.1), and the friends whose updates do not open yet.
-    var migratedAt: Double?
-    var awaitingNewKey: Set<Int32> = []
     var tasks: [Task<Void, Never>] = []
-    /// Pairing during the run (`VirtualDevice+Pairing`): its plan, whom it asked (when, what), the
-    /// request ids it has seen, the pending request from each friend, and friends whose first update it awaits.
-    let pairing: DevicePairing?
-    var asked: [String: (at: Double, request: DevicePairing.Request)] = [:]
-    var answered: Set<Int64> = []
-    var pendingFrom: [String: Int64] = [:]
-    var acceptWhenAsked: Set<String> = []
-    var retryAccept: Set<Int64> = []
-    /// When its friends' keys were last read (`key_lookup: cached`).
-    var keysReadAt: Double?
-    var awaitingFirstUpdate: [Int32: (at: Double, later: Bool)] = [:]
+    /// Pairing during the run, whatever the shape (`VirtualDevice+Pairing`).
+    var pairing: PairingState
+    /// Pairwise apps (`Delivery/Pairwise/`): catch-up of rows, rows seen, a reinstall's friends, ticks to post again.
+    var pairwise = PairwiseState()
     var ledger = DeviceLedger()
-    /// The last rows received (id, server creation time, Unix seconds), for the retention checker.
-    var recentRows: [(id: Int64, createdAt: Double)] = []
     var duplicates = 0
     var sentOffline = 0
-    /// The battery model's ledger, from arrival; when the GPS was last accounted up to; when the device went offline.
-    var energy: EnergyLedger?
-    var gpsSince: Double?
-    var energyEnd: Double?
-    /// Recovery (`VirtualDevice+Recovery`): ticks waiting to be posted again, whether a flush is scheduled or
-    /// under way, the draws for its backoff; when its session was last renewed after a refusal, and whether by signing in.
-    var outbox: [Queued] = []
-    var flushPending = false
-    /// An insert is in flight (with `retry: retry`, later ticks queue behind it).
-    var posting = false
+    /// The battery model (`VirtualDevice+Battery`).
+    var battery = BatteryState()
+    /// Recovery (`VirtualDevice+Recovery`): the draws for its backoff; when its session was last renewed
+    /// after a refusal, and whether by signing in.
     var retryRNG: SeededGenerator
-    var renewedAt: Double?
-    var signedInAgainLast = false
-    /// Group apps (`VirtualDevice+Group`): its place in its group, broadcasts awaiting the server's ack (by ref,
-    /// when sent), and whether it saw its group end.
-    let groupRole: GroupRole?
-    var awaitingAck: [String: (sent: Double, entry: Int)] = [:]
-    var sawGroupEnd = false
-    /// Group messages: its own count, and the (sender, seq) pairs it has received.
+    /// Group apps (`Delivery/Group/`): its place in its group, its broadcasts, chat, media, archive and joins.
+    var group: GroupState
+    /// Its own message count (group messages and direct messages alike).
     var messageSeq: UInt64 = 0
-    var messagesSeen: Set<String> = []
-    /// The chat it owes itself since a gap (`VirtualDevice+ChatCatchUp`).
-    var missedChat = MissedChat()
-    /// Chat lines and media waiting to be tried again (`VirtualDevice+Media`).
-    var chatQueue: ChatRetryQueue<ChatPost>
-    /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
-    var archiveBuffer: [LocationPayload] = []
-    /// Joining by request: its request and when it asked (until let in), when it asked (until on the
-    /// group's channel), and, as an owner, the requests it is deciding.
-    var joinRequest: (id: String, askedAt: Double)?
-    var joinAskedAt: Double?
-    var deciding: Set<String> = []
-    /// It left its group for a while (`leaveForAWhile`), and whether it is on its way back onto the channels.
-    var outOfGroup = false
-    var rejoining = false
-    /// What it has put in its group that the backend keeps (messages posted, positions archived): the
-    /// retention check expects all of it readable until the group's purge is due.
-    var contributed: [GroupItem: Int] = [:]
-    /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
-    var disconnectedAt: Double?
     /// Mailbox apps (`VirtualDevice+Mailbox`): what it has shown and acknowledged, and its poll in flight.
     var mailbox = MailboxState()
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
                 pairing: DevicePairing? = nil, group: GroupRole? = nil) throws {
         index = account.index
-        groupRole = group
-        self.pairing = pairing
+        self.pairing = PairingState(plan: pairing)
         self.account = account
         self.friends = friends
         friendIndex = Dictionary(friends.map { ($0.userID, Int32($0.index)) }, uniquingKeysWith: { a, _ in a })
@@ -180,7 +126,7 @@ public actor VirtualDevice {
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
         retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
-        chatQueue = ChatRetryQueue(policy: context.options.chatRetry)
+        self.group = GroupState(role: group, chatRetry: context.options.chatRetry)
     }
 
     var metrics: Metrics { context.metrics }
@@ -202,7 +148,7 @@ public actor VirtualDevice {
         // No Realtime: it polls its mailbox.
         if app.delivery == .mailbox { return openMailbox(at: intended) }
         // Not let in yet: it asks, and connects once its owner has let it in.
-        if groupRole?.joinsByRequest == true { return await askToJoin() }
+        if group.role?.joinsByRequest == true { return await askToJoin() }
         connect(at: intended)
     }
 
@@ -242,7 +188,7 @@ public actor VirtualDevice {
     /// came due before it and runs after it is still shared (−∞: nothing more is).
     public func leave(at intended: Double = -.infinity) {
         if life.leave(at: intended) { stopGPS(at: context.clock.now()) }
-        closeChatQueue(sawGroupEnd ? "group_ended" : "left")
+        closeChatQueue(group.sawGroupEnd ? "group_ended" : "left")
         if app.audience == .group { context.convergence.subscribed(index, false) }
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
@@ -254,8 +200,8 @@ public actor VirtualDevice {
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
         leave()
-        if disconnectedAt == nil, !life.isGone, life.subscribed { disconnectedAt = context.clock.wallNow() }
-        if energy != nil, energyEnd == nil { energyEnd = context.clock.now() }
+        if group.disconnectedAt == nil, !life.isGone, life.subscribed { group.disconnectedAt = context.clock.wallNow() }
+        if battery.ledger != nil, battery.end == nil { battery.end = context.clock.now() }
         if !life.isGone { chatGone() }
         life.disconnect()
         abandonQueue()
@@ -268,8 +214,8 @@ public actor VirtualDevice {
     var isGone: Bool { life.isGone }
 
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
-    var isSettled: Bool { outbox.isEmpty && !life.awaitingComeback && !catchingUp && owedSince == nil && !backfilling
-        && !missedChat.running && !missedChat.isOwed && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
+    var isSettled: Bool { pairwise.outbox.isEmpty && !life.awaitingComeback && !held.catchingUp && pairwise.owedSince == nil && !pairwise.backfilling
+        && !group.missedChat.running && !group.missedChat.isOwed && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
 
     /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
     /// for it), or at `deadline` (the run's clock).
@@ -289,7 +235,7 @@ public actor VirtualDevice {
     /// its current token, and the last rows it received; nil otherwise.
     func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
         guard life.onlineSince != nil, life.subscribed else { return nil }
-        return (account.userID, account.session.accessToken, recentRows)
+        return (account.userID, account.session.accessToken, pairwise.recentRows)
     }
 
     /// Online and subscribed to its rows or channels now.
@@ -298,7 +244,7 @@ public actor VirtualDevice {
     /// What the group retention check needs, online or not (a member reads its ended group's data until the
     /// purge): who it is, its token, and what it put in its group.
     func groupRetentionView() -> (userID: String, token: String, contributed: [GroupItem: Int])? {
-        guard groupRole != nil else { return nil }
-        return (account.userID, account.session.accessToken, contributed)
+        guard group.role != nil else { return nil }
+        return (account.userID, account.session.accessToken, group.contributed)
     }
 }

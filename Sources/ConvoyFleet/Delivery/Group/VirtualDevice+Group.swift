@@ -14,7 +14,7 @@ extension VirtualDevice {
     /// `reduced`: a GPS-denied fix (Wi-Fi or cell), flagged as such in the update.
     func shareWithGroup(_ position: GeoPoint, accuracy: Double, reduced: Bool, intended: Double) async {
         // Out of its group for a while (it left, and has not been let in again): nothing to share with.
-        guard !outOfGroup else { return }
+        guard !group.outOfGroup else { return }
         let clock = context.clock
         seq += 1
         let tick = seq
@@ -28,14 +28,14 @@ extension VirtualDevice {
         fix.reduced = reduced
         if reduced { metrics.count(.reducedAccuracySent) }
         let payload = app.plaintext(of: fix)
-        if app.archiveEvery != nil, archiveBuffer.count < Self.archiveBufferLimit { archiveBuffer.append(payload) }
+        if app.archiveEvery != nil, group.archiveBuffer.count < Self.archiveBufferLimit { group.archiveBuffer.append(payload) }
         guard let sealed = sealTimed(payload, to: account.keys.publicKey) else { return }
         var expected: [Int32] = [], remote: [Int32] = []
         var offline = 0
         for (i, m) in members.enumerated() {
             addressee(m.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
             // How fresh its map is: the last position it shows of each teammate online now.
-            if online[i], let seen = teamMap.lastSeen(Int32(m.index)) { metrics.record(.teammateStaleness, seconds: wall - seen) }
+            if online[i], let seen = group.teamMap.lastSeen(Int32(m.index)) { metrics.record(.teammateStaleness, seconds: wall - seen) }
         }
         lastShare = (intended, position)
         let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
@@ -43,8 +43,8 @@ extension VirtualDevice {
             let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", ciphertext: sealed), from: account.session, realtime: realtime, via: http)
             if let ref = sent.ref {
                 // A broadcast the server dropped (a refused write) is never acknowledged: forget it after a while.
-                if awaitingAck.count > 512 { awaitingAck = awaitingAck.filter { clock.now() - $0.value.sent < 30 } }
-                awaitingAck[ref] = (clock.now(), entry)
+                if group.awaitingAck.count > 512 { group.awaitingAck = group.awaitingAck.filter { clock.now() - $0.value.sent < 30 } }
+                group.awaitingAck[ref] = (clock.now(), entry)
             }
             spendSent(bytes: sent.bytes)
         } catch {
@@ -61,7 +61,7 @@ extension VirtualDevice {
             spendReceived(bytes: message.bytes)
             switch app.incoming(broadcast: message) {
             case .update(let update):
-                if catchingUp { heldLive.append(update) } else { receive(update) }
+                if held.catchingUp { held.updates.append(update) } else { receive(update) }
             case .groupEnded: groupEnded()
             case .pairing, .groupMessage, .joinRequest: break
             case .malformed: metrics.count(.malformedRows)
@@ -77,7 +77,7 @@ extension VirtualDevice {
                 if let friend = friendIndex[key] { context.convergence.saw(Int(friend), by: index, at: at) }
             }
         case .pushReply(_, let ref, let status, _):
-            guard let sent = awaitingAck.removeValue(forKey: ref) else { return }
+            guard let sent = group.awaitingAck.removeValue(forKey: ref) else { return }
             switch status {
             case "ok": metrics.record(.broadcastAck, seconds: context.clock.now() - sent.sent)
             case "timeout":
@@ -102,17 +102,17 @@ extension VirtualDevice {
 
     /// Its group has ended: it stops sharing (the app pauses location publishing, spec §11).
     func groupEnded() {
-        guard !sawGroupEnd else { return }
-        sawGroupEnd = true
+        guard !group.sawGroupEnd else { return }
+        group.sawGroupEnd = true
         metrics.count(.groupEndedSeen)
         leave()
     }
 
     /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
     func leaveGroup() async {
-        guard app.audience == .group, let role = groupRole, role.owner, !role.abandons, !sawGroupEnd else { return }
+        guard app.audience == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
         let started = context.clock.now()
-        sawGroupEnd = true
+        group.sawGroupEnd = true
         do {
             try await app.leaveGroup(account.session, owner: true, via: http)
         } catch {
@@ -151,7 +151,7 @@ extension VirtualDevice {
     func postMessage(intended: Double) async {
         guard let every = profile.messageEvery, life.onlineSince != nil else { return }
         context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
-        guard !outOfGroup else { return }
+        guard !group.outOfGroup else { return }
         messageSeq += 1
         let message = GroupMessage(seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), text: "Convoy message \(messageSeq)")
         await attempt(ChatPost(message: message, upload: nil, intended: intended), attempts: 0)
@@ -170,7 +170,7 @@ extension VirtualDevice {
             return
         }
         // A line heard twice (a rejoin's overlap) is counted once.
-        guard messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
+        guard group.messagesSeen.insert("\(sender)/\(message.seq)").inserted else { return }
         guard let from = friendIndex[sender] else { return }
         if let media = message.media {
             fetchMedia(media, of: message, from: from, caughtUp: caughtUp)
@@ -196,21 +196,21 @@ extension VirtualDevice {
     func flushArchive(intended: Double) async {
         guard let every = app.archiveEvery, life.isReceiving else { return }
         context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
-        guard !archiveBuffer.isEmpty, !outOfGroup else { return }
-        let batch = archiveBuffer
-        archiveBuffer = []
+        guard !group.archiveBuffer.isEmpty, !group.outOfGroup else { return }
+        let batch = group.archiveBuffer
+        group.archiveBuffer = []
         let clock = context.clock
         let started = clock.now()
         do {
             let bytes = try await app.archive(batch, from: account.session, via: http)
             metrics.record(.archivePost, seconds: clock.now() - started)
             metrics.count(.archived, by: batch.count)
-            contributed[.archive, default: 0] += batch.count
+            group.contributed[.archive, default: 0] += batch.count
             spendHTTP(body: bytes, since: started)
         } catch {
             metrics.count(.archiveFailures)
             _ = countFailure(error)
-            archiveBuffer = Array((batch + archiveBuffer).suffix(Self.archiveBufferLimit))
+            group.archiveBuffer = Array((batch + group.archiveBuffer).suffix(Self.archiveBufferLimit))
             spendHTTP(body: 0, since: started)
         }
         metrics.count(.httpRequests)

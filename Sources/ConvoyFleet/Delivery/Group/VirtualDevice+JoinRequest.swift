@@ -13,16 +13,16 @@ extension VirtualDevice {
     static let joinPollInterval = 2.0
 
     func askToJoin() async {
-        guard life.onlineSince != nil, joinRequest == nil else { return }
+        guard life.onlineSince != nil, group.joinRequest == nil else { return }
         let clock = context.clock
         let started = clock.now()
-        joinAskedAt = joinAskedAt ?? started
+        group.joinAskedAt = group.joinAskedAt ?? started
         metrics.count(.httpRequests)
         do {
             let id = try await app.askToJoin(account.session, via: http)
             spendHTTP(body: 120, since: started)
             metrics.count(.joinRequests)
-            joinRequest = (id, joinAskedAt ?? started)
+            group.joinRequest = (id, group.joinAskedAt ?? started)
             context.scheduler.at(clock.now() + Self.joinPollInterval) { [weak self] _ in await self?.pollJoin() }
         } catch {
             spendHTTP(body: 0, since: started)
@@ -35,7 +35,7 @@ extension VirtualDevice {
 
     /// Checks its request: still pending (again later), approved (it connects), or denied (it stays out).
     func pollJoin() async {
-        guard life.onlineSince != nil, let request = joinRequest else { return }
+        guard life.onlineSince != nil, let request = group.joinRequest else { return }
         let clock = context.clock
         let started = clock.now()
         metrics.count(.httpRequests)
@@ -55,29 +55,29 @@ extension VirtualDevice {
             context.scheduler.at(clock.now() + Self.joinPollInterval) { [weak self] _ in await self?.pollJoin() }
         case true?:
             metrics.record(.joinApproval, seconds: clock.now() - request.askedAt)
-            joinRequest = nil
-            if outOfGroup, let realtime {
+            group.joinRequest = nil
+            if group.outOfGroup, let realtime {
                 // Back in: onto the channels it left, on the connection it kept.
-                rejoining = true
+                group.rejoining = true
                 for s in app.subscriptions(for: account.userID) { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
             } else {
                 connect(at: clock.now())
             }
         case false?:
-            joinRequest = nil
+            group.joinRequest = nil
             context.logger.notice("device \(index): its join request was denied")
         }
     }
 
     /// An owner heard a request to its group: it decides after a while (it reads the request first).
     func heardJoinRequest(_ id: String) {
-        guard let role = groupRole, role.owner, !sawGroupEnd, deciding.insert(id).inserted else { return }
+        guard let role = group.role, role.owner, !group.sawGroupEnd, group.deciding.insert(id).inserted else { return }
         let delay = rng.uniform(role.approveAfter.lowerBound, role.approveAfter.upperBound)
         context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.approveJoin(id) }
     }
 
     func approveJoin(_ id: String) async {
-        guard !sawGroupEnd else { return }
+        guard !group.sawGroupEnd else { return }
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
@@ -88,13 +88,13 @@ extension VirtualDevice {
             spendHTTP(body: 0, since: started)
             _ = countFailure(error)
             // Left for the list it reads when it next subscribes.
-            deciding.remove(id)
+            group.deciding.remove(id)
         }
     }
 
     /// An owner subscribing (first or again): the requests it has not seen yet.
     func decidePending() async {
-        guard groupRole?.owner == true, !sawGroupEnd else { return }
+        guard group.role?.owner == true, !group.sawGroupEnd else { return }
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
@@ -111,9 +111,9 @@ extension VirtualDevice {
     /// on the backend (Survale: `leave_operation`), and asks to join again `rejoinAfter` later. Its teammates
     /// expect nothing of it meanwhile (it is not online to them).
     func leaveForAWhile() async {
-        guard let role = groupRole, !role.owner, life.onlineSince != nil, !outOfGroup, !sawGroupEnd, joinRequest == nil,
+        guard let role = group.role, !role.owner, life.onlineSince != nil, !group.outOfGroup, !group.sawGroupEnd, group.joinRequest == nil,
               let realtime else { return }
-        outOfGroup = true
+        group.outOfGroup = true
         closeChatQueue("left")
         for s in app.subscriptions(for: account.userID) { realtime.leave(s.topic) }
         context.convergence.subscribed(index, false)
@@ -134,12 +134,12 @@ extension VirtualDevice {
 
     /// On its group's channel again after leaving it: online to its teammates from now.
     func backInGroup() {
-        guard rejoining else { return }
-        (rejoining, outOfGroup) = (false, false)
+        guard group.rejoining else { return }
+        (group.rejoining, group.outOfGroup) = (false, false)
         context.presence.set(index, online: true)
         ledger.online.append(.init(from: context.clock.wallNow()))
         metrics.count(.groupRejoins)
-        if let asked = joinAskedAt { metrics.record(.joinChannel, seconds: context.clock.now() - asked) }
-        joinAskedAt = nil
+        if let asked = group.joinAskedAt { metrics.record(.joinChannel, seconds: context.clock.now() - asked) }
+        group.joinAskedAt = nil
     }
 }

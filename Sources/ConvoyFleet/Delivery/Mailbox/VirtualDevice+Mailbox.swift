@@ -136,7 +136,7 @@ extension VirtualDevice {
             full = await pollOnce() == Self.mailboxPage
         }
         // No Realtime to hear of requests and acceptances on: they are read at each poll.
-        if pairing != nil, !life.isGone { await catchUpPairing() }
+        if pairing.plan != nil, !life.isGone { await catchUpPairing() }
     }
 
     /// One `fetchMailbox`; how many messages it returned (nil: it failed).
@@ -269,7 +269,7 @@ extension VirtualDevice {
         let now = context.clock.now()
         if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
         let start = min(since, now)
-        energy?.transfer(at: start, bytesUp: up + Self.tcpOverhead(up), bytesDown: down + Self.tcpOverhead(down), lasting: now - start)
+        battery.ledger?.transfer(at: start, bytesUp: up + Self.tcpOverhead(up), bytesDown: down + Self.tcpOverhead(down), lasting: now - start)
     }
 
     /// TCP/IP headers for `bytes` of payload: 52 bytes a segment of 1,448 (and one segment at least).

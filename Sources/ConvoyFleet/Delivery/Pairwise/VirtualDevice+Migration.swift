@@ -20,11 +20,11 @@ extension VirtualDevice {
         retired.append(account.keys)
         account = DeviceAccount(index: account.index, email: account.email, password: account.password, session: account.session,
                                 keys: keys, previousKeys: retired)
-        migratedAt = intended
+        pairwise.migratedAt = intended
         metrics.count(.migrationReinstalls)
         // From now on what friends seal to the old key does not open, until each accepts again.
         let active = friends.filter(\.active)
-        for friend in active { awaitingNewKey.insert(Int32(friend.index)) }
+        for friend in active { pairwise.awaitingNewKey.insert(Int32(friend.index)) }
         let token = account.session.accessToken
         do {
             try await app.publishKey(keys.publicKey, session: account.session, via: http)

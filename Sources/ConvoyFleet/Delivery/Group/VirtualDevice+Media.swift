@@ -28,11 +28,11 @@ extension VirtualDevice {
     }
 
     func sendMedia(_ plan: MediaPlan, intended: Double) async {
-        guard life.onlineSince != nil, !sawGroupEnd else { return }
+        guard life.onlineSince != nil, !group.sawGroupEnd else { return }
         context.scheduler.at(intended + rng.uniform(plan.every.lowerBound, plan.every.upperBound)) { [weak self] t in
             await self?.sendMedia(plan, intended: t)
         }
-        guard !outOfGroup else { return }
+        guard !group.outOfGroup else { return }
         messageSeq += 1
         let size = Int.random(in: plan.size, using: &rng)
         let message = GroupMessage(seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), text: "Convoy \(plan.kind.rawValue) \(messageSeq)")
@@ -59,7 +59,7 @@ extension VirtualDevice {
                 metrics.record(.mediaUpload, seconds: clock.now() - post.intended)
                 post.message.media = ref
                 post.upload = nil
-                contributed[.media, default: 0] += 1
+                group.contributed[.media, default: 0] += 1
                 started = clock.now()
             }
             let members = friends.filter(\.active).map(\.index)
@@ -68,7 +68,7 @@ extension VirtualDevice {
             metrics.record(.messagePost, seconds: clock.now() - started)
             metrics.count(.httpRequests)
             spendHTTP(body: bytes, since: started)
-            contributed[.messages, default: 0] += 1
+            group.contributed[.messages, default: 0] += 1
             if media {
                 metrics.count(.mediaSent)
                 metrics.count(.mediaExpected, by: online.count)
@@ -82,7 +82,7 @@ extension VirtualDevice {
             spendHTTP(body: 0, since: started)
             metrics.count(.httpRequests)
             let reason = countFailure(error)
-            let verdict = chatQueue.failed(post, madeAt: post.intended, attempts: attempts + 1, reason: reason,
+            let verdict = group.chatQueue.failed(post, madeAt: post.intended, attempts: attempts + 1, reason: reason,
                                            retryable: Self.cures(error), now: clock.now(), unit: retryRNG.uniform())
             switch verdict {
             case .retry(let id, let at):
@@ -94,13 +94,13 @@ extension VirtualDevice {
     }
 
     func retryChat(_ id: Int) async {
-        guard let entry = chatQueue.take(id) else { return }
+        guard let entry = group.chatQueue.take(id) else { return }
         await attempt(entry.item, attempts: entry.attempts)
     }
 
     /// Its group ended or it left: nothing waiting is tried again.
     func closeChatQueue(_ reason: String) {
-        for entry in chatQueue.close(reason) { giveUp(entry.item, reason: reason) }
+        for entry in group.chatQueue.close(reason) { giveUp(entry.item, reason: reason) }
     }
 
     private func giveUp(_ post: ChatPost, reason: String) {

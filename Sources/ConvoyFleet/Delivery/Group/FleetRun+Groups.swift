@@ -82,7 +82,7 @@ extension FleetRun {
         var lastLeft: [Int: Double] = [:]
         for k in 0..<report.abandoned {
             var last: Double?
-            for d in graph.groups[k] { if let t = await devices[d]?.disconnectedAt { last = max(last ?? t, t) } }
+            for d in graph.groups[k] { if let t = await devices[d]?.group.disconnectedAt { last = max(last ?? t, t) } }
             lastLeft[k] = last
         }
         if let due = lastLeft.values.max().map({ $0 + social.autoEnd + report.graceSeconds }), due > clock.wallNow() {

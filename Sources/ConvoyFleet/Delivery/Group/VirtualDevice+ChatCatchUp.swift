@@ -19,29 +19,29 @@ extension VirtualDevice {
     /// Its chat channel went down at `wall` (the connection dropped, or the channel closed).
     func chatLost(at wall: Double, topic: String? = nil) {
         guard app.audience == .group, topic.map(carriesMessages) ?? true else { return }
-        missedChat.lost(at: wall)
+        group.missedChat.lost(at: wall)
     }
 
     /// A channel is subscribed: its chat channel again after a loss, the lines missed meanwhile are loaded.
     func chatSubscribed(_ topic: String) {
-        guard app.audience == .group, context.options.catchUpChat, carriesMessages(topic), let from = missedChat.subscribed() else { return }
+        guard app.audience == .group, context.options.catchUpChat, carriesMessages(topic), let from = group.missedChat.subscribed() else { return }
         tasks.append(Task { [weak self] in await self?.loadMissedChat(from: from) })
     }
 
     /// Passes from `from` (wall clock) until nothing more is owed, or one fails (then tried again later).
     func loadMissedChat(from: Double) async {
         let ok = await chatCatchUpPass(since: from - context.options.backfillLookback)
-        if let next = missedChat.passEnded(ok: ok) {
+        if let next = group.missedChat.passEnded(ok: ok) {
             await loadMissedChat(from: next)
             return
         }
-        guard !ok, missedChat.isOwed, !isGone else { return }
+        guard !ok, group.missedChat.isOwed, !isGone else { return }
         context.scheduler.at(context.clock.now() + 2) { [weak self] _ in await self?.retryChatCatchUp() }
     }
 
     /// A failed pass, again: while it receives and is not waiting for a comeback (which would start one).
     func retryChatCatchUp() async {
-        guard life.isReceiving, !life.awaitingComeback, let from = missedChat.start() else { return }
+        guard life.isReceiving, !life.awaitingComeback, let from = group.missedChat.start() else { return }
         await loadMissedChat(from: from)
     }
 
@@ -73,7 +73,7 @@ extension VirtualDevice {
 
     /// It is gone (the end of its run) still owed the chat: what it misses since then is lost `never_back`.
     func chatGone() {
-        guard let owed = missedChat.owedSince else { return }
+        guard let owed = group.missedChat.owedSince else { return }
         let since = owed - context.options.backfillLookback
         context.messages.neverBack(index, since: since)
         context.media.neverBack(index, since: since)

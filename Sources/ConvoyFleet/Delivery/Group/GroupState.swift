@@ -1,0 +1,40 @@
+import ConvoyCrypto
+
+/// What a phone of a group app keeps (Survale: one broadcast to the team on a private channel,
+/// presence, chat and media in the group, an archive). The phone holds one, `VirtualDevice.group`;
+/// only this room's code (`VirtualDevice+Group`, `+JoinRequest`, `+Media`, `+ChatCatchUp`) reads it.
+struct GroupState: Sendable {
+    /// Its place in its group (nil for a phone of another shape).
+    let role: GroupRole?
+    /// Each teammate's last position and 10-minute trail, as the app draws them.
+    var teamMap = TeamMap()
+    /// Broadcasts awaiting the server's ack (by ref, when sent), and whether it saw its group end.
+    var awaitingAck: [String: (sent: Double, entry: Int)] = [:]
+    var sawGroupEnd = false
+    /// The (sender, seq) pairs of group messages it has received.
+    var messagesSeen: Set<String> = []
+    /// The chat it owes itself since a gap (`VirtualDevice+ChatCatchUp`).
+    var missedChat = MissedChat()
+    /// Chat lines and media waiting to be tried again (`VirtualDevice+Media`).
+    var chatQueue: ChatRetryQueue<ChatPost>
+    /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
+    var archiveBuffer: [LocationPayload] = []
+    /// Joining by request: its request and when it asked (until let in), when it asked (until on the
+    /// group's channel), and, as an owner, the requests it is deciding.
+    var joinRequest: (id: String, askedAt: Double)?
+    var joinAskedAt: Double?
+    var deciding: Set<String> = []
+    /// It left its group for a while (`leaveForAWhile`), and whether it is on its way back onto the channels.
+    var outOfGroup = false
+    var rejoining = false
+    /// What it has put in its group that the backend keeps (messages posted, positions archived): the
+    /// retention check expects all of it readable until the group's purge is due.
+    var contributed: [GroupItem: Int] = [:]
+    /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
+    var disconnectedAt: Double?
+
+    init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy) {
+        self.role = role
+        chatQueue = ChatRetryQueue(policy: chatRetry)
+    }
+}
