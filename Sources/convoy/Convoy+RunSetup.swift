@@ -67,8 +67,7 @@ extension Convoy.Run {
     /// unless the scenario checks retention: its window then counts from each group's end) and the groups'
     /// auto-end time.
     static func embeddedConfiguration(_ scenario: Scenario) -> ServerConfiguration {
-        let group = Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group
-        let retention = group && scenario.retention.checkEvery == 0
+        let retention = scenario.retentionCountsFromGroupEnd && scenario.retention.checkEvery == 0
             ? (ServerApps.defaultRetention(of: scenario.app.name) ?? scenario.retention.window) : scenario.retention.window
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
         if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }

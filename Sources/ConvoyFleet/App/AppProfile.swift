@@ -100,9 +100,9 @@ public protocol AppProfile: Sendable {
 
     // MARK: Receiving
 
-    /// How friends' messages reach the phone: pushed on Realtime, or fetched from a mailbox it polls
-    /// (`AppProfile+Mailbox.swift`; default Realtime).
-    var delivery: Delivery { get }
+    /// How an update reaches a friend: sealed per friend and pushed as rows, broadcast to a group, or
+    /// left in a mailbox the phone polls (`Delivery/DeliveryShape.swift`; default pairwise).
+    var shape: DeliveryShape { get }
 
     /// Whether its phones share their position (and so run the GPS); QuickPic's do not.
     var sharesLocation: Bool { get }
@@ -133,9 +133,6 @@ public protocol AppProfile: Sendable {
     func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
 
     // MARK: Groups (apps whose phones share with a team at once: `AppProfile+Groups.swift`)
-
-    /// Whom one tick goes to: each friend apart (sealed per friend, sent in one request), or the whole group at once.
-    var audience: Audience { get }
 
     /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it but those
     /// `joiningLater` (user ids), who ask to during the run (`askToJoin`).

@@ -22,7 +22,7 @@ extension VirtualDevice {
             context.logger.debug("device \(index): Realtime connected (attempt \(attempt))")
         case .disconnected(let reason):
             metrics.count(.disconnects)
-            if app.audience == .group { context.convergence.subscribed(index, false) }
+            offChannels()
             context.logger.debug("device \(index): Realtime connection ended: \(reason)")
             // What was lost may have been on its way since the last message heard (a busy phone hears of the loss late).
             let now = context.clock.wallNow()
@@ -66,18 +66,13 @@ extension VirtualDevice {
         case .joinFailed(let topic, let reason):
             metrics.count(.realtimeJoinFailures)
             context.logger.debug("device \(index): join refused: \(reason)")
-            // A group's private channel that no longer lets the member in: its group has ended (or it was
-            // taken out) while it was away; it stops, as the app does, rather than knocking for ever.
-            if app.audience == .group, reason.hasPrefix("Unauthorized") {
-                groupEnded()
-                return
-            }
+            if joinRefusalEnds(reason) { return }
             // A token the backend no longer takes (it was restarted with another secret, say): renew it first.
             if Self.refusesToken(reason) { await renewAfterRefusal() }
             await rejoin(topic)
         case .channelClosed(let topic, let reason):
             metrics.count(.realtimeChannelClosed)
-            if app.audience == .group { context.convergence.subscribed(index, false) }
+            offChannels()
             context.logger.debug("device \(index): channel closed: \(reason)")
             life.lost(at: context.clock.wallNow())
             chatLost(at: context.clock.wallNow(), topic: topic)
@@ -200,7 +195,7 @@ extension VirtualDevice {
         }
         let dot = update.acc <= context.options.dotAccuracy
         shown[sender] = Shown(lat: update.lat, lon: update.lon, ts: update.ts, dot: dot)
-        if app.audience == .group { group.teamMap.add(sender, lat: update.lat, lon: update.lon, ts: update.ts) }
+        showOnShapeMap(sender, update)
         metrics.count(dot ? .renderDot : .renderCircle)
         metrics.count(.received)
         if update.reduced { metrics.count(.reducedAccuracyReceived) }

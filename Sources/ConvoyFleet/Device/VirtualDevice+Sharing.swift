@@ -5,8 +5,16 @@ import ConvoySodium
 import ConvoyWire
 import Foundation
 
-/// Sharing: a tick per cadence, one update sealed per active friend, sent as the app sends a tick (Green Box: one bulk insert).
+/// Sharing: a tick per cadence, the position measured (a live receiver's fix, or the track's with its
+/// noise), then delivered as the app's shape delivers it (`Delivery/VirtualDevice+Shape.swift`).
 extension VirtualDevice {
+    /// A position as the phone measured it for one tick.
+    struct Measured: Sendable {
+        var position: GeoPoint
+        var accuracy: Double
+        var reduced: Bool
+    }
+
     /// One sharing tick at its intended time (greenbox-prd.md §4.4, "To send a location").
     func share(intended: Double) async {
         guard let since = life.sharing(at: intended) else { return }
@@ -50,73 +58,7 @@ extension VirtualDevice {
             return
         }
         guard friends.contains(where: \.active) else { return }
-        if app.audience == .group {
-            await shareWithGroup(measured.position, accuracy: measured.accuracy, reduced: measured.reduced, intended: intended)
-            return
-        }
-        if keysDue(at: clock.now()) { await readFriendKeys() }
-        let active = friends.filter(\.active)
-        guard !active.isEmpty, life.sharing(at: intended) != nil else { return }
-        seq += 1
-        let tick = seq
-        let wall = clock.wall(intended)
-        let online = context.presence.areOnline(active.map(\.index))
-        var outgoing: [OutgoingUpdate] = []
-        outgoing.reserveCapacity(active.count)
-        var expected: [Int32] = []
-        var remote: [Int32] = []
-        var offline = 0
-        for (i, friend) in active.enumerated() {
-            let rule: PrivacyFuzz = friend.iShare == "general" ? profile.general : .precise
-            let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
-            let sentNanos = Int64(wall * 1e9)
-            let payload = app.plaintext(of: LocationPayload(
-                lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
-                ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
-            // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
-            if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
-            guard let sealed = sealTimed(payload, to: friend.publicKey) else { continue }
-            outgoing.append(OutgoingUpdate(recipient: friend.userID, ciphertext: sealed))
-            addressee(friend.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
-        }
-        guard !outgoing.isEmpty else { return }
-        lastShare = (intended, measured.position)
-        let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
-        let retrying = options.retry.mode == .retry
-        if retrying, pairwise.posting || !pairwise.outbox.isEmpty {
-            // An earlier update is in flight or waits to be posted again: this one goes behind it, so that
-            // friends get them in order (an older one after a newer is not shown: PRD §4.4 d).
-            enqueue(tick: entry, updates: outgoing, wall: wall, failed: nil)
-            return
-        }
-        let started = clock.now()
-        var bytes = 0
-        pairwise.posting = retrying
-        defer {
-            pairwise.posting = false
-            if retrying, !pairwise.flushPending, !pairwise.outbox.isEmpty {
-                // Updates that queued behind this one while it was in flight.
-                pairwise.flushPending = true
-                Task { [weak self] in await self?.flush() }
-            }
-        }
-        do {
-            bytes = try await app.send(outgoing, from: account.session, via: http)
-            metrics.record(.post, seconds: clock.now() - started)
-        } catch {
-            // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
-            metrics.record(.postFailed, seconds: clock.now() - started)
-            let reason = countFailure(error, operation: "share")
-            bytes = Self.estimatedBody(outgoing)
-            if retrying, RetryPolicy.isRetryable(status: error.status) {
-                enqueue(tick: entry, updates: outgoing, wall: wall, failed: reason)
-            } else {
-                ledger.sent[entry].failure = reason
-                context.health.insertFailed(reason, queued: false)
-            }
-        }
-        spendHTTP(body: bytes, since: started)
-        metrics.count(.httpRequests)
+        await deliver(Measured(position: measured.position, accuracy: measured.accuracy, reduced: measured.reduced), intended: intended)
     }
 
     /// `payload` sealed to `key`, timed (`seal`, and the CPU it cost); nil when it cannot be (counted).

@@ -145,11 +145,7 @@ public actor VirtualDevice {
         // A session from a long onboarding may be (nearly) expired: the join would be refused.
         if account.session.expiresAt - refreshMargin <= context.clock.wallNow() { await refresh() }
         guard life.onlineSince != nil else { return }
-        // No Realtime: it polls its mailbox.
-        if app.delivery == .mailbox { return openMailbox(at: intended) }
-        // Not let in yet: it asks, and connects once its owner has let it in.
-        if group.role?.joinsByRequest == true { return await askToJoin() }
-        connect(at: intended)
+        await startReceiving(at: intended)
     }
 
     /// Online and in its group: connects to Realtime, joins its channels, and starts sharing at a random
@@ -170,9 +166,7 @@ public actor VirtualDevice {
         schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
-        if let every = app.archiveEvery, app.audience == .group {
-            context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
-        }
+        scheduleShapeTimers(from: intended)
         if let every = profile.messageEvery {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
         }
@@ -189,7 +183,7 @@ public actor VirtualDevice {
     public func leave(at intended: Double = -.infinity) {
         if life.leave(at: intended) { stopGPS(at: context.clock.now()) }
         closeChatQueue(group.sawGroupEnd ? "group_ended" : "left")
-        if app.audience == .group { context.convergence.subscribed(index, false) }
+        offChannels()
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
     }

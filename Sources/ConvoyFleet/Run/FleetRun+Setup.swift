@@ -66,13 +66,8 @@ extension FleetRun {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
                                 message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
         }
-        if configuration.app.audience == .group, shard != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "\(configuration.app.name)'s teams are formed in one process (its set-up knows every member): drop --shard")
-        }
-        if configuration.app.delivery == .mailbox, shard != nil {
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "\(configuration.app.name)'s messages are accounted in one process (the sender's record and the recipient's): drop --shard")
+        if shard != nil, let why = Self.shapeRefusesShards(configuration.app) {
+            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app", message: why)
         }
         if configuration.app.pairsDuringRun, shard != nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",

@@ -124,9 +124,8 @@ public final class FleetRun: Sendable {
                 var rng = SeededGenerator(seed: seed ^ (UInt64(a) << 32 | UInt64(b)), stream: 0x9EF)
                 return rng.uniform() < preferences[groupOf[a]] ? "precise" : "general"
             }
-            if app.audience == .group {
-                // The teams are formed as the app forms them (Survale: provisioned, created, joined, started).
-                friends = try await formGroups(graph, accounts: accounts, app: app)
+            if let teams = try await shapeFriends(graph, accounts: accounts, app: app) {
+                friends = teams
             } else if app.pairsDuringRun {
                 // The phones pair during the run, measured; set-up only plans whom each asks and how each answers.
                 friends = Array(repeating: [], count: n)
@@ -166,7 +165,7 @@ public final class FleetRun: Sendable {
                            ledger: empty)
         }
 
-        let roles = app.audience == .group ? Self.groupRoles(graph, social: scenario.social, seed: scenario.seed) : Array(repeating: nil, count: n)
+        let roles = Self.shapeRoles(app, graph: graph, social: scenario.social, seed: scenario.seed, count: n)
         // Every device's draws are made on every shard (the streams stay aligned); each shard builds its own devices.
         var slots = [VirtualDevice?](repeating: nil, count: n)
         let groupStart = scenario.groups.indices.map { g in scenario.groups[..<g].reduce(0) { $0 + $1.count } }
@@ -250,16 +249,13 @@ public final class FleetRun: Sendable {
         if let migration = scenario.migration {
             scheduleMigration(migration, devices: devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
         }
-        // A group app's retention counts from each group's end (Survale: operations purged after they end).
         let retention = scenario.retention.checkEvery > 0
-            ? RetentionChecker(policy: scenario.retention, metrics: metrics, afterGroupEnd: app.audience == .group) : nil
+            ? RetentionChecker(policy: scenario.retention, metrics: metrics, afterGroupEnd: Self.retentionAfterGroupEnd(app)) : nil
         let fleet = devices
         var hostileCount = 0
         var probeTask: Task<ProbeSummary, Never>?
         if let hostile = scenario.hostile, let catalogue {
-            var (casts, unmatched) = app.audience == .group ? Self.groupHostileCasts(hostile, groups: graph.groups, seed: scenario.seed)
-                : app.friendsAreCouples ? Self.coupleHostileCasts(hostile, graph: graph, seed: scenario.seed)
-                : Self.hostileCasts(hostile, graph: graph, seed: scenario.seed)
+            var (casts, unmatched) = Self.shapeHostileCasts(app, hostile, graph: graph, seed: scenario.seed)
             if let shard {
                 // Each shard runs its own hostile devices; their victims may be anywhere.
                 casts = casts.filter { shard.owns($0.attacker) }
@@ -328,8 +324,8 @@ public final class FleetRun: Sendable {
         retentionTask?.cancel()
         await retentionTask?.value
         for d in devices { await d.disconnect() }
-        let groups = app.audience == .group ? await groupsReport(graph, devices: slots, app: app, purged: retention?.groupEndsSeen ?? [:]) : nil
-        let mailbox = app.delivery == .mailbox && !app.friendsAreCouples ? closeMailbox(context.mailbox, purgeLimit: scenario.retention.limit) : nil
+        let (groups, mailbox) = await shapeReports(graph, devices: slots, app: app, purged: retention?.groupEndsSeen ?? [:],
+                                                   mailbox: context.mailbox, purgeLimit: scenario.retention.limit)
         schedulerTask.cancel()
         await schedulerTask.value
         let shaping = proxy.map { p in

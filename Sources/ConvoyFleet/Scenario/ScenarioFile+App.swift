@@ -51,26 +51,8 @@ extension Reader {
                                     + "(use pairing: codes, or convoy probe --mode pairing=prd; why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
         }
-        let group = Apps.make(choice.name, options: choice.options)?.audience == .group
-        let mailbox = Apps.make(choice.name, options: choice.options)?.delivery == .mailbox
         let social = try m["social"]?.mapping(Self.socialKeys)
-        if group {
-            // A group app shares with its team at once: the teams are the social graph.
-            guard social?["groups"] != nil else {
-                throw (m["social"] ?? self).error("\(choice.name) shares with a team at once: give social.groups, a team size such as 4..8")
-            }
-            if let r = m["migration"] {
-                throw r.error("migration is not modelled for \(choice.name) yet (its phones have no keys or pairwise friends)")
-            }
-        } else if let groups = social?["groups"] {
-            throw groups.error("groups are teams for apps that share with a team at once (app: survale); \(choice.name) shares with each friend")
-        } else if !mailbox {
-            for g in try m["groups"]?.sequence() ?? [] {
-                if let every = try g.mapping(Self.groupKeys)["message_every"] {
-                    throw every.error("message_every posts to a team (app: survale) or to friends (app: quickpic); \(choice.name) has no messages")
-                }
-            }
-        }
+        try checkShapeKeys(m, social: social, app: choice, couples: couples)
         if couples {
             // One partner each: a second invite would be refused (the phone is in a couple already).
             let friends = social?["friends"]
@@ -84,26 +66,6 @@ extension Reader {
                 }
             }
         }
-        for g in try m["groups"]?.sequence() ?? [] {
-            let keys = try g.mapping(Self.groupKeys)
-            if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
-                // A mailbox app sends photos to friends, not videos.
-                let refused = mailbox ? ["video_every", "video_size"] : Self.mediaKeys
-                if let key = refused.first(where: { keys[$0] != nil }), let r = keys[key] {
-                    throw r.error(mailbox ? "\(key): \(choice.name) sends texts and photos, no videos"
-                                  : "\(key) sends media to a team's chat (app: survale) or photos to friends (app: quickpic); \(choice.name) has no media")
-                }
-            }
-            if !mailbox, let key = ["poll_every", "relogin_every"].first(where: { keys[$0] != nil }), let r = keys[key] {
-                throw r.error("\(key) is for apps whose phones poll a mailbox (app: quickpic); \(choice.name) pushes on Realtime")
-            }
-        }
-        try refuseKeysThatDoNothing(m, app: choice.name, profile: Apps.make(choice.name, options: choice.options), group: group)
-        if mailbox {
-            for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
-                throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
-            }
-        }
         return choice
     }
 
@@ -114,39 +76,6 @@ extension Reader {
     /// What a pairwise app does with each friend: a friend's key read before sealing, a per-friend preference and its fuzzing.
     static let pairwiseKeys = ["key_lookup", "key_cache_ttl", "precise_share", "general", "laplace_mean"]
 
-    /// Keys an app would read and ignore are errors naming their line: a location key for an app that shares none,
-    /// a per-friend key for an app that broadcasts to a team, `retry:` (location inserts) for an app without
-    /// them, `retention:` for an app that leaves nothing on the backend to purge, and a location threshold.
-    private func refuseKeysThatDoNothing(_ m: [String: Reader], app name: String, profile: (any AppProfile)?,
-                                         group: Bool) throws(ScenarioError) {
-        let sharesLocation = profile?.sharesLocation ?? true
-        let pairwise = sharesLocation && !group
-        for g in try m["groups"]?.sequence() ?? [] {
-            let keys = try g.mapping(Self.groupKeys)
-            if !sharesLocation, let key = Self.locationKeys.first(where: { keys[$0] != nil }) {
-                throw keys[key]!.error("`\(key)` does nothing for app \(name): its phones do not share locations")
-            }
-            if group, let key = Self.pairwiseKeys.first(where: { keys[$0] != nil }) {
-                throw keys[key]!.error("`\(key)` does nothing for app \(name): it broadcasts to its team on a private channel, "
-                                       + "with no friend's key to read and no per-friend preference or fuzzing")
-            }
-        }
-        if !pairwise, let r = m["retry"] {
-            throw r.error("`retry` does nothing for app \(name): it retries a phone's failed location inserts, and \(name) "
-                          + (sharesLocation ? "broadcasts its positions (its chat has a retry queue of its own)" : "shares no locations"))
-        }
-        if profile?.friendsAreCouples == true, let r = m["retention"] {
-            throw r.error("`retention` does nothing for app \(name): its phones leave no locations or messages on the backend "
-                          + "(its pairing codes' expiry is probed by probes/\(name).yaml)")
-        }
-        if !sharesLocation {
-            for r in try m["thresholds"]?.sequence() ?? [] {
-                if let t = try? Threshold(try r.string()), t.measuresLocations {
-                    throw r.error("`\(t.text)` measures location updates, which app \(name)'s phones do not send")
-                }
-            }
-        }
-    }
 
     private func appName() throws(ScenarioError) -> String {
         let s = try string()

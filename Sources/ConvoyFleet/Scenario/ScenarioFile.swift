@@ -179,19 +179,8 @@ struct Reader {
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
               app: try checkedApp(m), retry: try m["retry"]?.retryPolicy() ?? .none)
-        // A group app keeps its data for a time after each group ends (Survale: 7 days), not row by row:
-        // checked only when the scenario gives that time (`retention:`, usually compressed).
-        if m["retention"] == nil, Apps.make(scenario.app.name, options: scenario.app.options)?.audience == .group {
-            scenario.retention.checkEvery = 0
-        }
-        // A mailbox app's fallback purge (QuickPic: undelivered messages after 7 days, by a job every hour) unless the
-        // scenario compresses it; checked only when phones that never poll (`poll_every: never`) keep messages waiting.
-        if Apps.make(scenario.app.name, options: scenario.app.options)?.delivery == .mailbox {
-            let given = try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]) ?? [:]
-            if given["window"] == nil { scenario.retention.window = 7 * 86_400 }
-            if given["purge_every"] == nil { scenario.retention.purgeEvery = 3_600 }
-            if given["check_every"] == nil, !scenario.groups.contains(where: \.pollsNever) { scenario.retention.checkEvery = 0 }
-        }
+        // Retention as the app's shape keeps it, unless the scenario says (`Delivery/ScenarioFile+Shape.swift`).
+        scenario.applyShapeRetention(given: try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]))
         return scenario
     }
 

@@ -13,7 +13,10 @@ import Synchronization
 /// own `users/{uid}` document (`coupleId`), as a Firestore listener would. What Convoy does not model of
 /// Closer — the daily questions and sealed answers, games, FCM, RevenueCat — the phone does not do
 /// (docs/scenarios.md, "Closer").
-public struct CloserApp: SharesNoLocations {
+public struct CloserApp: SharesNoLocations, RegisteredApp {
+    static let appName = "closer"
+    static func make(_ options: AppOptions) -> CloserApp { CloserApp() }
+
     public let name = "closer"
     /// What passes between the phones outside the backend (codes, as people pass them), and what the run
     /// has seen of couples: one per run, shared by its phones.
@@ -178,7 +181,7 @@ public struct CloserApp: SharesNoLocations {
 
     // MARK: No messages
 
-    public var delivery: Delivery { .mailbox }
+    public var shape: DeliveryShape { .mailbox }
 
     /// The phone's listener on its own `users/{uid}` document, read at each poll: no messages come this way
     /// (answers and games are not modelled); pairing reads what it needs from it (`acceptedRequests`).

@@ -8,7 +8,9 @@ import Foundation
 /// `encrypted_locations` row per friend per update sealed with
 /// `crypto_box_seal`, received as `postgres_changes` INSERTs filtered to the
 /// recipient, caught up by paging its rows after a gap.
-public struct GreenBoxApp: AppProfile {
+public struct GreenBoxApp: AppProfile, RegisteredApp {
+    static let appName = "greenbox"
+
     /// What is sealed.
     public enum Payload: String, Sendable, CaseIterable {
         /// The PRD's keys and Convoy's `seq` and `sent_ns`, `ts` to the millisecond (the default).
@@ -35,6 +37,8 @@ public struct GreenBoxApp: AppProfile {
                                                                ("pairing", Pairing.allCases.map(\.rawValue))]
 
     public init(payload: Payload = .convoy, pairing: Pairing = .codes) { (self.payload, self.pairing) = (payload, pairing) }
+
+    static func make(_ options: AppOptions) -> GreenBoxApp { GreenBoxApp(options) }
 
     init(_ options: AppOptions) {
         self.init(payload: options["payload"].flatMap(Payload.init(rawValue:)) ?? .convoy,

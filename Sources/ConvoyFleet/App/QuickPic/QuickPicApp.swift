@@ -9,7 +9,10 @@ import Foundation
 /// it), sends each friend texts and photos sealed to the friend's X25519 key and signed with its own Ed25519
 /// key, polls its mailbox, verifies before it decrypts, and acknowledges what it has shown (the server then
 /// deletes it). Nothing here is Supabase: it speaks through `QuickPicClient`.
-public struct QuickPicApp: SharesNoLocations {
+public struct QuickPicApp: SharesNoLocations, RegisteredApp {
+    static let appName = "quickpic"
+    static func make(_ options: AppOptions) -> QuickPicApp { QuickPicApp() }
+
     public let name = "quickpic"
 
     public init() {}
@@ -108,7 +111,7 @@ public struct QuickPicApp: SharesNoLocations {
 
     // MARK: Mailbox
 
-    public var delivery: Delivery { .mailbox }
+    public var shape: DeliveryShape { .mailbox }
 
 
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {

@@ -15,7 +15,10 @@ import Synchronization
 /// channel, and then stops. Positions are not end-to-end encrypted (the spec
 /// has none): "sealing" is the broadcast's JSON. At the end of the run the
 /// case agent ends the operation, unless the scenario abandons it to auto-end.
-public final class SurvaleApp: AppProfile {
+public final class SurvaleApp: AppProfile, RegisteredApp {
+    static let appName = "survale"
+    static func make(_ options: AppOptions) -> SurvaleApp { SurvaleApp() }
+
     public let name = "survale"
 
     /// The operation of each user and its callsign, learnt in set-up.
@@ -36,7 +39,7 @@ public final class SurvaleApp: AppProfile {
 
     // MARK: Groups
 
-    public var audience: Audience { .group }
+    public var shape: DeliveryShape { .group }
 
     /// Provisions group `number`'s agency, team and users (service key), then its case agent creates the
     /// operation, invites every member but those `joiningLater` (they ask to join once it runs), each

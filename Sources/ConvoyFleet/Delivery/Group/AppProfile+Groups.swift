@@ -1,18 +1,8 @@
 import ConvoyCrypto
 import ConvoyWire
 
-/// Whom a phone's tick goes to.
-public enum Audience: Sendable, Equatable {
-    /// Each active friend, sealed to that friend (Green Box: one row per friend in one bulk insert).
-    case eachFriend
-    /// The phone's group at once (Survale: one broadcast on the operation's channel); friends are the group's members.
-    case group
-}
-
 /// Apps whose friends are pairs (Green Box) have no groups: these are never called for them.
 extension AppProfile {
-    public var audience: Audience { .eachFriend }
-
     public func formGroup(_ members: [Session], joiningLater: Set<String>, number: Int, serviceKey: String?,
                           via http: SupabaseHTTP) async throws(SupabaseError) {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no groups")

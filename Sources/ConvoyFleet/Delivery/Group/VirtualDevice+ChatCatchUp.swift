@@ -18,13 +18,13 @@ extension VirtualDevice {
 
     /// Its chat channel went down at `wall` (the connection dropped, or the channel closed).
     func chatLost(at wall: Double, topic: String? = nil) {
-        guard app.audience == .group, topic.map(carriesMessages) ?? true else { return }
+        guard app.shape == .group, topic.map(carriesMessages) ?? true else { return }
         group.missedChat.lost(at: wall)
     }
 
     /// A channel is subscribed: its chat channel again after a loss, the lines missed meanwhile are loaded.
     func chatSubscribed(_ topic: String) {
-        guard app.audience == .group, context.options.catchUpChat, carriesMessages(topic), let from = group.missedChat.subscribed() else { return }
+        guard app.shape == .group, context.options.catchUpChat, carriesMessages(topic), let from = group.missedChat.subscribed() else { return }
         tasks.append(Task { [weak self] in await self?.loadMissedChat(from: from) })
     }
 

@@ -110,7 +110,7 @@ extension VirtualDevice {
 
     /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
     func leaveGroup() async {
-        guard app.audience == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
+        guard app.shape == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
         let started = context.clock.now()
         group.sawGroupEnd = true
         do {

@@ -2,15 +2,6 @@ import ConvoyCrypto
 import ConvoySodium
 import ConvoyWire
 
-/// How a friend's message reaches a phone.
-public enum Delivery: Sendable, Equatable {
-    /// Pushed on the phone's Realtime connection (Green Box's rows, Survale's broadcasts).
-    case realtime
-    /// Stored by the backend in the recipient's mailbox until the phone, polling, fetches it and
-    /// acknowledges it (QuickPic: `GET /messages`, then `POST /messages/:id/ack`, which deletes it).
-    case mailbox
-}
-
 /// A message from one phone to one friend as the phone composes it; the app encodes it (QuickPic: UTF-8
 /// text, or a PNG gzipped) and carries Convoy's sequence number and send time inside what it encrypts.
 public struct DirectMessage: Sendable, Equatable {
@@ -84,7 +75,7 @@ public struct MailboxPage: Sendable {
 
 /// Apps whose messages are pushed on Realtime have no mailbox.
 extension AppProfile {
-    public var delivery: Delivery { .realtime }
+    public var shape: DeliveryShape { .pairwise }
 
     public var sharesLocation: Bool { true }
 

@@ -23,9 +23,9 @@ extension RetentionChecker {
     /// One round of whichever check the app's retention needs: its rows (Green Box), its groups' data after they end
     /// (Survale), or its mailboxes' fallback purge (QuickPic).
     func round(for app: any AppProfile, devices: [VirtualDevice], http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
-        if app.delivery == .mailbox {
+        if app.shape == .mailbox {
             await mailboxRound(devices: devices, app: app, http: http, clock: clock, t: t)
-        } else if app.audience == .group {
+        } else if app.shape == .group {
             await groupRound(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
         } else {
             await round(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)

@@ -61,7 +61,7 @@ extension RetentionChecker {
 extension VirtualDevice {
     /// A phone that never polls, online: its session, for the fallback purge check to read its mailbox with; nil otherwise.
     func parkedMailboxView() -> Session? {
-        guard app.delivery == .mailbox, profile.pollEvery == nil, life.onlineSince != nil || life.subscribed, !life.isGone else { return nil }
+        guard app.shape == .mailbox, profile.pollEvery == nil, life.onlineSince != nil || life.subscribed, !life.isGone else { return nil }
         return account.session
     }
 }

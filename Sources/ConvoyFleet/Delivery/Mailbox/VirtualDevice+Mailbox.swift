@@ -16,7 +16,7 @@ struct MailboxState: Sendable {
     var drained = 0
 }
 
-/// Mailbox apps (`AppProfile.delivery == .mailbox`, QuickPic): the phone sends each friend texts and photos
+/// Mailbox apps (`AppProfile.shape == .mailbox`, QuickPic): the phone sends each friend texts and photos
 /// (`message_every`, `photo_every`), sealed and signed, as single requests; polls its mailbox on its interval
 /// (`poll_every`); verifies, opens and shows each message, then acknowledges it (the backend deletes it). It
 /// refreshes its token before expiry and, now and then (`relogin_every`), logs out and in again. No Realtime.
