@@ -102,14 +102,13 @@ public actor VirtualDevice {
     var sentOffline = 0
     /// The battery model (`VirtualDevice+Battery`).
     var battery = BatteryState()
-    /// Recovery (`VirtualDevice+Recovery`): the draws for its backoff; when its session was last renewed
-    /// after a refusal, and whether by signing in.
+    /// The draws for its retries' backoff (the pairwise outbox, a group's chat queue).
     var retryRNG: SeededGenerator
     /// Group apps (`Delivery/Group/`): its place in its group, its broadcasts, chat, media, archive and joins.
     var group: GroupState
     /// Its own message count (group messages and direct messages alike).
     var messageSeq: UInt64 = 0
-    /// Mailbox apps (`VirtualDevice+Mailbox`): what it has shown and acknowledged, and its poll in flight.
+    /// Mailbox apps (`Delivery/Mailbox/`): what it has shown and acknowledged, and its poll in flight.
     var mailbox = MailboxState()
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
