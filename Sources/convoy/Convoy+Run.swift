@@ -287,28 +287,10 @@ extension Convoy {
             await embedded?.stop()
 
             let complete = outcome.complete
-            var summary = RunSummary(
-                scenario: scenario.name, scenarioFile: self.scenario, seed: scenario.seed, complete: complete,
-                startedAt: outcome.startedAt, endedAt: outcome.endedAt, durationSeconds: outcome.duration,
-                target: .init(kind: targetKind, url: supabase.url), devices: outcome.devices, accounting: outcome.accounting,
-                metrics: outcome.metrics, thresholds: scenario.thresholds,
-                exitCode: { passed in (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue })
-            summary.resources = outcome.resources
-            summary.retention = outcome.retention
-            summary.battery = outcome.battery
-            summary.probes = outcome.probes
-            summary.network = outcome.network
-            summary.groups = outcome.groups
-            summary.mailbox = outcome.mailbox
-            summary.failures = outcome.failures
-            summary.sharesLocations = outcome.sharesLocations
-            if let shard {
-                summary.shard = .init(runID: runID, shard: shard.index + 1, shards: shard.count, fleetDevices: scenario.deviceCount,
-                                      sentToOtherShards: outcome.metrics.counters[.sentOtherShards])
-                summary.shard?.fleet = Shard.fingerprint(scenario)
+            // A probe leak or a retention finding fails the run (99), whatever the thresholds say; an interrupted run is 1.
+            let summary = outcome.summary(of: configuration, target: .init(kind: targetKind, url: supabase.url)) { complete, passed in
+                (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue
             }
-            // A probe leak or a retention finding fails the run, whatever the thresholds say.
-            summary.applyCorrectness(failed: ExitStatus.thresholdsFailed.rawValue)
             do {
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
                 if let ledger = outcome.ledger { try folder.write("ledger.json", try ledger.json()) }
