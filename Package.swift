@@ -98,7 +98,7 @@ let package = Package(
         // Devices, scenarios, the social graph, scheduling (issue 4 onwards).
         .target(
             name: "ConvoyFleet",
-            dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
+            dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyJSON", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
             // The battery model's profiles, each number with its source (docs/battery.md).
             resources: [.copy("Battery/BatteryProfiles.yaml")],

@@ -28,8 +28,13 @@ extension HistogramName {
     public static let post = HistogramName("post")
     /// The round trip of an insert that failed (a timeout's included).
     public static let postFailed = HistogramName("post_failed")
+    /// An update sealed for one friend (the app's JSON, sealed, Base64), for an app that encrypts.
     public static let seal = HistogramName("seal")
+    /// An update opened and validated, for an app that encrypts.
     public static let open = HistogramName("open")
+    /// An app whose positions travel in the clear (Survale): an update written as the wire's JSON, and read back.
+    public static let encode = HistogramName("encode")
+    public static let decode = HistogramName("decode")
     /// Intended time → the job's start.
     public static let schedulerLag = HistogramName("scheduler_lag")
     /// Arrival → the channel's "Subscribed to PostgreSQL".
@@ -78,7 +83,7 @@ extension HistogramName {
 
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
-        .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .schedulerLag, .subscribe, .signup,
+        .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness, .joinApproval, .joinChannel,

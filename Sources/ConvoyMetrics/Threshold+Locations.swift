@@ -3,7 +3,7 @@ extension Threshold {
     /// nothing for an app whose phones share no locations (QuickPic's messages, Closer's pairing), so a scenario
     /// for such an app that names one is refused when it is read.
     static let locationMetrics: Set<String> = Set([
-        HistogramName.e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .keyLookup,
+        HistogramName.e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .keyLookup,
     ].map(\.name) + [
         CounterName.updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .decryptFailures,
         .sealFailures, .receivedFromStrangers, .receivedUnmatched, .receivedWithoutSeq, .receivedAfterRetention, .delivered, .lost,

@@ -60,6 +60,9 @@ import Testing
         #expect(Set(outcome.accounting.lost.keys).isSubset(of: ["not_received"]), "\(outcome.accounting.lost)")
         #expect(c[.groupNotJoined] == 0 && c[.decryptFailures] == 0 && c[.receivedFromStrangers] == 0)
         #expect(outcome.metrics.statistic("broadcast_ack", "count") ?? 0 > 0)
+        // Positions travel in the clear: writing and reading them is timed as encode and decode, never as encryption.
+        #expect(outcome.metrics.statistic("encode", "count") ?? 0 > 0 && outcome.metrics.statistic("decode", "count") ?? 0 > 0)
+        #expect(outcome.metrics.statistic("seal", "count") ?? 0 == 0 && outcome.metrics.statistic("open", "count") ?? 0 == 0)
         #expect(c[.devicesNeverSubscribed] == 0 && c[.presenceTracks] >= 12 && c[.presenceUnconverged] == 0, "\(c.sorted { $0.key < $1.key })")
         #expect(outcome.metrics.statistic("presence_convergence", "count") ?? 0 > 0)
         let groups = try #require(outcome.groups)

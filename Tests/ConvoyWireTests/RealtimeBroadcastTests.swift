@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyServer
 import ConvoyWire
 import Foundation
@@ -34,7 +35,7 @@ import Testing
         #expect(first.payload["seq"] == "1" && first.json == #"{"seq":1}"#)
         _ = try await SupabaseClientsTests.next(&aEvents) { if case .pushReply(_, let r, "ok", _) = $0, r == early { r } else { nil } }
 
-        let ref = try #require(a.broadcast(topic, event: "pos", payload: ["lat": 51.5, "seq": 7, "who": alice.userID]))
+        let ref = try #require(a.broadcast(topic, event: "pos", payload: ["lat": 51.5, "seq": 7, "who": .string(alice.userID)]))
         let ack = try await SupabaseClientsTests.next(&aEvents) { if case .pushReply(_, let r, let status, _) = $0, r == ref { status } else { nil } }
         #expect(ack == "ok")
         let got = try await SupabaseClientsTests.next(&bEvents) { if case .broadcast(_, let m) = $0 { m } else { nil } }

@@ -7,8 +7,8 @@ import Testing
 
 @testable import ConvoyWire
 
-/// The Realtime client's hot frames (a change, a heartbeat's reply) read by `JSONScanner` must come out
-/// exactly as the general reader (`JSONSerialization`) reads them; what the scanner refuses, it refuses.
+/// The Realtime client reads every frame once, with `JSONScanner`, into a typed `JSONValue`: what the scanner
+/// refuses is no frame, and what the phone keeps (a change's record, a broadcast) is read from the value as written.
 @Suite struct RealtimeHotFramesTests {
     @Test func theScannerReadsJSON() throws {
         let v = try #require(JSONScanner.parse(#" {"a":[1,-2.5e3,true,false,null],"b":"x\"\\\/\n\u00e9\ud83d\ude00","a":{}} "#))
@@ -27,6 +27,22 @@ import Testing
         #expect(JSONScanner.parse(text) == nil)
     }
 
+    @Test func theWriterWritesWhatTheScannerRead() throws {
+        for text in [#"{"a":[1,-2.5e3,true,false,null],"b":"x\"\\\/\n\t\u0001é😀","c":{}}"#, "[]", #""s""#, "0", "null"] {
+            let value = try #require(JSONScanner.parse(text))
+            #expect(value.text == text)
+            #expect(JSONScanner.parse(value.text) == value)
+        }
+        // Built: members in the order written, numbers as JSON has them.
+        let built: JSONValue = ["type": "broadcast", "n": 7, "x": 1.5, "ok": true, "none": .null, "list": [1, "two"]]
+        #expect(built.text == #"{"type":"broadcast","n":7,"x":1.5,"ok":true,"none":null,"list":[1,"two"]}"#)
+        #expect(JSONValue(["b": .string("2"), "a": 1]).text == #"{"a":1,"b":"2"}"#, "a dictionary's keys sorted")
+        #expect(JSONValue(Double.nan) == .null && JSONValue(3.0) == .number("3") && JSONValue(0.1) == .number("0.1"))
+        #expect(built.setting("n", to: 8).text.hasPrefix(#"{"type":"broadcast","n":8,"#))
+        #expect(JSONValue(foundation: ["a": [1, "x", NSNull(), true]] as [String: Any])?.text == #"{"a":[1,"x",null,true]}"#)
+        #expect(JSONValue(foundation: Date()) == nil, "not JSON")
+    }
+
     @Test func theScannerRefusesNestingBeyondItsDepth() {
         let deep = String(repeating: "[", count: JSONScanner.maxDepth + 2) + String(repeating: "]", count: JSONScanner.maxDepth + 2)
         #expect(JSONScanner.parse(deep) == nil)
@@ -39,7 +55,7 @@ import Testing
         #expect(bytes.withUnsafeBufferPointer { JSONScanner.parse($0) } == nil)
     }
 
-    /// What a client reads from `text`, through `receive` (which takes the hot path when it can).
+    /// What a client reads from `text`, through `receive`.
     static func events(_ text: String) async -> [RealtimeClient.Event] {
         let client = RealtimeClient(url: "ws://127.0.0.1:9/realtime/v1/websocket", accessToken: "t", clock: ManualClock())
         client.receive(text)
@@ -59,30 +75,42 @@ import Testing
         #"{"payload":{"data":{"record":{"id":1}}},"event":"postgres_changes","topic":"realtime:a"}"#,
         #"{"topic":"realtime:a","event":"postgres_changes","payload":{"data":{"type":"UPDATE","table":"t","record":{"s":"é\u00e9\/"}}}}"#,
     ])
-    func aChangeReadsAsTheGeneralReaderReadsIt(text: String) async throws {
-        #expect(RealtimeClient.mayBeHot(text))
-        // The same frame with a space after each colon is not taken by the hot path.
-        let general = text.replacingOccurrences(of: "\":", with: "\": ")
-        #expect(!RealtimeClient.mayBeHot(general))
-        let hot = try #require(await Self.change(text))
-        let slow = try #require(await Self.change(general))
-        #expect(hot.type == slow.type && hot.table == slow.table && hot.commitTimestamp == slow.commitTimestamp)
-        #expect(hot.record == slow.record)
-        #expect(!hot.record.isEmpty)
+    func aChangeReadsTheSameWhateverItsSpacing(text: String) async throws {
+        let spaced = text.replacingOccurrences(of: "\":", with: "\": ")
+        let change = try #require(await Self.change(text))
+        let same = try #require(await Self.change(spaced))
+        #expect(change.type == same.type && change.table == same.table && change.commitTimestamp == same.commitTimestamp)
+        #expect(change.record == same.record)
+        #expect(!change.record.isEmpty)
+    }
+
+    @Test func aChangesRecordIsReadAsText() async throws {
+        let text = #"{"topic":"realtime:a","event":"postgres_changes","ref":null,"payload":{"data":{"type":"INSERT","table":"locations","commit_timestamp":"2026-11-27T10:00:00.123Z","record":{"id":42,"sender_id":"u-1","s":"é\u00e9\/","n":null,"flag":true,"neg":-7}}}}"#
+        let change = try #require(await Self.change(text))
+        #expect(change.type == "INSERT" && change.table == "locations" && change.commitTimestamp == "2026-11-27T10:00:00.123Z")
+        #expect(change.record == ["id": "42", "sender_id": "u-1", "s": "éé/", "flag": "true", "neg": "-7"], "a null is no value")
     }
 
     @Test(arguments: [
-        // Values the hot path does not carry as text: left to the general reader, which reads them as before.
-        #"{"topic":"realtime:a","event":"postgres_changes","payload":{"data":{"type":"INSERT","table":"t","record":{"x":1.5,"y":"a"}}}}"#,
-        #"{"topic":"realtime:a","event":"postgres_changes","payload":{"data":{"type":"INSERT","table":"t","record":{"x":{"b":1,"a":[2]},"y":"a"}}}}"#,
-        #"{"topic":"realtime:a","event":"postgres_changes","payload":{"data":{"type":"INSERT","table":"t","record":{"x":12345678901234567890}}}}"#,
+        // A fraction and a big integer as written; a nested value as its JSON.
+        (#"{"x":1.5,"y":"a"}"#, "1.5"),
+        (#"{"x":{"b":1,"a":[2]},"y":"a"}"#, #"{"b":1,"a":[2]}"#),
+        (#"{"x":12345678901234567890}"#, "12345678901234567890"),
     ])
-    func valuesItDoesNotCarryAreLeftToTheGeneralReader(text: String) async throws {
-        let value = try #require(JSONScanner.parse(text))
-        let client = RealtimeClient(url: "ws://127.0.0.1:9/", accessToken: "t", clock: ManualClock())
-        #expect(!client.receiveHot(value, receivedAt: 0, bytes: 0))
+    func valuesThatAreNotTextAreReadAsWritten(record: String, x: String) async throws {
+        let text = #"{"topic":"realtime:a","event":"postgres_changes","payload":{"data":{"type":"INSERT","table":"t","record":"# + record + "}}}"
         let change = try #require(await Self.change(text))
-        #expect(change.record["x"] != nil)
+        #expect(change.record["x"] == x)
+    }
+
+    @Test func aBroadcastKeepsItsPayloadAsItCame() async throws {
+        let text = #"{"topic":"realtime:op","event":"broadcast","payload":{"event":"position","payload":{"user_id":"u-1","lat":51.5,"seq":7,"m":{"a":1}},"type":"broadcast"},"ref":null}"#
+        guard case .broadcast(_, let b)? = await Self.events(text).first else {
+            Issue.record("no broadcast")
+            return
+        }
+        #expect(b.event == "position" && b.json == #"{"user_id":"u-1","lat":51.5,"seq":7,"m":{"a":1}}"#)
+        #expect(b.payload == ["user_id": "u-1", "lat": "51.5", "seq": "7", "m": #"{"a":1}"#])
     }
 
     @Test func whatIsNotAChangeIsNoEvent() async {
@@ -103,7 +131,6 @@ import Testing
             client.state.withLock { $0.pendingHeartbeat = ("5", clock.now()) }
             clock.advance(by: 0.25)
             let text = #"{"event":"phx_reply","payload":{"response":{},"status":"ok"},"ref":"# + ref + #","topic":"phoenix"}"#
-            #expect(RealtimeClient.mayBeHot(text))
             client.receive(text)
             client.receive(text)  // a second reply to the same heartbeat is not another round trip
             client.sink.finish()

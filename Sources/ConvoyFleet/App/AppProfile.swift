@@ -91,8 +91,13 @@ public protocol AppProfile: Sendable {
     func plaintext(of update: LocationPayload) -> LocationPayload
 
     /// `update` sealed for `recipient`, as the app's wire format has it. The
-    /// phone calls this once per friend per tick and times it.
+    /// phone calls this once per friend per tick and times it: as `seal` for an
+    /// app that `encrypts`, as `encode` for one that sends positions in the clear.
     func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String
+
+    /// Whether `seal` and `open` encrypt and decrypt (every app but Survale, whose positions travel as plain
+    /// JSON): the phone times them as `seal`/`open` or as `encode`/`decode`, and names them so in the results.
+    var encrypts: Bool { get }
 
     /// One tick's sealed updates as the app sends them (one request for Green
     /// Box's bulk insert). Returns the request body's size, bytes.
@@ -222,8 +227,8 @@ public protocol AppProfile: Sendable {
     /// between them, as a hostile client could make them); default none.
     func probeMessages(keys: [String: BoxKeyPair]) -> [String: String]
 
-    /// The request that posts `ciphertext` to `recipient` as `sender` (a replay probe's re-post).
-    func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest
+    /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
+    func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
 
     // MARK: Mailbox (apps whose phones message each friend through a mailbox it polls: `AppProfile+Mailbox.swift`)
 
@@ -263,24 +268,25 @@ public struct FriendRequest: Sendable {
     }
 }
 
-/// One sealed update for one recipient.
+/// One update for one recipient (or, broadcast, for the group), as the app's wire carries it: `body` is a
+/// sealed box (Base64) for an app that encrypts, the position's plain JSON for one that does not (Survale).
 public struct OutgoingUpdate: Sendable {
     public var recipient: String
-    public var ciphertext: String
+    public var body: String
 
-    public init(recipient: String, ciphertext: String) { (self.recipient, self.ciphertext) = (recipient, ciphertext) }
+    public init(recipient: String, body: String) { (self.recipient, self.body) = (recipient, body) }
 }
 
-/// An update as it reached a phone: who sent it, its ciphertext, and, where
-/// the backend has them, its id and when it was stored (Unix seconds).
+/// An update as it reached a phone: who sent it, its body as the wire carried it (sealed, or plain: `OutgoingUpdate`),
+/// and, where the backend has them, its id and when it was stored (Unix seconds).
 public struct IncomingUpdate: Sendable {
     public var sender: String
-    public var ciphertext: String
+    public var body: String
     public var id: Int64?
     public var createdAt: Double?
 
-    public init(sender: String, ciphertext: String, id: Int64? = nil, createdAt: Double? = nil) {
-        (self.sender, self.ciphertext, self.id, self.createdAt) = (sender, ciphertext, id, createdAt)
+    public init(sender: String, body: String, id: Int64? = nil, createdAt: Double? = nil) {
+        (self.sender, self.body, self.id, self.createdAt) = (sender, body, id, createdAt)
     }
 }
 

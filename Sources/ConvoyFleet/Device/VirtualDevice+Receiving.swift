@@ -151,7 +151,7 @@ extension VirtualDevice {
             metrics.count(.probeRowsReceived)
             return
         }
-        metrics.record(.open, seconds: opening)
+        metrics.record(app.encrypts ? .open : .decode, seconds: opening)
         spendCPU(seconds: opening)
         if update.seq == nil {
             // The app's payload carries no seq (Green Box `payload: prd`): what the sender sealed for this device, found by its plaintext.

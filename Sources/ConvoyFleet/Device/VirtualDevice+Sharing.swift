@@ -61,7 +61,8 @@ extension VirtualDevice {
         await deliver(Measured(position: measured.position, accuracy: measured.accuracy, reduced: measured.reduced), intended: intended)
     }
 
-    /// `payload` sealed to `key`, timed (`seal`, and the CPU it cost); nil when it cannot be (counted).
+    /// `payload` sealed to `key`, timed (`seal`, or `encode` for an app that encrypts nothing, and the CPU it cost);
+    /// nil when it cannot be (counted).
     func sealTimed(_ payload: LocationPayload, to key: PublicKey) -> String? {
         let started = context.clock.now()
         let sealed: String
@@ -72,7 +73,7 @@ extension VirtualDevice {
             return nil
         }
         let sealing = context.clock.now() - started
-        metrics.record(.seal, seconds: sealing)
+        metrics.record(app.encrypts ? .seal : .encode, seconds: sealing)
         spendCPU(seconds: sealing)
         return sealed
     }
@@ -134,7 +135,7 @@ extension VirtualDevice {
 
     /// What a request that failed before it was pairing.answered still sent, bytes (its updates and their framing).
     static func estimatedBody(_ updates: [OutgoingUpdate]) -> Int {
-        updates.reduce(2) { $0 + $1.recipient.utf8.count + $1.ciphertext.utf8.count + 90 }
+        updates.reduce(2) { $0 + $1.recipient.utf8.count + $1.body.utf8.count + 90 }
     }
 
     /// Counts a failed request; returns the reason its updates were lost. A 401 (the token refused)

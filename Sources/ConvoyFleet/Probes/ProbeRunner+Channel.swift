@@ -1,3 +1,5 @@
+import ConvoyFormats
+import ConvoyJSON
 import ConvoyWire
 import Foundation
 import Synchronization
@@ -38,7 +40,7 @@ extension ProbeRunner {
                 control?.stop()
                 return inconclusive("the control (\(c.rawValue)) could not join \(context.redactor.redact(topic)): \(control?.reason ?? "no reply")")
             }
-            control!.client.track(topic, meta: ["user_id": id])
+            control!.client.track(topic, meta: ["user_id": .string(id)])
         }
         defer { control?.stop() }
         let own = context.parties[probe.actor]?.userID
@@ -50,18 +52,18 @@ extension ProbeRunner {
         }
         var trackRef: String?
         if joined {
-            if let meta { trackRef = actor.client.track(topic, meta: meta) }
+            if let meta { trackRef = actor.client.track(topic, meta: JSONValue(foundation: meta) ?? [:]) }
             if var payload, let b = probe.broadcast {
                 // Tagged so the control tells it from a fleet's own traffic on the channel.
                 payload["probe_ref"] = ref
-                actor.client.broadcast(topic, event: b.event, payload: payload)
+                actor.client.broadcast(topic, event: b.event, payload: JSONValue(foundation: payload) ?? [:])
             }
         }
         if let control {
             // The control's own marker: the channel delivers (and a joined actor would hear it).
             // Its marker is a positive event, awaited as long as a join (a loaded server is slow, not
             // deaf); the actor's broadcast went first, so by then it has had its chance to arrive too.
-            control.client.broadcast(topic, event: "probe_marker", payload: ["probe_ref": ref + "-control"])
+            control.client.broadcast(topic, event: "probe_marker", payload: ["probe_ref": .string(ref + "-control")])
             let markerWait = max(probe.wait, 10)
             guard await control.heard(ref + "-control", within: markerWait) else {
                 return inconclusive("the control (\(probe.control!.rawValue)) did not hear its own broadcast within \(markerWait) s")

@@ -32,7 +32,7 @@ extension ProbeRunner {
         let http = SupabaseHTTP(engine: engine, target: target)
         for c in [c1, c2] {
             do {
-                _ = try await app.send([OutgoingUpdate(recipient: victim.userID, ciphertext: c)], from: friend.session, via: http)
+                _ = try await app.send([OutgoingUpdate(recipient: victim.userID, body: c)], from: friend.session, via: http)
             } catch {
                 outcome.tried += 1
                 outcome.notes.append("inconclusive \(step.source): the friend could not send the victim an update (\(context.redactor.redact("\(error)")))")
@@ -42,7 +42,7 @@ extension ProbeRunner {
         var device = ReplayCheck(friends: [friend.userID], maxAge: replayMaxAge)
         if let keys = victim.keys {
             let shown = [c1, c2].map { c in
-                (try? app.open(IncomingUpdate(sender: friend.userID, ciphertext: c), with: keys)).map { device.check(sender: friend.userID, $0, now: now) }
+                (try? app.open(IncomingUpdate(sender: friend.userID, body: c), with: keys)).map { device.check(sender: friend.userID, $0, now: now) }
             }
             guard shown.allSatisfy({ $0 == .accept }) else {
                 outcome.tried += 1
@@ -51,7 +51,7 @@ extension ProbeRunner {
             }
         }
         // The re-post, judged by the catalogue's rules.
-        let shape = app.updateRequest(sender: sender, recipient: "{{victim.id}}", ciphertext: c1)
+        let shape = app.updateRequest(sender: sender, recipient: "{{victim.id}}", body: c1)
         let repost = ProbeRequest(actor: probe.actor, method: shape.method, path: shape.path, query: [], headers: shape.headers,
                                   body: .json(.object(shape.fields.map { ($0.name, .string($0.value)) })), source: step.source)
         var stored = false
@@ -67,7 +67,7 @@ extension ProbeRunner {
             }
         }
         // The receiving device's check.
-        guard let keys = victim.keys, let replayed = try? app.open(IncomingUpdate(sender: sender, ciphertext: c1), with: keys) else {
+        guard let keys = victim.keys, let replayed = try? app.open(IncomingUpdate(sender: sender, body: c1), with: keys) else {
             outcome.notes.append("skipped \(step.source): the victim's key pair is not known, so its device check was not run")
             return
         }

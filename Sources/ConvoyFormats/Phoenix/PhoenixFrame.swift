@@ -30,6 +30,23 @@ public struct PhoenixFrame: @unchecked Sendable {
                   ref: Self.refText(object["ref"]), joinRef: Self.refText(object["join_ref"]))
     }
 
+    /// A frame with a typed payload as sent: keys sorted (as `text` writes them), `ref` null when there is none, `join_ref` only
+    /// when there is one. The client's pushes are written so, without a `[String: Any]` in between.
+    public static func text(topic: String, event: String, payload: JSONValue, ref: String?, joinRef: String? = nil) -> String {
+        var members: [JSONValue.Member] = [.init("event", .string(event))]
+        if let joinRef { members.append(.init("join_ref", .string(joinRef))) }
+        members += [.init("payload", payload), .init("ref", ref.map(JSONValue.string) ?? .null), .init("topic", .string(topic))]
+        return JSONValue.object(members).text
+    }
+
+    /// `phx_join` with the channel's config (`postgres_changes` bindings, broadcast and presence settings) and the token, typed.
+    public static func joinText(_ topic: String, config: JSONValue, accessToken: String?, ref: String) -> String {
+        var payload: [JSONValue.Member] = []
+        if let accessToken { payload.append(.init("access_token", .string(accessToken))) }
+        payload.append(.init("config", config))
+        return text(topic: topic, event: Event.join, payload: .object(payload), ref: ref, joinRef: ref)
+    }
+
     /// The frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one
     /// (`JSONSerialization`'s text with sorted keys, written by `SortedJSON`).
     public var text: String { SortedJSON.text(object) ?? "" }

@@ -2,7 +2,7 @@ import Foundation
 
 extension RunSummary {
     /// The histograms a reader looks at first, in this order; others follow by name.
-    static let leading = [HistogramName.e2eLatency, .commitToReceipt, .post, .seal, .open, .schedulerLag, .subscribe, .signup].map(\.name)
+    static let leading = [HistogramName.e2eLatency, .commitToReceipt, .post, .seal, .open, .encode, .decode, .schedulerLag, .subscribe, .signup].map(\.name)
 
     /// `summary.md`, and what `convoy run` prints at the end.
     public func markdown() -> String {

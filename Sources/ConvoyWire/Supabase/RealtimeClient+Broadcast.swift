@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import Synchronization
@@ -22,8 +23,10 @@ extension RealtimeClient {
             (self.isPrivate, self.broadcastSelf, self.broadcastAck, self.presenceKey) = (isPrivate, broadcastSelf, broadcastAck, presenceKey)
         }
 
-        var config: [String: Any] {
-            ["broadcast": ["ack": broadcastAck, "self": broadcastSelf], "presence": ["key": presenceKey], "private": isPrivate]
+        /// The join's `config`, keys sorted as realtime-js's frames are read back.
+        func config(bindings: [Binding]) -> JSONValue {
+            ["broadcast": ["ack": .bool(broadcastAck), "self": .bool(broadcastSelf)], "postgres_changes": .array(bindings.map(\.json)),
+             "presence": ["key": .string(presenceKey)], "private": .bool(isPrivate)]
         }
     }
 
@@ -32,7 +35,7 @@ extension RealtimeClient {
     public struct Broadcast: Sendable {
         public var event: String
         public var payload: [String: String]
-        /// The payload as JSON (keys sorted), numbers as numbers.
+        /// The payload as JSON, as it came (members in the sender's order, numbers as written).
         public var json: String
         /// When its message was read off the socket, on the client's clock (Unix seconds by default).
         public var receivedAt: Double
@@ -56,20 +59,20 @@ extension RealtimeClient {
     /// not joined within `pushTimeout`, it is given up: `pushReply` with status `timeout`. Nil for a
     /// channel never asked for (nothing is sent).
     @discardableResult
-    public func broadcast(_ topic: String, event: String, payload: [String: Any]) -> String? {
-        push(topic, event: PhoenixFrame.Event.broadcast, payload: ["type": "broadcast", "event": event, "payload": payload])
+    public func broadcast(_ topic: String, event: String, payload: JSONValue) -> String? {
+        push(topic, event: PhoenixFrame.Event.broadcast, payload: ["event": .string(event), "payload": payload, "type": "broadcast"])
     }
 
     /// Tracks this connection's presence on the channel with `meta` (waiting for the join as a broadcast does); the push's ref.
     @discardableResult
-    public func track(_ topic: String, meta: [String: Any]) -> String? {
-        push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "track", "payload": meta])
+    public func track(_ topic: String, meta: JSONValue) -> String? {
+        push(topic, event: PhoenixFrame.Event.presence, payload: ["event": "track", "payload": meta, "type": "presence"])
     }
 
     /// Ends this connection's presence on the channel; the push's ref.
     @discardableResult
     public func untrack(_ topic: String) -> String? {
-        push(topic, event: PhoenixFrame.Event.presence, payload: ["type": "presence", "event": "untrack"])
+        push(topic, event: PhoenixFrame.Event.presence, payload: ["event": "untrack", "type": "presence"])
     }
 
     /// Whether `topic` is joined now (its join was answered ok on this connection).
@@ -82,20 +85,19 @@ extension RealtimeClient {
     /// Most pushes a channel keeps while it is not joined.
     public static let maxBuffered = 256
 
-    private func push(_ topic: String, event: String, payload: [String: Any]) -> String? {
-        let boxed = UncheckedPayload(value: payload)
+    private func push(_ topic: String, event: String, payload: JSONValue) -> String? {
         let now = clock.now()
         let (ref, expired) = state.withLock { s -> (String?, [String]) in
             guard var channel = s.channels[topic] else { return (nil, []) }
             let ref = s.nextRef()
             if channel.joined, let out = s.outgoing {
-                out.send(PhoenixFrame(topic: topic, event: event, payload: boxed.value, ref: ref, joinRef: channel.joinRef).text)
+                out.send(PhoenixFrame.text(topic: topic, event: event, payload: payload, ref: ref, joinRef: channel.joinRef))
                 return (ref, [])
             }
             var expired = channel.buffered.filter { now - $0.at > Self.pushTimeout }.map(\.ref)
             channel.buffered.removeAll { now - $0.at > Self.pushTimeout }
             if channel.buffered.count >= Self.maxBuffered { expired.append(channel.buffered.removeFirst().ref) }
-            channel.buffered.append(Buffered(ref: ref, event: event, payload: boxed.value, at: now))
+            channel.buffered.append(Buffered(ref: ref, event: event, payload: payload, at: now))
             s.channels[topic] = channel
             return (ref, expired)
         }
@@ -112,7 +114,7 @@ extension RealtimeClient {
             if now - b.at > Self.pushTimeout {
                 expired.append(b.ref)
             } else {
-                out.send(PhoenixFrame(topic: topic, event: b.event, payload: b.payload, ref: b.ref, joinRef: channel.joinRef).text)
+                out.send(PhoenixFrame.text(topic: topic, event: b.event, payload: b.payload, ref: b.ref, joinRef: channel.joinRef))
             }
         }
         channel.buffered = []
@@ -120,15 +122,11 @@ extension RealtimeClient {
         return expired
     }
 
-    private struct UncheckedPayload: @unchecked Sendable { let value: [String: Any] }
-
     /// A presence map as the server sends it (key → `{"metas": [...]}`), in text.
-    static func presences(_ value: Any?) -> Presences {
-        guard let map = value as? [String: Any] else { return [:] }
+    static func presences(_ value: JSONValue?) -> Presences {
         var out: Presences = [:]
-        for (key, entry) in map {
-            let metas = (entry as? [String: Any])?["metas"] as? [[String: Any]] ?? []
-            out[key] = metas.map { $0.compactMapValues(Self.text) }
+        for entry in value?.members ?? [] {
+            out[entry.key] = (entry.value["metas"]?.items ?? []).map { Self.flat($0) }
         }
         return out
     }

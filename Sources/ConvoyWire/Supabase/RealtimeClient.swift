@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import NIOCore
@@ -23,10 +24,11 @@ public final class RealtimeClient: Sendable {
             (self.event, self.table, self.filter, self.schema) = (event, table, filter, schema)
         }
 
-        var json: [String: Any] {
-            var o: [String: Any] = ["event": event, "schema": schema, "table": table]
-            if let filter { o["filter"] = filter }
-            return o
+        var json: JSONValue {
+            var o: [JSONValue.Member] = [.init("event", .string(event))]
+            if let filter { o.append(.init("filter", .string(filter))) }
+            o += [.init("schema", .string(schema)), .init("table", .string(table))]
+            return .object(o)
         }
     }
 
@@ -104,10 +106,10 @@ public final class RealtimeClient: Sendable {
     }
 
     /// A push waiting for its channel to be joined: its ref, event and payload, and when it was made.
-    struct Buffered: @unchecked Sendable {
+    struct Buffered: Sendable {
         var ref: String
         var event: String
-        var payload: [String: Any]
+        var payload: JSONValue
         var at: Double
     }
 

@@ -30,7 +30,7 @@ extension CloserApp {
     }
 
     /// No location rows to replay.
-    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
+    public func updateRequest(sender: String, recipient: String, body: String) -> AppRequest {
         AppRequest(method: "POST", path: "/acceptInviteCallable", headers: [], fields: [])
     }
 

@@ -151,7 +151,7 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
         var body = "["
         for (i, u) in updates.enumerated() {
             if i > 0 { body += "," }
-            body += GreenBoxRows.Location.insertJSON(sender: session.userID, recipient: u.recipient, payload: u.ciphertext)
+            body += GreenBoxRows.Location.insertJSON(sender: session.userID, recipient: u.recipient, payload: u.body)
         }
         body += "]"
         let bytes = Array(body.utf8)
@@ -176,7 +176,7 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
         guard change.table == GreenBoxRows.locations, change.type == "INSERT" else { return .notMine }
         let record = change.record
         guard let sender = record["sender_id"], let payload = record["payload"] else { return .malformed }
-        return .update(IncomingUpdate(sender: sender, ciphertext: payload, id: record["id"].flatMap { Int64($0) },
+        return .update(IncomingUpdate(sender: sender, body: payload, id: record["id"].flatMap { Int64($0) },
                                       createdAt: record["created_at"].flatMap(CommitTimestamp.parse)))
     }
 
@@ -193,7 +193,7 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
     }
 
     public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
-        try GreenBoxEnvelope.open(update.ciphertext, with: keys)
+        try GreenBoxEnvelope.open(update.body, with: keys)
     }
 
     public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
@@ -204,7 +204,7 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
         var next = cursor
         let updates = rows.map { row in
             if let id = row.id { next = max(next, id) }
-            return IncomingUpdate(sender: row.senderID, ciphertext: row.payload, id: row.id, createdAt: row.createdAt.flatMap(CommitTimestamp.parse))
+            return IncomingUpdate(sender: row.senderID, body: row.payload, id: row.id, createdAt: row.createdAt.flatMap(CommitTimestamp.parse))
         }
         return CatchUpPage(updates: updates, bytes: bytes, cursor: next)
     }
@@ -249,8 +249,8 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
         }
     }
 
-    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
+    public func updateRequest(sender: String, recipient: String, body: String) -> AppRequest {
         AppRequest(method: "POST", path: "/rest/v1/\(GreenBoxRows.locations)", headers: [("Prefer", "return=minimal")],
-                   fields: [("sender_id", sender), ("recipient_id", recipient), ("payload", ciphertext)])
+                   fields: [("sender_id", sender), ("recipient_id", recipient), ("payload", body)])
     }
 }

@@ -46,7 +46,7 @@ extension QuickPicApp {
     }
 
     /// A replayed message: `ciphertext` is a captured `POST /messages` body, re-posted as it was.
-    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
-        AppRequest(method: "POST", path: "/messages", headers: [], fields: [("to_user_id", recipient), ("encrypted_content", ciphertext)])
+    public func updateRequest(sender: String, recipient: String, body: String) -> AppRequest {
+        AppRequest(method: "POST", path: "/messages", headers: [], fields: [("to_user_id", recipient), ("encrypted_content", body)])
     }
 }

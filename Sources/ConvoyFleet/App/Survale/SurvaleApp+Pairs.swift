@@ -62,7 +62,7 @@ extension SurvaleApp {
         throw Self.none("pairwise probe casts")
     }
 
-    public func updateRequest(sender: String, recipient: String, ciphertext: String) -> AppRequest {
+    public func updateRequest(sender: String, recipient: String, body: String) -> AppRequest {
         AppRequest(method: "POST", path: "/rest/v1/rpc/none", headers: [], fields: [])
     }
 

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyJSON
 import ConvoySodium
 import ConvoyWire
 import Foundation
@@ -101,22 +102,22 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
         guard let operation = operation(of: session.userID), let realtime else {
             throw SupabaseError(kind: .notJoined, message: "no operation channel")
         }
-        guard var payload = (try? JSONSerialization.jsonObject(with: Data(update.ciphertext.utf8))) as? [String: Any] else {
+        guard let position = JSONScanner.parse(update.body), case .object = position else {
             throw SupabaseError(kind: .unexpectedResponse, message: "position payload is not a JSON object")
         }
-        payload["user_id"] = session.userID
+        let payload = position.setting("user_id", to: .string(session.userID))
         let topic = Self.locations(operation)
         guard let ref = realtime.broadcast(topic, event: Self.positionEvent, payload: payload) else {
             throw SupabaseError(kind: .notJoined, message: "\(topic) is not joined")
         }
         // The frame as sent: topic, event, the payload with its envelope, refs.
-        return (update.ciphertext.utf8.count + topic.utf8.count + 120, ref)
+        return (update.body.utf8.count + topic.utf8.count + 120, ref)
     }
 
     public func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming {
         guard broadcast.event == Self.positionEvent else { return .notMine }
         guard let sender = broadcast.payload["user_id"] else { return .malformed }
-        return .update(IncomingUpdate(sender: sender, ciphertext: broadcast.json))
+        return .update(IncomingUpdate(sender: sender, body: broadcast.json))
     }
 
     public func presence(for userID: String) -> [String: String]? {
@@ -154,6 +155,10 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     // MARK: Sharing and receiving
 
     public func plaintext(of update: LocationPayload) -> LocationPayload { update }
+
+    /// Positions travel in the clear (the spec encrypts nothing end to end): the phone times `seal` and `open` as `encode`
+    /// and `decode`.
+    public var encrypts: Bool { false }
 
     /// The broadcast's position as JSON: no encryption in Survale.
     public func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String {
@@ -237,7 +242,7 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     }
 
     public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
-        try LocationPayload(jsonBytes: Array(update.ciphertext.utf8))
+        try LocationPayload(jsonBytes: Array(update.body.utf8))
     }
 
     /// Broadcasts are not stored: nothing to catch up on after a gap (what was missed is lost).

@@ -1,5 +1,6 @@
 import ConvoyCrypto
 import ConvoyGeo
+import ConvoyJSON
 import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
@@ -40,7 +41,7 @@ extension VirtualDevice {
         lastShare = (intended, position)
         let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         do {
-            let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", ciphertext: sealed), from: account.session, realtime: realtime, via: http)
+            let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", body: sealed), from: account.session, realtime: realtime, via: http)
             if let ref = sent.ref {
                 // A broadcast the server dropped (a refused write) is never acknowledged: forget it after a while.
                 if group.awaitingAck.count > 512 { group.awaitingAck = group.awaitingAck.filter { clock.now() - $0.value.sent < 30 } }
@@ -96,7 +97,7 @@ extension VirtualDevice {
         guard app.subscriptions(for: account.userID).first(where: { $0.topic == topic })?.tracksPresence == true,
               let meta = app.presence(for: account.userID), let realtime else { return }
         context.convergence.subscribed(index, true)
-        guard realtime.track(topic, meta: meta) != nil else { return }
+        guard realtime.track(topic, meta: JSONValue(meta.mapValues(JSONValue.string))) != nil else { return }
         context.convergence.tracked(index, members: friends.map(\.index), at: context.clock.wallNow())
     }
 

@@ -79,6 +79,8 @@ extension AppProfile {
 
     public var sharesLocation: Bool { true }
 
+    public var encrypts: Bool { true }
+
     public func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
         [:]
     }

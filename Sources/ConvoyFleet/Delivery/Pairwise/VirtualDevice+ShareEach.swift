@@ -33,7 +33,7 @@ extension VirtualDevice {
             // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
             if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
             guard let sealed = sealTimed(payload, to: friend.publicKey) else { continue }
-            outgoing.append(OutgoingUpdate(recipient: friend.userID, ciphertext: sealed))
+            outgoing.append(OutgoingUpdate(recipient: friend.userID, body: sealed))
             addressee(friend.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
         }
         guard !outgoing.isEmpty else { return }
