@@ -137,11 +137,16 @@ extension Convoy {
             if let tokenTTL { guard tokenTTL.seconds >= 1 else { throw ValidationError("--token-ttl must be at least 1s") } }
             guard loginLimit >= 1 else { throw ValidationError("--login-limit must be at least 1") }
             if keepAcked, app != QuickPicServer.appName { throw ValidationError("--keep-acked is QuickPic's: add --app quickpic") }
-            if weaken != nil, app != QuickPicServer.appName, app != CloserServer.appName {
-                throw ValidationError("--weaken is QuickPic's and Closer's: add --app quickpic or --app closer")
+            if let weaken {
+                var probe = ServerConfiguration(app: app)
+                switch ServerApps.weaken(weaken, into: &probe) {
+                case nil:
+                    let apps = ServerApps.weakenable
+                    throw ValidationError("--weaken is for \(apps.joined(separator: " and ")): add \(apps.map { "--app \($0)" }.joined(separator: " or "))")
+                case .failure(let e)?: throw ValidationError(e.description)
+                case .success?: break
+                }
             }
-            if let weaken, app == QuickPicServer.appName, case .failure(let e) = QuickPicWeakness.parse(weaken) { throw ValidationError(e.description) }
-            if let weaken, app == CloserServer.appName, case .failure(let e) = CloserWeakness.parse(weaken) { throw ValidationError(e.description) }
             if let inviteTTL { guard inviteTTL.seconds >= 1 else { throw ValidationError("--invite-ttl must be at least 1s") } }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
             guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
@@ -167,8 +172,7 @@ extension Convoy {
             config.limits.idleTimeout = idleTimeout.seconds
             config.objectStorageDirectory = storageDir
             config.objectSizeLimit = storageFileLimit.bytes
-            if let weaken, app == QuickPicServer.appName, case .success(let set) = QuickPicWeakness.parse(weaken) { config.quickPicWeaknesses = set }
-            if let weaken, app == CloserServer.appName, case .success(let set) = CloserWeakness.parse(weaken) { config.closerWeaknesses = set }
+            if let weaken { _ = ServerApps.weaken(weaken, into: &config) }
             config.inviteTTL = inviteTTL?.seconds ?? ServerApps.defaultInviteTTL(of: app)
             if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit

@@ -146,11 +146,9 @@ public struct ServerConfiguration: Sendable {
         if !ServerApps.isSupabase(app), migrationsDirectory != nil || appSchema == .database || strictPolicies {
             throw Invalid(description: "--migrations, --app-schema database and --strict-policies are for the Supabase apps; \(app) serves its own schema")
         }
-        if app == CloserServer.appName, postgresURL != nil {
-            throw Invalid(description: "closer keeps its state in memory: give no --database")
-        }
+        try ServerApps.kind(app)?.refuse(self)
         if !closerWeaknesses.isEmpty, app != CloserServer.appName { throw Invalid(description: "these --weaken names are Closer's (--app closer)") }
-        if !quickPicWeaknesses.isEmpty, app != "quickpic" { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
+        if !quickPicWeaknesses.isEmpty, app != QuickPicServer.appName { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
             guard postgresURL != nil else {

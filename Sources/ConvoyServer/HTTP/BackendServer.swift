@@ -24,12 +24,9 @@ public enum BackendServers {
     public static func make(_ configuration: ServerConfiguration, clock: any ConvoyClock = SystemClock(),
                             logger: Logger) async throws -> any BackendServer {
         // Each server validates its configuration as it opens.
-        if configuration.app == QuickPicServer.appName {
-            return try await QuickPicServer(configuration: configuration, clock: clock, logger: logger)
+        guard let kind = ServerApps.kind(configuration.app) else {
+            throw ServerConfiguration.Invalid(description: "--app: unknown app '\(configuration.app)'; the apps convoy serve serves: \(ServerApps.names.joined(separator: ", "))")
         }
-        if configuration.app == CloserServer.appName {
-            return try await CloserServer(configuration: configuration, clock: clock, logger: logger)
-        }
-        return try await ReferenceServer(configuration: configuration, clock: clock, logger: logger)
+        return try await kind.open(configuration, clock: clock, logger: logger)
     }
 }

@@ -98,3 +98,21 @@ public final class CloserServer: BackendServer {
                                    logger: logger, onReady: onReady)
     }
 }
+
+extension CloserServer: ServerKind {
+    static func open(_ configuration: ServerConfiguration, clock: any ConvoyClock, logger: Logger) async throws -> any BackendServer {
+        try await CloserServer(configuration: configuration, clock: clock, logger: logger)
+    }
+
+    static var defaults: ServerDefaults { ServerDefaults(retention: nil, tokenTTL: defaultTokenTTL, inviteTTL: defaultInviteTTL) }
+
+    static var weaknessNames: [String] { CloserWeakness.allCases.map(\.rawValue) }
+
+    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
+        CloserWeakness.parse(names).map { configuration.closerWeaknesses.formUnion($0) }
+    }
+
+    static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {
+        if configuration.postgresURL != nil { throw ServerConfiguration.Invalid(description: "closer keeps its state in memory: give no --database") }
+    }
+}

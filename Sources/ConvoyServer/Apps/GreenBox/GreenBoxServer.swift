@@ -7,8 +7,9 @@ import HTTPTypes
 /// `encrypted_locations` rows readable by their recipient only, invite codes,
 /// and the 10-minute retention purge with its log. The only place in
 /// ConvoyServer that names its tables, columns and RPCs.
-struct GreenBoxServer: ServerApp {
-    let name = "greenbox"
+struct GreenBoxServer: SupabaseServerKind {
+    static let appName = "greenbox"
+    let name = Self.appName
 
     var schema: Schema { Self.schema }
 

@@ -111,3 +111,17 @@ public final class QuickPicServer: BackendServer {
                                    logger: logger, onReady: onReady)
     }
 }
+
+extension QuickPicServer: ServerKind {
+    static func open(_ configuration: ServerConfiguration, clock: any ConvoyClock, logger: Logger) async throws -> any BackendServer {
+        try await QuickPicServer(configuration: configuration, clock: clock, logger: logger)
+    }
+
+    static var defaults: ServerDefaults { ServerDefaults(retention: defaultRetention, purgeEvery: defaultPurgeEvery, tokenTTL: defaultTokenTTL) }
+
+    static var weaknessNames: [String] { QuickPicWeakness.allCases.map(\.rawValue) }
+
+    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
+        QuickPicWeakness.parse(names).map { configuration.quickPicWeaknesses.formUnion($0) }
+    }
+}

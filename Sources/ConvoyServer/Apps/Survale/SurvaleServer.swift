@@ -12,8 +12,9 @@ import PostgresNIO
 /// auto-end after `--auto-end` with every member off the channels; the purge
 /// of everything of an operation `--retention` (7 days) after it ended. The
 /// only place in ConvoyServer that names its tables, channels and RPCs.
-struct SurvaleServer: ServerApp {
-    let name = "survale"
+struct SurvaleServer: SupabaseServerKind {
+    static let appName = "survale"
+    let name = Self.appName
 
     var schema: Schema { Self.schema }
 
