@@ -32,25 +32,35 @@ public enum JSONValue: Sendable, Equatable {
 /// not exactly one JSON value (surrounding whitespace aside), for invalid
 /// UTF-8, for a lone surrogate escape, and for nesting deeper than `maxDepth`.
 public enum JSONScanner {
+    /// The deepest nesting read unless told: a request body (PostgreSQL's and GoTrue's readers refuse far less deep).
     public static let maxDepth = 64
+    /// Foundation's own limit (`JSONSerialization` refuses deeper): what a Realtime frame may nest, as Supabase's
+    /// clients and Convoy's reader took them before frames were typed. The reader recurses once a level, a few
+    /// hundred bytes of stack each.
+    public static let foundationDepth = 512
 
-    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
-        var reader = Reader(bytes: bytes)
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONScanner.maxDepth) -> JSONValue? {
+        var reader = Reader(bytes: bytes, maxDepth: maxDepth)
         guard let value = reader.value(depth: 0) else { return nil }
         reader.skipSpace()
         return reader.at == bytes.count ? value : nil
     }
 
-    public static func parse(_ text: String) -> JSONValue? {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONScanner.maxDepth) -> JSONValue? {
+        bytes.withUnsafeBufferPointer { parse($0, maxDepth: maxDepth) }
+    }
+
+    public static func parse(_ text: String, maxDepth: Int = JSONScanner.maxDepth) -> JSONValue? {
         var text = text
-        return text.withUTF8 { parse($0) }
+        return text.withUTF8 { parse($0, maxDepth: maxDepth) }
     }
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
+        let maxDepth: Int
         var at = 0
 
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) { (self.bytes, self.maxDepth) = (bytes, maxDepth) }
 
         mutating func skipSpace() {
             while at < bytes.count {
@@ -62,7 +72,7 @@ public enum JSONScanner {
         }
 
         mutating func value(depth: Int) -> JSONValue? {
-            guard depth <= JSONScanner.maxDepth else { return nil }
+            guard depth <= maxDepth else { return nil }
             skipSpace()
             guard at < bytes.count else { return nil }
             switch bytes[at] {

@@ -103,7 +103,7 @@ struct StoragePolicyApp: ServerApp {
     var schema: Schema { base.schema }
     func policies(strict: Bool) -> Policies { base.policies(strict: strict) }
     var sqliteMigrations: [SQLiteMigration] { base.sqliteMigrations }
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
         try await base.rpc(name, args, as: who, in: context)
     }
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int {

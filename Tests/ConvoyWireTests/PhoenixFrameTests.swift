@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoyWire
 import Foundation
 import Testing
@@ -35,18 +36,18 @@ import Testing
         let reply = PhoenixFrame.reply("realtime:x", ref: "3", status: "error", response: ["reason": "nope"])
         let back = try #require(PhoenixFrame(text: reply.text))
         #expect(back.topic == "realtime:x" && back.event == PhoenixFrame.Event.reply && back.ref == "3" && back.joinRef == nil)
-        #expect(back.status == "error" && back.response["reason"] as? String == "nope")
+        #expect(back.status == "error" && back.response["reason"]?.string == "nope")
         // A numeric ref (some clients send them) reads as its text; a missing payload as empty.
         let numeric = try #require(PhoenixFrame(text: #"{"topic":"phoenix","event":"heartbeat","ref":12,"join_ref":null}"#))
-        #expect(numeric.ref == "12" && numeric.joinRef == nil && numeric.payload.isEmpty)
+        #expect(numeric.ref == "12" && numeric.joinRef == nil && numeric.payload == .object([]))
     }
 
     @Test func aChangeIsReadFromItsData() throws {
         let text = #"{"topic":"realtime:b","event":"postgres_changes","ref":null,"payload":{"ids":[1],"data":{"type":"INSERT","table":"t","commit_timestamp":"2026-11-25T00:00:00Z","record":{"id":1,"body":"hi"}}}}"#
         let change = try #require(PhoenixFrame(text: text)?.change)
         #expect(change.type == "INSERT" && change.table == "t" && change.commitTimestamp == "2026-11-25T00:00:00Z")
-        #expect(change.record["body"] as? String == "hi")
-        #expect(PhoenixFrame(topic: "realtime:b", event: "broadcast", payload: ["data": [String: Any]()]).change == nil)
+        #expect(change.record["body"]?.string == "hi")
+        #expect(PhoenixFrame(topic: "realtime:b", event: "broadcast", payload: ["data": .object([])]).change == nil)
     }
 
     @Test(arguments: ["", "null", "[]", "{}", #"{"topic":"x"}"#, #"{"event":"e"}"#, #"{"topic":1,"event":"e"}"#, "{not json"])
@@ -63,6 +64,16 @@ import Testing
         let frame = try #require(PhoenixFrame(text: text))
         let head = try #require(PhoenixFrame.head(text))
         #expect(head.topic == frame.topic && head.event == frame.event && head.ref == frame.ref)
+    }
+
+    /// A frame nests as deep as Foundation's reader took (a request body, far less: `JSONScanner.maxDepth`).
+    @Test func aFrameNestsAsDeepAsFoundationTook() {
+        func frame(_ depth: Int) -> String {
+            #"{"topic":"t","event":"broadcast","payload":{"p":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}}"
+        }
+        #expect(PhoenixFrame(text: frame(400)) != nil)
+        #expect(PhoenixFrame(text: frame(JSONScanner.foundationDepth + 2)) == nil)
+        #expect(JSONScanner.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)) == nil)
     }
 
     @Test func aFractionalRefIsLeftToTheGeneralReader() {

@@ -1,61 +1,68 @@
 import ConvoyJSON
-import Foundation
 
 /// A Phoenix v1 JSON frame (`vsn=1.0.0`), as Supabase Realtime and
 /// realtime-js exchange them: `{"topic","event","payload","ref","join_ref"}`.
-/// The one model of a frame: Convoy's Realtime client (and the probes, which
-/// subscribe through it) writes and reads these, and `convoy serve` reads and
-/// writes the same. A client's frames carry a `ref` (and a `join_ref` on
-/// channel frames); a server's push has a null `ref` and no `join_ref`, as
-/// Supabase's do.
-public struct PhoenixFrame: @unchecked Sendable {
+/// The one model of a frame: Convoy's Realtime client writes these, and
+/// `convoy serve` reads and writes the same. A client's frames carry a `ref`
+/// (and a `join_ref` on channel frames); a server's push has a null `ref` and
+/// no `join_ref`, as Supabase's do. The payload is typed (`JSONValue`): read
+/// once by `JSONScanner`, written once, never through `[String: Any]`.
+public struct PhoenixFrame: Sendable, Equatable {
     public var topic: String
     public var event: String
-    /// JSON values (`JSONSerialization`'s: String, NSNumber, NSNull, arrays and dictionaries of them).
-    public var payload: [String: Any]
+    /// The payload object (an empty one when the frame had none, or one that was not an object).
+    public var payload: JSONValue
     public var ref: String?
     public var joinRef: String?
 
-    public init(topic: String, event: String, payload: [String: Any] = [:], ref: String? = nil, joinRef: String? = nil) {
+    public init(topic: String, event: String, payload: JSONValue = .object([]), ref: String? = nil, joinRef: String? = nil) {
         (self.topic, self.event, self.payload, self.ref, self.joinRef) = (topic, event, payload, ref, joinRef)
     }
 
     /// Reads a frame; nil when the text is not one (not JSON, or no topic or event).
-    /// A numeric `ref` reads as its text, a missing payload as empty.
+    /// A numeric `ref` reads as its literal, a missing payload (or one that is not an object) as empty.
     public init?(text: String) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let topic = object["topic"] as? String, let event = object["event"] as? String
-        else { return nil }
-        self.init(topic: topic, event: event, payload: object["payload"] as? [String: Any] ?? [:],
-                  ref: Self.refText(object["ref"]), joinRef: Self.refText(object["join_ref"]))
+        guard let value = JSONScanner.parse(text, maxDepth: JSONScanner.foundationDepth), let topic = value["topic"]?.string,
+              let event = value["event"]?.string else { return nil }
+        var payload = value["payload"] ?? .object([])
+        if case .object = payload {} else { payload = .object([]) }
+        self.init(topic: topic, event: event, payload: payload, ref: Self.refText(value["ref"]), joinRef: Self.refText(value["join_ref"]))
     }
 
-    /// A frame with a typed payload as sent: keys sorted (as `text` writes them), `ref` null when there is none, `join_ref` only
-    /// when there is one. The client's pushes are written so, without a `[String: Any]` in between.
+    /// The frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one.
+    public var text: String { Self.text(topic: topic, event: event, payload: payload, ref: ref, joinRef: joinRef) }
+
+    /// A frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one.
     public static func text(topic: String, event: String, payload: JSONValue, ref: String?, joinRef: String? = nil) -> String {
-        var members: [JSONValue.Member] = [.init("event", .string(event))]
-        if let joinRef { members.append(.init("join_ref", .string(joinRef))) }
-        members += [.init("payload", payload), .init("ref", ref.map(JSONValue.string) ?? .null), .init("topic", .string(topic))]
-        return JSONValue.object(members).text
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        write(topic: topic, event: event, ref: ref, joinRef: joinRef, into: &out) { payload.write(into: &$0) }
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// `phx_join` with the channel's config (`postgres_changes` bindings, broadcast and presence settings) and the token, typed.
-    public static func joinText(_ topic: String, config: JSONValue, accessToken: String?, ref: String) -> String {
-        var payload: [JSONValue.Member] = []
-        if let accessToken { payload.append(.init("access_token", .string(accessToken))) }
-        payload.append(.init("config", config))
-        return text(topic: topic, event: Event.join, payload: .object(payload), ref: ref, joinRef: ref)
+    /// A frame whose payload is JSON text already written (a change, written once for all its subscribers).
+    public static func text(topic: String, event: String, payloadText: String, ref: String? = nil) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(payloadText.utf8.count + topic.utf8.count + 64)
+        write(topic: topic, event: event, ref: ref, joinRef: nil, into: &out) { $0.append(contentsOf: payloadText.utf8) }
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The frame as sent: keys sorted, `ref` null when there is none, `join_ref` only when there is one
-    /// (`JSONSerialization`'s text with sorted keys, written by `SortedJSON`).
-    public var text: String { SortedJSON.text(object) ?? "" }
-
-    /// The frame as one JSON object.
-    public var object: [String: Any] {
-        var object: [String: Any] = ["topic": topic, "event": event, "payload": payload, "ref": ref ?? NSNull()]
-        if let joinRef { object["join_ref"] = joinRef }
-        return object
+    private static func write(topic: String, event: String, ref: String?, joinRef: String?, into out: inout [UInt8],
+                              payload: (inout [UInt8]) -> Void) {
+        out.append(contentsOf: #"{"event":"#.utf8)
+        JSONValue.write(string: event, into: &out)
+        if let joinRef {
+            out.append(contentsOf: #","join_ref":"#.utf8)
+            JSONValue.write(string: joinRef, into: &out)
+        }
+        out.append(contentsOf: #","payload":"#.utf8)
+        payload(&out)
+        out.append(contentsOf: #","ref":"#.utf8)
+        if let ref { JSONValue.write(string: ref, into: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","topic":"#.utf8)
+        JSONValue.write(string: topic, into: &out)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The topic, event and ref of a frame, read by `JSONScanner` as `init(text:)` reads them; nil when the
@@ -80,10 +87,10 @@ public struct PhoenixFrame: @unchecked Sendable {
         return literal
     }
 
-    private static func refText(_ value: Any?) -> String? {
+    private static func refText(_ value: JSONValue?) -> String? {
         switch value {
-        case let s as String: s
-        case let n as NSNumber: n.stringValue
+        case .string(let s)?: s
+        case .number(let n)?: n
         default: nil
         }
     }
@@ -117,18 +124,19 @@ extension PhoenixFrame {
     // MARK: Frames a client sends
 
     /// `phx_join` with the channel's config (`postgres_changes` bindings, broadcast and presence settings) and the token.
-    public static func join(_ topic: String, config: [String: Any], accessToken: String?, ref: String) -> PhoenixFrame {
-        var payload: [String: Any] = ["config": config]
-        if let accessToken { payload["access_token"] = accessToken }
-        return PhoenixFrame(topic: topic, event: Event.join, payload: payload, ref: ref, joinRef: ref)
+    public static func join(_ topic: String, config: JSONValue, accessToken: String?, ref: String) -> PhoenixFrame {
+        var payload: [JSONValue.Member] = []
+        if let accessToken { payload.append(.init("access_token", .string(accessToken))) }
+        payload.append(.init("config", config))
+        return PhoenixFrame(topic: topic, event: Event.join, payload: .object(payload), ref: ref, joinRef: ref)
     }
 
     public static func heartbeat(ref: String) -> PhoenixFrame {
         PhoenixFrame(topic: heartbeatTopic, event: Event.heartbeat, ref: ref)
     }
 
-    /// `heartbeat(ref:).text` without `JSONSerialization` (a phone sends one every 25 s); `ref` is the
-    /// client's counter, digits only.
+    /// `heartbeat(ref:).text` written directly (a phone sends one every 25 s); `ref` is the client's counter,
+    /// digits only.
     public static func heartbeatText(ref: String) -> String {
         precondition(ref.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }, "a heartbeat's ref is a counter")
         return #"{"event":"heartbeat","payload":{},"ref":""# + ref + #"","topic":"phoenix"}"#
@@ -136,31 +144,31 @@ extension PhoenixFrame {
 
     // MARK: Frames a server sends
 
-    /// A reply to the client frame with `ref`: `{"status", "response"}`.
-    public static func reply(_ topic: String, ref: String?, status: String = "ok", response: [String: Any] = [:]) -> PhoenixFrame {
-        PhoenixFrame(topic: topic, event: Event.reply, payload: ["status": status, "response": response], ref: ref)
+    /// A reply to the client frame with `ref`: `{"response", "status"}`.
+    public static func reply(_ topic: String, ref: String?, status: String = "ok", response: JSONValue = .object([])) -> PhoenixFrame {
+        PhoenixFrame(topic: topic, event: Event.reply, payload: ["response": response, "status": .string(status)], ref: ref)
     }
 
     /// A `system` message on a channel (`status` ok or error, the extension, a message).
     public static func system(_ topic: String, status: String, message: String, channel: String,
                               extension ext: String = Event.postgresChanges) -> PhoenixFrame {
         PhoenixFrame(topic: topic, event: Event.system,
-                     payload: ["status": status, "message": message, "channel": channel, "extension": ext])
+                     payload: ["channel": .string(channel), "extension": .string(ext), "message": .string(message), "status": .string(status)])
     }
 
     // MARK: Reading a server's frames
 
     /// A reply's `status` (`ok` or `error`).
-    public var status: String? { payload["status"] as? String }
+    public var status: String? { payload["status"]?.string }
     /// A reply's `response`.
-    public var response: [String: Any] { payload["response"] as? [String: Any] ?? [:] }
+    public var response: JSONValue { payload["response"] ?? .object([]) }
     /// A `system` message's text.
-    public var message: String? { payload["message"] as? String }
+    public var message: String? { payload["message"]?.string }
 
     /// A `postgres_changes` push's change: `payload.data` (`type`, `table`, `commit_timestamp`, `record`, `old_record`).
-    public var change: (type: String, table: String, commitTimestamp: String, record: [String: Any])? {
-        guard event == Event.postgresChanges, let data = payload["data"] as? [String: Any] else { return nil }
-        return (data["type"] as? String ?? "", data["table"] as? String ?? "", data["commit_timestamp"] as? String ?? "",
-                data["record"] as? [String: Any] ?? [:])
+    public var change: (type: String, table: String, commitTimestamp: String, record: JSONValue)? {
+        guard event == Event.postgresChanges, let data = payload["data"], case .object = data else { return nil }
+        return (data["type"]?.string ?? "", data["table"]?.string ?? "", data["commit_timestamp"]?.string ?? "",
+                data["record"] ?? .object([]))
     }
 }

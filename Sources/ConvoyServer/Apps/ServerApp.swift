@@ -27,7 +27,7 @@ protocol ServerApp: Sendable {
     var sqliteMigrations: [SQLiteMigration] { get }
     /// RPC `name` on the SQLite store, run as the server (PostgreSQL:
     /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue?
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON?
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int

@@ -14,7 +14,7 @@ enum BodyJSON {
         return scanned.flatMap { foundation($0) }
     }
 
-    static func foundation(_ value: ConvoyJSON.JSONValue) -> Any? {
+    static func foundation(_ value: JSONValue) -> Any? {
         switch value {
         case .string(let s): return s
         case .bool(let b): return NSNumber(value: b)

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 
@@ -16,16 +17,16 @@ struct ChangeBinding: Sendable, Hashable {
     var id: Int
 
     /// Parses a binding object from `phx_join`; the error text is the join's reason.
-    init(_ object: [String: Any], schema tables: Schema) throws(BindingError) {
-        event = (object["event"] as? String ?? "*").uppercased()
+    init(_ object: JSONValue, schema tables: Schema) throws(BindingError) {
+        event = (object["event"]?.string ?? "*").uppercased()
         guard ["INSERT", "UPDATE", "DELETE", "*"].contains(event) else { throw .init("unknown event \(event)") }
-        schema = object["schema"] as? String ?? "public"
+        schema = object["schema"]?.string ?? "public"
         guard schema == "public" else { throw .init("schema \(schema) is not served") }
-        guard let table = object["table"] as? String, let t = tables.tables[table] else {
-            throw .init("table \((object["table"] as? String) ?? "(none)") is not served")
+        guard let table = object["table"]?.string, let t = tables.tables[table] else {
+            throw .init("table \(object["table"]?.string ?? "(none)") is not served")
         }
         self.table = table
-        filter = (object["filter"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        filter = object["filter"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         if let filter {
             guard let eq = filter.firstIndex(of: "=") else { throw .init("invalid filter \(filter)") }
             let col = String(filter[..<eq])
@@ -60,10 +61,12 @@ struct ChangeBinding: Sendable, Hashable {
         init(_ reason: String) { self.reason = reason }
     }
 
-    var echo: [String: Any] {
-        var e: [String: Any] = ["event": event, "schema": schema, "table": table, "id": id]
-        if let filter { e["filter"] = filter }
-        return e
+    /// The binding as the join's reply echoes it (keys sorted).
+    var echo: JSONValue {
+        var e: [JSONValue.Member] = [.init("event", .string(event))]
+        if let filter { e.append(.init("filter", .string(filter))) }
+        e += [.init("id", JSONValue(id)), .init("schema", .string(schema)), .init("table", .string(table))]
+        return .object(e)
     }
 
     func matches(_ change: ChangeEvent) -> Bool {

@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
@@ -37,7 +38,7 @@ final class RealtimeHub: Sendable {
     static func room(_ topic: String, isPrivate: Bool) -> String { isPrivate ? "private|" + topic : topic }
 
     /// A presence meta object: JSON built once, then only read.
-    struct Meta: @unchecked Sendable { let value: [String: Any] }
+    struct Meta: Sendable { let value: JSONValue }
 
     private struct SubKey: Hashable { var connection: ConnectionID; var topic: String }
 
@@ -189,7 +190,7 @@ final class RealtimeHub: Sendable {
     /// Sends a broadcast to the room of `id`'s channel `topic`: to each member
     /// that may read broadcasts there (every member of a public channel), and
     /// to `id` itself only with `includeSelf`.
-    func broadcast(from id: ConnectionID, topic: String, payload: [String: Any], includeSelf: Bool) {
+    func broadcast(from id: ConnectionID, topic: String, payload: JSONValue, includeSelf: Bool) {
         let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.broadcast, payload: payload).text
         let sinks = state.withLock { s -> [RealtimeOutlet] in
             guard let room = s.channels[id]?[topic]?.room(topic) else { return [] }
@@ -204,16 +205,16 @@ final class RealtimeHub: Sendable {
     }
 
     /// The presence state of `id`'s channel `topic`: key → `{metas}`.
-    func presenceState(_ id: ConnectionID, topic: String) -> [String: Any] {
+    func presenceState(_ id: ConnectionID, topic: String) -> JSONValue {
         state.withLock { s in
             let room = s.channels[id]?[topic]?.room(topic) ?? topic
-            return Meta(value: (s.presence[room] ?? [:]).mapValues { byConnection in
-                ["metas": byConnection.values.flatMap { $0 }.map(\.value)] as [String: Any]
+            return JSONValue((s.presence[room] ?? [:]).mapValues { byConnection in
+                ["metas": .array(byConnection.values.flatMap { $0 }.map(\.value))]
             })
-        }.value
+        }
     }
 
-    func track(_ id: ConnectionID, topic: String, key: String, meta: [String: Any]) {
+    func track(_ id: ConnectionID, topic: String, key: String, meta: JSONValue) {
         let boxed = Meta(value: meta)
         let (old, sinks): ([Meta], [RealtimeOutlet]) = state.withLock { s in
             guard let room = s.channels[id]?[topic]?.room(topic) else { return ([], []) }
@@ -221,10 +222,9 @@ final class RealtimeHub: Sendable {
             s.presence[room, default: [:]][key, default: [:]][id] = [boxed]
             return (old, Self.members(s, room: room, topic: topic, reading: \.readsPresence).compactMap { s.sinks[$0] })
         }
-        let joins: [String: Any] = [key: ["metas": [meta]] as [String: Any]]
-        let leaves: [String: Any] = old.isEmpty ? [:] : [key: ["metas": old.map(\.value)] as [String: Any]]
-        let diff: [String: Any] = ["joins": joins, "leaves": leaves]
-        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: diff).text
+        let joins = JSONValue([key: ["metas": [meta]]])
+        let leaves = old.isEmpty ? JSONValue.object([]) : JSONValue([key: ["metas": .array(old.map(\.value))]])
+        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: ["joins": joins, "leaves": leaves]).text
         for sink in sinks { sink.send(text) }
     }
 
@@ -247,9 +247,9 @@ final class RealtimeHub: Sendable {
             return (gone, Self.members(s, room: room, topic: topic, reading: \.readsPresence).compactMap { s.sinks[$0] })
         }
         guard !gone.isEmpty else { return }
-        var leaves: [String: Any] = [:]
-        for (key, metas) in gone { leaves[key] = ["metas": metas.map(\.value)] }
-        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: ["joins": [String: Any](), "leaves": leaves]).text
+        var leaves: [String: JSONValue] = [:]
+        for (key, metas) in gone { leaves[key] = ["metas": .array(metas.map(\.value))] }
+        let text = PhoenixFrame(topic: topic, event: PhoenixFrame.Event.presenceDiff, payload: ["joins": .object([]), "leaves": JSONValue(leaves)]).text
         for sink in sinks { sink.send(text) }
     }
 
@@ -297,22 +297,21 @@ final class RealtimeHub: Sendable {
                                    "type": change.type, "columns": columns[change.table] ?? [Any](), "errors": NSNull()]
         data["record"] = change.type == "DELETE" ? [String: Any]() : change.recordJSON
         if change.type != "INSERT" { data["old_record"] = change.oldRecordJSON }
-        // The change is written once; each subscriber's frame only wraps it with its topic and ids.
-        let written = SortedJSON.text(data).map(SortedJSON.Raw.init)
+        // The change is written once; each subscriber's frame only wraps it with its topic and ids. What the
+        // writer leaves to Foundation (a fraction, say) is written with the columns as objects, not text it cannot take.
+        let written = SortedJSON.text(data) ?? {
+            var plain = data
+            plain["columns"] = schema.tables[change.table].map(Self.columns(of:)) ?? []
+            return SortedJSON.text(plain)
+        }()
+        guard let written else { return }
         for d in deliveries {
             if let exp = d.member.expiresAt, exp <= now {
                 expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
                 continue
             }
-            let frame = { (data: Any) in PhoenixFrame(topic: d.topic, event: PhoenixFrame.Event.postgresChanges, payload: ["ids": d.ids, "data": data]) }
-            if let written, let text = SortedJSON.text(frame(written).object) {
-                sendText(d.connection, text)
-            } else {
-                // Foundation writes it (a fraction, say): with the columns as objects, not text it cannot take.
-                var plain = data
-                plain["columns"] = schema.tables[change.table].map(Self.columns(of:)) ?? []
-                send(d.connection, frame(plain))
-            }
+            let payload = #"{"data":"# + written + #","ids":["# + d.ids.map(String.init).joined(separator: ",") + "]}"
+            sendText(d.connection, PhoenixFrame.text(topic: d.topic, event: PhoenixFrame.Event.postgresChanges, payloadText: payload))
         }
     }
 

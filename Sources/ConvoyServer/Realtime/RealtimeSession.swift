@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import HTTPTypes
@@ -40,16 +41,16 @@ struct RealtimeSession: Sendable {
         case (_, Event.broadcast): await broadcast(m)
         case (_, Event.presence): await presence(m)
         default:
-            hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "unknown event \(m.event)"]))
+            hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": .string("unknown event \(m.event)")]))
         }
     }
 
     private func join(_ m: PhoenixFrame) async {
-        func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": reason])) }
+        func refuse(_ reason: String) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": .string(reason)])) }
         guard m.topic.hasPrefix("realtime:") else { return refuse("TopicNameRequired: topics start with realtime:") }
-        let config = m.payload["config"] as? [String: Any] ?? [:]
+        let config = m.payload["config"] ?? .object([])
         let isPrivate = Self.flag(config["private"])
-        let token = (m.payload["access_token"] as? String) ?? apikey
+        let token = m.payload["access_token"]?.string ?? apikey
         let claims: Claims
         do {
             claims = try await tokens.verify(token)
@@ -60,15 +61,15 @@ struct RealtimeSession: Sendable {
         }
         guard let principal = Principal(claims: claims) else { return refuse("InvalidJWTToken: Invalid role") }
         var bindings: [ChangeBinding] = []
-        for object in config["postgres_changes"] as? [[String: Any]] ?? [] {
+        for object in config["postgres_changes"]?.items ?? [] {
             do {
                 bindings.append(try ChangeBinding(object, schema: hub.schema))
             } catch {
                 return refuse("Unable to subscribe to changes with given parameters: \(error.reason)")
             }
         }
-        let broadcast = config["broadcast"] as? [String: Any] ?? [:]
-        let presenceKey = ((config["presence"] as? [String: Any])?["key"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let broadcast = config["broadcast"] ?? .object([])
+        let presenceKey = config["presence"]?["key"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         let name = String(m.topic.dropFirst("realtime:".count))
         guard hub.canJoin(id, topic: m.topic) else {
             return refuse("ChannelRateLimitReached: Too many channels (\(RealtimeHub.maxChannels) per connection)")
@@ -87,7 +88,7 @@ struct RealtimeSession: Sendable {
             presenceKey: presenceKey ?? UUID().uuidString.lowercased(), channelName: name, policies: policies)
         // Reply first, then index: a change can never reach the client before the
         // reply that tells it the binding ids (realtime-js would drop it).
-        hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": bindings.map(\.echo)]))
+        hub.send(id, .reply(m.topic, ref: m.ref, response: ["postgres_changes": .array(bindings.map(\.echo))]))
         _ = hub.join(id, topic: m.topic, member: member)
         if !bindings.isEmpty {
             hub.send(id, .system(m.topic, status: "ok", message: PhoenixFrame.subscribedMessage, channel: name))
@@ -100,10 +101,10 @@ struct RealtimeSession: Sendable {
     /// A join's boolean as Supabase casts it (`FlexibleBoolean` for `private`, Ecto's boolean for
     /// `self` and `ack`): true or false, or the text "true" or "false"; anything else is false,
     /// as Supabase drops a field it cannot cast.
-    static func flag(_ value: Any?) -> Bool {
+    static func flag(_ value: JSONValue?) -> Bool {
         switch value {
-        case let text as String: text.lowercased() == "true"
-        case let bool as Bool: bool
+        case .string(let text)?: text.lowercased() == "true"
+        case .bool(let bool)?: bool
         default: false
         }
     }
@@ -151,7 +152,7 @@ struct RealtimeSession: Sendable {
     /// text is ignored, as Supabase ignores it.
     private func refresh(_ m: PhoenixFrame) async {
         guard hub.member(id, topic: m.topic) != nil else { return unmatched(m) }
-        guard let token = m.payload["access_token"] as? String else { return }
+        guard let token = m.payload["access_token"]?.string else { return }
         let name = hub.member(id, topic: m.topic)?.channelName ?? m.topic
         func shut(_ message: String) {
             hub.send(id, .system(m.topic, status: "error", message: message, channel: name, extension: "system"))
@@ -192,7 +193,7 @@ struct RealtimeSession: Sendable {
     /// goes to nobody, where Supabase would pass it on: no client could route it.
     private func broadcast(_ m: PhoenixFrame) async {
         guard let member = hub.member(id, topic: m.topic) else { return unmatched(m) }
-        guard m.payload["event"] is String else {
+        guard m.payload["event"]?.string != nil else {
             return hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: ["reason": "a broadcast needs an event name"]))
         }
         guard await writePolicies(member, topic: m.topic)?.broadcastWrite == true else { return }
@@ -204,15 +205,13 @@ struct RealtimeSession: Sendable {
     /// so do a track whose `payload` is not an object and an event that is neither track nor untrack.
     private func presence(_ m: PhoenixFrame) async {
         guard let member = hub.member(id, topic: m.topic) else { return unmatched(m) }
-        func refuse(_ response: [String: Any] = [:]) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: response)) }
-        switch (m.payload["event"] as? String)?.lowercased() {
+        func refuse(_ response: JSONValue = .object([])) { hub.send(id, .reply(m.topic, ref: m.ref, status: "error", response: response)) }
+        switch m.payload["event"]?.string?.lowercased() {
         case "track":
             guard await writePolicies(member, topic: m.topic)?.presenceWrite == true else { return refuse() }
-            let given = m.payload["payload"]
-            guard given == nil || given is [String: Any] else { return refuse(["reason": "Presence track payload must be a map"]) }
-            var meta = given as? [String: Any] ?? [:]
-            meta["phx_ref"] = m.ref ?? UUID().uuidString
-            hub.track(id, topic: m.topic, key: member.presenceKey, meta: meta)
+            let given = m.payload["payload"] ?? .object([])
+            guard case .object = given else { return refuse(["reason": "Presence track payload must be a map"]) }
+            hub.track(id, topic: m.topic, key: member.presenceKey, meta: given.setting("phx_ref", to: .string(m.ref ?? UUID().uuidString)))
         case "untrack":
             hub.untrack(id, topic: m.topic)
         case nil where m.payload["event"] == nil:

@@ -49,7 +49,7 @@ protocol TableStore: Sendable {
     func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     /// `POST /rpc/{name}` with named arguments: the function's JSON result.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON
     /// The app's retention purge: deletes what was created before `cutoff`,
     /// logs the run as the app does, and returns how many rows went.
     func purge(before cutoff: Date, now: Date) async throws -> Int
@@ -77,7 +77,7 @@ struct JSONRows: @unchecked Sendable {
     static let empty = JSONRows(objects: [])
 }
 
-/// Any JSON value, built once and then only read.
-struct JSONValue: @unchecked Sendable {
+/// Any JSON value as Foundation holds it, built once and then only read (the stores' rows and RPC results, not yet typed).
+struct AnyJSON: @unchecked Sendable {
     var value: Any
 }

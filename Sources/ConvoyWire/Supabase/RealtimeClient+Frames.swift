@@ -10,7 +10,7 @@ extension RealtimeClient {
     func receive(_ text: String) {
         let receivedAt = clock.wallNow()
         let bytes = text.utf8.count + Self.frameOverhead
-        guard let frame = JSONScanner.parse(text), let topic = frame["topic"]?.string, let event = frame["event"]?.string else { return }
+        guard let frame = JSONScanner.parse(text, maxDepth: JSONScanner.foundationDepth), let topic = frame["topic"]?.string, let event = frame["event"]?.string else { return }
         let payload = frame["payload"] ?? .object([])
         typealias Event = PhoenixFrame.Event
         switch event {
@@ -113,6 +113,6 @@ extension RealtimeClient {
         s.channels[topic]?.joinRef = ref
         let channel = s.channels[topic]
         let config = (channel?.options ?? ChannelOptions()).config(bindings: channel?.bindings ?? [])
-        return PhoenixFrame.joinText(topic, config: config, accessToken: s.token, ref: ref)
+        return PhoenixFrame.join(topic, config: config, accessToken: s.token, ref: ref).text
     }
 }

@@ -173,7 +173,7 @@ public final class RealtimeClient: Sendable {
         state.withLock { s in
             s.token = token
             for (topic, channel) in s.channels where channel.joined {
-                s.outgoing?.send(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.accessToken, payload: ["access_token": token],
+                s.outgoing?.send(PhoenixFrame(topic: topic, event: PhoenixFrame.Event.accessToken, payload: ["access_token": .string(token)],
                                                    ref: s.nextRef(), joinRef: channel.joinRef).text)
             }
         }

@@ -21,14 +21,14 @@ struct GreenBoxServer: SupabaseServerKind {
 
     /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
     /// grants them to `authenticated` alone).
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
         guard name == "create_invite" || name == "accept_invite" else { return nil }
         guard who.role == .authenticated, let uid = who.userID else {
             throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
         }
         let invites = InviteRPC(store: context.store, clock: context.clock, ttl: context.configuration.inviteTTL)
         let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
-        return JSONValue(value: row.mapValues(Values.toJSON))
+        return AnyJSON(value: row.mapValues(Values.toJSON))
     }
 
     /// The PRD's `purge-old-locations`: `encrypted_locations` older than the

@@ -26,7 +26,7 @@ struct SurvaleRPC: Sendable {
     /// A request's arguments, parsed JSON that is only read.
     private struct Arguments: @unchecked Sendable { let value: [String: Any] }
 
-    func call(_ name: String, _ args: [String: Any], as uid: String) async throws -> JSONValue {
+    func call(_ name: String, _ args: [String: Any], as uid: String) async throws -> AnyJSON {
         let boxed = Arguments(value: args)
         return try await store.write(at: Timestamps.format(clock.date)) { tx in
             let args = boxed.value
@@ -41,7 +41,7 @@ struct SurvaleRPC: Sendable {
             case "respond_to_invite": return Self.json(try Self.respond(args, uid, tx))
             case "decide_join_request": return Self.json(try Self.decide(args, uid, tx))
             case "leave_operation": return Self.json(try Self.leave(args, uid, tx))
-            default: return JSONValue(value: try Self.nearby(args, me, tx.db))
+            default: return AnyJSON(value: try Self.nearby(args, me, tx.db))
             }
         }
     }
@@ -196,7 +196,7 @@ struct SurvaleRPC: Sendable {
 
     static func text(_ row: Row, _ c: String) -> String? { String.fromDatabaseValue(row[c] ?? .null) }
 
-    static func json(_ row: Row) -> JSONValue { JSONValue(value: row.mapValues(Values.toJSON)) }
+    static func json(_ row: Row) -> AnyJSON { AnyJSON(value: row.mapValues(Values.toJSON)) }
 
     static func uuid(_ args: [String: Any], _ key: String) throws(APIError) -> String {
         guard let s = args[key] as? String, let u = UUID(uuidString: s) else {

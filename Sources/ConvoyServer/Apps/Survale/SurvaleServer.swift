@@ -27,7 +27,7 @@ struct SurvaleServer: SupabaseServerKind {
                          sql: Self.joinRequestsAgain)]
     }
 
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
         guard SurvaleRPC.names.contains(name) else { return nil }
         guard who.role == .authenticated, let uid = who.userID else {
             throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")

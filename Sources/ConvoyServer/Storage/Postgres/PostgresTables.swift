@@ -101,7 +101,7 @@ struct PostgresTables: TableStore {
 
     /// `SELECT public.name(arg => $1::type, …)` as the caller: PostgreSQL checks
     /// EXECUTE grants, and SECURITY DEFINER functions do their own checks.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue {
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON {
         guard let f = store.functions[name] else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
@@ -124,8 +124,8 @@ struct PostgresTables: TableStore {
         let text = try await store.request(sql, [try Self.json(args)], as: who)
         guard !f.returnsVoid, let data = text?.data(using: .utf8),
               let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        else { return JSONValue(value: NSNull()) }
-        return JSONValue(value: value)
+        else { return AnyJSON(value: NSNull()) }
+        return AnyJSON(value: value)
     }
 
     func purge(before cutoff: Date, now: Date) async throws -> Int {

@@ -144,7 +144,7 @@ struct SQLiteTables: TableStore {
     // MARK: - RPC and retention
 
     /// The app's RPC of that name, run as the server with its checks explicit.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> JSONValue {
+    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON {
         guard let result = try await app.rpc(name, args, as: who, in: context) else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
