@@ -19,14 +19,28 @@ public struct ServerKeys: Sendable, Codable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(self)
+        // Written beside it (0600 from the start) and renamed into place: a process waiting for the file (a CI job, a
+        // test) sees it whole or not at all, never created and still empty.
         let fm = FileManager.default
-        if fm.fileExists(atPath: path) { try fm.removeItem(atPath: path) }
-        guard fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+        let partial = path + ".partial-\(getpid())"
+        try? fm.removeItem(atPath: partial)
+        guard fm.createFile(atPath: partial, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
         }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        try handle.write(contentsOf: data + Data("\n".utf8))
+        do {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: partial))
+            defer { try? handle.close() }
+            try handle.write(contentsOf: data + Data("\n".utf8))
+            try handle.synchronize()
+        } catch {
+            try? fm.removeItem(atPath: partial)
+            throw error
+        }
+        guard rename(partial, path) == 0 else {
+            let code = errno
+            try? fm.removeItem(atPath: partial)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
+        }
     }
 
     public static func read(from path: String) throws -> ServerKeys {
