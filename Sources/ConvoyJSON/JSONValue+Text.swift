@@ -114,6 +114,18 @@ extension JSONValue {
         return .object(members)
     }
 
+    /// A number as a Double (nil for anything else, or a literal Double cannot hold).
+    public var double: Double? {
+        if case .number(let n) = self { return Double(n) }
+        return nil
+    }
+
+    /// A number written as an integer that fits an Int (nil for anything else: a fraction, text, a larger integer).
+    public var int: Int? {
+        if case .number(let n) = self { return Int(n) }
+        return nil
+    }
+
     public var bool: Bool? {
         if case .bool(let b) = self { return b }
         return nil

@@ -55,10 +55,14 @@ extension Convoy.Run {
             guard let file = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }),
                   let data = FileManager.default.contents(atPath: file)
             else { throw CommandFailure.badInput("keys file \(path): not found") }
-            guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let url = o["url"] as? String,
-                  let anon = o["anon_key"] as? String
+            struct Keys: Decodable {
+                var url: String
+                var anon_key: String
+                var service_role_key: String?
+            }
+            guard let keys = try? JSONDecoder().decode(Keys.self, from: data)
             else { throw CommandFailure.badInput("keys file \(file): expected {\"url\", \"anon_key\", \"service_role_key\"}") }
-            return SupabaseTarget(url: url, anonKey: anon, serviceKey: o["service_role_key"] as? String)
+            return SupabaseTarget(url: keys.url, anonKey: keys.anon_key, serviceKey: keys.service_role_key)
         }
 }
 

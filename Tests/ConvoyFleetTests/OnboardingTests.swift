@@ -1,4 +1,5 @@
 import ConvoyFleet
+import ConvoyJSON
 import ConvoyServer
 import ConvoySodium
 import ConvoyWire
@@ -86,8 +87,8 @@ import Testing
             // Signed up once, under its email, with the key it holds published.
             let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.serviceRoleKey)))
             let users = try await admin.select("users", query: "select=id,public_key", token: keys.serviceRoleKey)
-            #expect(users.count == 1 && users.first?["id"] as? String == account.userID)
-            #expect(users.first?["public_key"] as? String == account.keys.publicKey.base64)
+            #expect(users.count == 1 && users.first?["id"]?.string == account.userID)
+            #expect(users.first?["public_key"]?.string == account.keys.publicKey.base64)
             let again = try await onboarding.app.signIn(email: onboarding.email(0), password: account.password,
                                                         via: SupabaseHTTP(engine: engine, target: SupabaseTarget(url: keys.url, anonKey: keys.anonKey)))
             #expect(again.userID == account.userID)

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyServer
 import ConvoyTime
 import ConvoyWire
@@ -42,10 +43,10 @@ import Testing
         for (user, key) in [(alice, "pk-a"), (bob, "pk-b")] {
             try await rest.insert("users", json: Array(#"{"id":"\#(user.userID)","public_key":"\#(key)"}"#.utf8), token: user.accessToken)
         }
-        let invite = try await rest.rpc("create_invite", ["preference": "precise"], token: alice.accessToken) as? [String: Any]
-        let code = try #require(invite?["code"] as? String)
-        let friendship = try await rest.rpc("accept_invite", ["code": code, "preference": "general"], token: bob.accessToken) as? [String: Any]
-        #expect(friendship?["status"] as? String == "active")
+        let invite = try await rest.rpc("create_invite", ["preference": "precise"], token: alice.accessToken)
+        let code = try #require(invite["code"]?.string)
+        let friendship = try await rest.rpc("accept_invite", ["code": .string(code), "preference": "general"], token: bob.accessToken)
+        #expect(friendship["status"]?.string == "active")
 
         // Bob listens for his rows; Alice posts one.
         let realtime = RealtimeClient(url: target.realtimeURL, accessToken: bob.accessToken)
@@ -70,7 +71,7 @@ import Testing
             #expect(error.status == 403 && error.code == "42501")
         }
         let rows = try await rest.select("encrypted_locations", query: "select=payload&order=id", token: bob.accessToken)
-        #expect(rows.map { $0["payload"] as? String } == ["sealed"])
+        #expect(rows.map { $0["payload"]?.string } == ["sealed"])
 
         // A new token is pushed to the joined channel, which keeps delivering.
         let fresh = try await SupabaseAuth(http).refresh(bob.refreshToken)

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyWire
 import Foundation
 import Synchronization
@@ -56,7 +57,7 @@ extension ProbeRunner {
             return
         }
         let firstRecord = received.first.map { r in
-            (try? JSONSerialization.data(withJSONObject: r.record, options: [.sortedKeys])).map { Array($0) } ?? []
+            Array(JSONValue(r.record.mapValues(JSONValue.string)).text.utf8)
         } ?? Array((joined == true ? "" : "join refused: \(attacker.reason ?? "no reply")").utf8)
         let facts = ProbeFacts(status: joined == true ? 101 : 401, body: String(decoding: firstRecord, as: UTF8.self), rows: received.count,
                                events: received.count)

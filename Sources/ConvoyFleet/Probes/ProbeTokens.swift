@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoySodium
 import ConvoyWire
 import Foundation
@@ -23,12 +24,12 @@ struct ProbeTokens: Sendable {
         var claims = UnverifiedJWT.claims(attackerToken) ?? ["aud": "authenticated", "role": "authenticated"]
         let wrong = Sodium.randomBytes(32)
         var old = claims
-        old["iat"] = Int(now) - 7200
-        old["exp"] = Int(now) - 3600
+        old["iat"] = JSONValue(Int(now) - 7200)
+        old["exp"] = JSONValue(Int(now) - 3600)
         expiredIsSigned = jwtSecret != nil
         expired = try Self.hs256(old, key: jwtSecret.map { Array($0.utf8) } ?? wrong)
-        claims["sub"] = victimID
-        claims["exp"] = Int(now) + 3600
+        claims["sub"] = .string(victimID)
+        claims["exp"] = JSONValue(Int(now) + 3600)
         forged = try Self.hs256(claims, key: wrong)
         algNone = Self.segment(["alg": "none", "typ": "JWT"]) + "." + Self.segment(claims) + "."
         var service = claims
@@ -37,13 +38,14 @@ struct ProbeTokens: Sendable {
         forgedService = try Self.hs256(service, key: wrong)
     }
 
-    static func hs256(_ claims: [String: Any], key: [UInt8]) throws -> String {
+    static func hs256(_ claims: [String: JSONValue], key: [UInt8]) throws -> String {
         let input = segment(["alg": "HS256", "typ": "JWT"]) + "." + segment(claims)
         return input + "." + base64URL(try HMACSHA256.authenticate(Array(input.utf8), key: key))
     }
 
-    static func segment(_ object: [String: Any]) -> String {
-        base64URL(Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()))
+    /// A JWT segment: the object's JSON, keys sorted, base64url.
+    static func segment(_ object: [String: JSONValue]) -> String {
+        base64URL(Array(JSONValue(object).text.utf8))
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {

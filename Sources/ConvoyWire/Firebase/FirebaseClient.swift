@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// What Closer's phones speak (closer-engineering-manual.md): Firebase Auth's REST API (Identity Toolkit,
@@ -26,31 +27,31 @@ public struct FirebaseClient: Sendable {
     /// `accounts:signUp` with email and password (`returnSecureToken`).
     public func signUp(email: String, password: String) async throws(SupabaseError) -> Session {
         Self.session(try await post("/identitytoolkit.googleapis.com/v1/accounts:signUp",
-                                    ["email": email, "password": password, "returnSecureToken": true]), email: email)
+                                    ["email": .string(email), "password": .string(password), "returnSecureToken": true]), email: email)
     }
 
     public func signIn(email: String, password: String) async throws(SupabaseError) -> Session {
         Self.session(try await post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword",
-                                    ["email": email, "password": password, "returnSecureToken": true]), email: email)
+                                    ["email": .string(email), "password": .string(password), "returnSecureToken": true]), email: email)
     }
 
     /// Secure Token's refresh: a new ID token for the (long-lived) refresh token.
     public func refresh(_ session: Session) async throws(SupabaseError) -> Session {
-        let o = try await post("/securetoken.googleapis.com/v1/token", ["grant_type": "refresh_token", "refresh_token": session.refreshToken])
-        guard let id = o["id_token"] as? String, let uid = o["user_id"] as? String else {
+        let o = try await post("/securetoken.googleapis.com/v1/token", ["grant_type": "refresh_token", "refresh_token": .string(session.refreshToken)])
+        guard let id = o["id_token"]?.string, let uid = o["user_id"]?.string else {
             throw SupabaseError(kind: .unexpectedResponse, message: "securetoken: no id_token")
         }
-        let ttl = Double(o["expires_in"] as? String ?? "3600") ?? 3600
-        return Session(accessToken: id, refreshToken: o["refresh_token"] as? String ?? session.refreshToken,
+        let ttl = Double(o["expires_in"]?.string ?? "3600") ?? 3600
+        return Session(accessToken: id, refreshToken: o["refresh_token"]?.string ?? session.refreshToken,
                        expiresAt: Date().timeIntervalSince1970 + ttl, userID: uid, email: session.email)
     }
 
     // MARK: Callables
 
     /// Calls `function` with `data`; its `result`.
-    public func call(_ function: String, _ data: [String: Any], token: String) async throws(SupabaseError) -> [String: Any] {
+    public func call(_ function: String, _ data: JSONValue, token: String) async throws(SupabaseError) -> JSONValue {
         let o = try await post("/\(function)", ["data": data], token: token)
-        guard let result = o["result"] as? [String: Any] else {
+        guard let result = o["result"], case .object = result else {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(function): no result")
         }
         return result
@@ -59,35 +60,34 @@ public struct FirebaseClient: Sendable {
     // MARK: Firestore
 
     /// A document's fields as Firestore's typed values (`{"stringValue": …}`).
-    public func document(_ path: String, token: String) async throws(SupabaseError) -> [String: Any] {
+    public func document(_ path: String, token: String) async throws(SupabaseError) -> JSONValue {
         let r = try await send("GET", documentPath(path), body: nil, token: token)
-        return ((try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any])?["fields"] as? [String: Any] ?? [:]
+        return JSONScanner.parse(r.body)?["fields"] ?? .object([])
     }
 
     /// Writes fields of a document (Firestore's PATCH: created if missing, given fields replaced).
-    public func write(_ path: String, fields: [String: Any], token: String) async throws(SupabaseError) {
-        let body = (try? JSONSerialization.data(withJSONObject: ["fields": fields])).map(Array.init)
-        _ = try await send("PATCH", documentPath(path), body: body, token: token)
+    public func write(_ path: String, fields: JSONValue, token: String) async throws(SupabaseError) {
+        let body: JSONValue = ["fields": fields]
+        _ = try await send("PATCH", documentPath(path), body: Array(body.text.utf8), token: token)
     }
 
     public func documentPath(_ path: String) -> String { "/v1/projects/\(project)/databases/(default)/documents/\(path)" }
 
     /// A typed value's text (`stringValue`), or nil.
-    public static func string(_ fields: [String: Any], _ key: String) -> String? {
-        (fields[key] as? [String: Any])?["stringValue"] as? String
+    public static func string(_ fields: JSONValue, _ key: String) -> String? {
+        fields[key]?["stringValue"]?.string
     }
 
     /// A typed array of strings.
-    public static func strings(_ fields: [String: Any], _ key: String) -> [String] {
-        (((fields[key] as? [String: Any])?["arrayValue"] as? [String: Any])?["values"] as? [[String: Any]] ?? []).compactMap { $0["stringValue"] as? String }
+    public static func strings(_ fields: JSONValue, _ key: String) -> [String] {
+        (fields[key]?["arrayValue"]?["values"]?.items ?? []).compactMap { $0["stringValue"]?.string }
     }
 
     // MARK: Transport
 
-    func post(_ path: String, _ object: [String: Any], token: String? = nil) async throws(SupabaseError) -> [String: Any] {
-        let body = (try? JSONSerialization.data(withJSONObject: object)).map(Array.init)
-        let r = try await send("POST", path, body: body, token: token)
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] else {
+    func post(_ path: String, _ object: JSONValue, token: String? = nil) async throws(SupabaseError) -> JSONValue {
+        let r = try await send("POST", path, body: Array(object.text.utf8), token: token)
+        guard let o = JSONScanner.parse(r.body), case .object = o else {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(path): \(r.status) with a body that is not a JSON object")
         }
         return o
@@ -104,16 +104,16 @@ public struct FirebaseClient: Sendable {
             throw .wire(error)
         }
         guard response.status < 300 else {
-            let e = ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any])?["error"] as? [String: Any]
-            throw SupabaseError(kind: .http(status: response.status, code: e?["status"] as? String),
-                                message: e?["message"] as? String ?? String(decoding: response.body.prefix(300), as: UTF8.self))
+            let e = JSONScanner.parse(response.body)?["error"]
+            throw SupabaseError(kind: .http(status: response.status, code: e?["status"]?.string),
+                                message: e?["message"]?.string ?? String(decoding: response.body.prefix(300), as: UTF8.self))
         }
         return response
     }
 
-    static func session(_ o: [String: Any], email: String?) -> Session {
-        let ttl = Double(o["expiresIn"] as? String ?? "3600") ?? 3600
-        return Session(accessToken: o["idToken"] as? String ?? "", refreshToken: o["refreshToken"] as? String ?? "",
-                       expiresAt: Date().timeIntervalSince1970 + ttl, userID: o["localId"] as? String ?? "", email: email)
+    static func session(_ o: JSONValue, email: String?) -> Session {
+        let ttl = Double(o["expiresIn"]?.string ?? "3600") ?? 3600
+        return Session(accessToken: o["idToken"]?.string ?? "", refreshToken: o["refreshToken"]?.string ?? "",
+                       expiresAt: Date().timeIntervalSince1970 + ttl, userID: o["localId"]?.string ?? "", email: email)
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// A Supabase project (or `convoy serve`): its URL and API keys.
@@ -88,9 +89,9 @@ public struct SupabaseError: Error, Sendable, CustomStringConvertible {
     static func wire(_ e: WireError) -> SupabaseError { SupabaseError(kind: .wire(e.kind), message: e.message) }
 
     static func from(_ r: HTTPResponse) -> SupabaseError {
-        let object = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any]
-        let code = object?["code"] as? String ?? object?["error_code"] as? String
-        let message = object?["message"] as? String ?? object?["msg"] as? String ?? String(decoding: r.body.prefix(300), as: UTF8.self)
+        let object = JSONScanner.parse(r.body)
+        let code = object?["code"]?.string ?? object?["error_code"]?.string
+        let message = object?["message"]?.string ?? object?["msg"]?.string ?? String(decoding: r.body.prefix(300), as: UTF8.self)
         return SupabaseError(kind: .http(status: r.status, code: code), message: message)
     }
 }
@@ -141,7 +142,9 @@ public struct SupabaseHTTP: Sendable {
         "\(method) \(path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path)"
     }
 
-    static func json(_ value: Any) -> [UInt8] {
-        Array((try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])) ?? Data("null".utf8))
+    static func json(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        value.write(into: &out)
+        return out
     }
 }

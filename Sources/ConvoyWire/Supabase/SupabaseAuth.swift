@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// GoTrue (`/auth/v1`): sign-up, password sign-in, token refresh.
@@ -9,29 +10,29 @@ public struct SupabaseAuth: Sendable {
     /// Email and password sign-up (auto-confirmed on `convoy serve`; a project
     /// with email confirmation on returns no session, which is an error here).
     public func signUp(email: String, password: String) async throws(SupabaseError) -> Session {
-        try Self.session(try await http.send("POST", "/auth/v1/signup", body: SupabaseHTTP.json(["email": email, "password": password])))
+        try Self.session(try await http.send("POST", "/auth/v1/signup", body: SupabaseHTTP.json(["email": .string(email), "password": .string(password)])))
     }
 
     /// `POST /admin/users` with the service role: a confirmed user (`email_confirm`), no session; its id.
     /// For projects that confirm emails: the user then signs in with its password.
     @discardableResult
     public func adminCreateUser(email: String, password: String, serviceKey: String) async throws(SupabaseError) -> String {
-        let r = try await http.send("POST", "/auth/v1/admin/users", body: SupabaseHTTP.json(["email": email, "password": password, "email_confirm": true]),
+        let r = try await http.send("POST", "/auth/v1/admin/users", body: SupabaseHTTP.json(["email": .string(email), "password": .string(password), "email_confirm": true]),
                                     token: serviceKey)
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any], let id = o["id"] as? String
+        guard let id = JSONScanner.parse(r.body)?["id"]?.string
         else { throw SupabaseError(kind: .unexpectedResponse, message: "admin/users returned no user id") }
         return id
     }
 
     public func signIn(email: String, password: String) async throws(SupabaseError) -> Session {
         try Self.session(try await http.send("POST", "/auth/v1/token?grant_type=password",
-                                             body: SupabaseHTTP.json(["email": email, "password": password])))
+                                             body: SupabaseHTTP.json(["email": .string(email), "password": .string(password)])))
     }
 
     /// A new session for a refresh token (which rotates: keep the new one).
     public func refresh(_ refreshToken: String) async throws(SupabaseError) -> Session {
         try Self.session(try await http.send("POST", "/auth/v1/token?grant_type=refresh_token",
-                                             body: SupabaseHTTP.json(["refresh_token": refreshToken])))
+                                             body: SupabaseHTTP.json(["refresh_token": .string(refreshToken)])))
     }
 
     /// `POST /logout`: the session's refresh tokens are revoked.
@@ -40,13 +41,11 @@ public struct SupabaseAuth: Sendable {
     }
 
     static func session(_ r: HTTPResponse) throws(SupabaseError) -> Session {
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any],
-              let access = o["access_token"] as? String, let refresh = o["refresh_token"] as? String,
-              let user = o["user"] as? [String: Any], let id = user["id"] as? String
+        guard let o = JSONScanner.parse(r.body), let access = o["access_token"]?.string, let refresh = o["refresh_token"]?.string,
+              let user = o["user"], let id = user["id"]?.string
         else { throw SupabaseError(kind: .unexpectedResponse, message: "no session in the response (is email confirmation on?)") }
-        let expiresAt = (o["expires_at"] as? NSNumber)?.doubleValue
-            ?? Date().timeIntervalSince1970 + ((o["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
-        let email = (user["email"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let expiresAt = o["expires_at"]?.double ?? Date().timeIntervalSince1970 + (o["expires_in"]?.double ?? 3600)
+        let email = user["email"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         return Session(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, userID: id, email: email)
     }
 }

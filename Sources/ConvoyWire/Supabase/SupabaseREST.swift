@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// PostgREST (`/rest/v1`): inserts, selects and RPCs as a signed-in user.
@@ -21,13 +22,9 @@ public struct SupabaseREST: Sendable {
     }
 
     /// Rows of `table` matching `query` (PostgREST's query string, e.g.
-    /// `select=id,payload&recipient_id=eq.…&id=gt.41&order=id`).
-    public func select(_ table: String, query: String, token: String) async throws(SupabaseError) -> [[String: Any]] {
-        let r = try await http.send("GET", "/rest/v1/\(table)?\(query)", token: token)
-        guard let rows = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [[String: Any]] else {
-            throw SupabaseError(kind: .unexpectedResponse, message: "GET \(table): not a JSON array")
-        }
-        return rows
+    /// `select=id,payload&recipient_id=eq.…&id=gt.41&order=id`), each a JSON object.
+    public func select(_ table: String, query: String, token: String) async throws(SupabaseError) -> [JSONValue] {
+        try Self.rows(try await http.send("GET", "/rest/v1/\(table)?\(query)", token: token), "GET \(table)")
     }
 
     /// Rows of `table` matching `query`, decoded as `Row` (unknown columns are
@@ -93,18 +90,23 @@ public struct SupabaseREST: Sendable {
     }
 
     /// Inserts `objects` (a JSON object or an array of them) with `Prefer: return=representation`: the rows as stored.
-    public func insertReturning(_ table: String, objects: Any, token: String) async throws(SupabaseError) -> [[String: Any]] {
+    public func insertReturning(_ table: String, objects: JSONValue, token: String) async throws(SupabaseError) -> [JSONValue] {
         let r = try await http.send("POST", "/rest/v1/\(table)", body: SupabaseHTTP.json(objects), token: token,
                                     headers: [("Prefer", "return=representation")])
-        guard let rows = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [[String: Any]] else {
-            throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): not a JSON array")
-        }
-        return rows
+        return try Self.rows(r, "POST \(table)")
     }
 
-    /// `POST /rpc/<name>` with named arguments; the function's JSON result.
-    public func rpc(_ name: String, _ args: [String: Any], token: String) async throws(SupabaseError) -> Any {
+    /// `POST /rpc/<name>` with named arguments; the function's JSON result (null for none).
+    public func rpc(_ name: String, _ args: JSONValue, token: String) async throws(SupabaseError) -> JSONValue {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: SupabaseHTTP.json(args), token: token)
-        return (try? JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])) ?? NSNull()
+        return JSONScanner.parse(r.body, maxDepth: JSONScanner.foundationDepth) ?? .null
+    }
+
+    /// A response body that is an array of objects; what it is not is an unexpected response naming `what` was asked.
+    static func rows(_ r: HTTPResponse, _ what: String) throws(SupabaseError) -> [JSONValue] {
+        guard case .array(let rows)? = JSONScanner.parse(r.body, maxDepth: JSONScanner.foundationDepth),
+              rows.allSatisfy({ if case .object = $0 { true } else { false } })
+        else { throw SupabaseError(kind: .unexpectedResponse, message: "\(what): not a JSON array of rows") }
+        return rows
     }
 }

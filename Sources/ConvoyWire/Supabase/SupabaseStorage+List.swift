@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 extension SupabaseStorage {
@@ -11,11 +12,11 @@ extension SupabaseStorage {
     /// storage-api's `POST /object/list/{bucket}`: the entries one level below `prefix` that `token`'s
     /// holder may see (RLS on `storage.objects`), sorted by name, at most `limit` from `offset`.
     public func list(bucket: String, prefix: String, limit: Int = 100, offset: Int = 0, token: String) async throws(SupabaseError) -> [Entry] {
-        let body: [String: Any] = ["prefix": prefix, "limit": limit, "offset": offset, "sortBy": ["column": "name", "order": "asc"]]
+        let body: JSONValue = ["prefix": .string(prefix), "limit": JSONValue(limit), "offset": JSONValue(offset), "sortBy": ["column": "name", "order": "asc"]]
         let r = try await http.send("POST", "/storage/v1/object/list/\(Self.encode(bucket))", body: SupabaseHTTP.json(body), token: token)
-        guard let rows = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [[String: Any]] else {
+        guard case .array(let rows)? = JSONScanner.parse(r.body) else {
             throw SupabaseError(kind: .unexpectedResponse, message: "list: not a JSON array")
         }
-        return rows.compactMap { row in (row["name"] as? String).map { Entry(name: $0, id: row["id"] as? String) } }
+        return rows.compactMap { row in row["name"]?.string.map { Entry(name: $0, id: row["id"]?.string) } }
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// Supabase Storage (`/storage/v1`), as an app's media goes through it:
@@ -42,10 +43,10 @@ public struct SupabaseStorage: Sendable {
     /// Creates a bucket (the service role's: buckets have RLS and no policy).
     public func createBucket(_ id: String, public isPublic: Bool = false, fileSizeLimit: Int? = nil, allowedMimeTypes: [String]? = nil,
                              serviceKey: String) async throws(SupabaseError) {
-        var body: [String: Any] = ["id": id, "name": id, "public": isPublic]
-        if let fileSizeLimit { body["file_size_limit"] = fileSizeLimit }
-        if let allowedMimeTypes { body["allowed_mime_types"] = allowedMimeTypes }
-        try await http.send("POST", "/storage/v1/bucket", body: SupabaseHTTP.json(body), token: serviceKey)
+        var body: [String: JSONValue] = ["id": .string(id), "name": .string(id), "public": .bool(isPublic)]
+        if let fileSizeLimit { body["file_size_limit"] = JSONValue(fileSizeLimit) }
+        if let allowedMimeTypes { body["allowed_mime_types"] = .array(allowedMimeTypes.map(JSONValue.string)) }
+        try await http.send("POST", "/storage/v1/bucket", body: SupabaseHTTP.json(JSONValue(body)), token: serviceKey)
     }
 
     /// Uploads `bytes` to `bucket/path` as `token`'s user (RLS decides);
@@ -56,8 +57,8 @@ public struct SupabaseStorage: Sendable {
                                     headers: [("x-upsert", upsert ? "true" : "false"), ("cache-control", "max-age=3600")],
                                     contentType: contentType, timeout: timeout, progress: progress)
         let o = try Self.object(r, "upload")
-        guard let key = o["Key"] as? String else { throw SupabaseError(kind: .unexpectedResponse, message: "upload: no Key") }
-        return Upload(key: key, id: o["Id"] as? String, bytes: bytes.count, timing: r.timing)
+        guard let key = o["Key"]?.string else { throw SupabaseError(kind: .unexpectedResponse, message: "upload: no Key") }
+        return Upload(key: key, id: o["Id"]?.string, bytes: bytes.count, timing: r.timing)
     }
 
     /// `POST /object/upload/sign/…`: a URL anyone holding it may upload this
@@ -67,7 +68,7 @@ public struct SupabaseStorage: Sendable {
         let r = try await http.send("POST", "/storage/v1/object/upload/sign/\(Self.encode(bucket))/\(try Self.key(path))", token: token,
                                     headers: upsert ? [("x-upsert", "true")] : [])
         let o = try Self.object(r, "upload/sign")
-        guard let url = o["url"] as? String, let signed = o["token"] as? String else {
+        guard let url = o["url"]?.string, let signed = o["token"]?.string else {
             throw SupabaseError(kind: .unexpectedResponse, message: "upload/sign: no url and token")
         }
         return SignedUpload(url: http.target.url + "/storage/v1" + Self.encodeSigned(url), token: signed, bucket: bucket, path: path)
@@ -80,7 +81,7 @@ public struct SupabaseStorage: Sendable {
         let r = try await http.send("PUT", path, body: bytes, headers: [("cache-control", "max-age=3600")], contentType: contentType,
                                     timeout: timeout, progress: progress)
         let o = try Self.object(r, "upload to signed URL")
-        guard let key = o["Key"] as? String else { throw SupabaseError(kind: .unexpectedResponse, message: "signed upload: no Key") }
+        guard let key = o["Key"]?.string else { throw SupabaseError(kind: .unexpectedResponse, message: "signed upload: no Key") }
         return Upload(key: key, id: nil, bytes: bytes.count, timing: r.timing)
     }
 
@@ -88,8 +89,8 @@ public struct SupabaseStorage: Sendable {
     /// `expiresIn` seconds without a session (RLS decides, now, whether `token` may read it).
     public func createSignedURL(bucket: String, path: String, expiresIn: Int, token: String) async throws(SupabaseError) -> String {
         let r = try await http.send("POST", "/storage/v1/object/sign/\(Self.encode(bucket))/\(try Self.key(path))",
-                                    body: SupabaseHTTP.json(["expiresIn": expiresIn]), token: token)
-        guard let url = try Self.object(r, "sign")["signedURL"] as? String else {
+                                    body: SupabaseHTTP.json(["expiresIn": JSONValue(expiresIn)]), token: token)
+        guard let url = try Self.object(r, "sign")["signedURL"]?.string else {
             throw SupabaseError(kind: .unexpectedResponse, message: "sign: no signedURL")
         }
         return http.target.url + "/storage/v1" + Self.encodeSigned(url)
@@ -118,12 +119,12 @@ public struct SupabaseStorage: Sendable {
     /// returns the names removed (those RLS let `token`'s user delete).
     @discardableResult
     public func remove(bucket: String, paths: [String], token: String) async throws(SupabaseError) -> [String] {
-        let r = try await http.send("DELETE", "/storage/v1/object/\(Self.encode(bucket))", body: SupabaseHTTP.json(["prefixes": paths]),
+        let r = try await http.send("DELETE", "/storage/v1/object/\(Self.encode(bucket))", body: SupabaseHTTP.json(["prefixes": .array(paths.map(JSONValue.string))]),
                                     token: token)
-        guard let rows = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [[String: Any]] else {
+        guard case .array(let rows)? = JSONScanner.parse(r.body) else {
             throw SupabaseError(kind: .unexpectedResponse, message: "remove: not a JSON array")
         }
-        return rows.compactMap { $0["name"] as? String }
+        return rows.compactMap { $0["name"]?.string }
     }
 
     // MARK: - Pieces
@@ -155,8 +156,8 @@ public struct SupabaseStorage: Sendable {
         return encode(String(url[..<q])) + url[q...]
     }
 
-    static func object(_ r: HTTPResponse, _ what: String) throws(SupabaseError) -> [String: Any] {
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] else {
+    static func object(_ r: HTTPResponse, _ what: String) throws(SupabaseError) -> JSONValue {
+        guard let o = JSONScanner.parse(r.body), case .object = o else {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(what): not a JSON object")
         }
         return o

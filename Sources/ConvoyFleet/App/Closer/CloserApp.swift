@@ -1,5 +1,6 @@
 import ConvoyCrypto
 import ConvoyFormats
+import ConvoyJSON
 import ConvoySodium
 import ConvoyWire
 import Foundation
@@ -55,7 +56,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// The device's public key (`pub:v1:`), readable by its owner and the owner's partner only.
     public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
         try await client(http).write("users/\(session.userID)/devices/phone",
-                                     fields: ["publicKey": ["stringValue": "pub:v1:" + key.base64], "platform": ["stringValue": "android"]],
+                                     fields: ["publicKey": ["stringValue": .string("pub:v1:" + key.base64)], "platform": ["stringValue": "android"]],
                                      token: session.accessToken)
     }
 
@@ -93,8 +94,8 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
         for _ in 0..<3 {
             let code = Self.newCode()
             do {
-                _ = try await client(http).call("createInviteCallable", ["code": code, "wrappedKey": b64(96), "salt": b64(16),
-                                                                        "params": "argon2id:m=65536,t=3,p=1", "encryptedPhrase": b64(120)],
+                _ = try await client(http).call("createInviteCallable", ["code": .string(code), "wrappedKey": .string(b64(96)), "salt": .string(b64(16)),
+                                                                        "params": "argon2id:m=65536,t=3,p=1", "encryptedPhrase": .string(b64(120))],
                                                 token: token)
                 return code
             } catch {
@@ -108,8 +109,8 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// `acceptInviteCallable`; the couple's id.
     @discardableResult
     func acceptInvite(_ code: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
-        let result = try await client(http).call("acceptInviteCallable", ["code": code], token: token)
-        guard let couple = result["coupleId"] as? String, result["wrappedCoupleKey"] is String else {
+        let result = try await client(http).call("acceptInviteCallable", ["code": .string(code)], token: token)
+        guard let couple = result["coupleId"]?.string, result["wrappedCoupleKey"]?.string != nil else {
             throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: no couple or no wrapped key in the result")
         }
         return couple
@@ -177,7 +178,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     }
 
     /// The uid in an ID token (the phone's own; not verified here).
-    static func subject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"] as? String }
+    static func subject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"]?.string }
 
     // MARK: No messages
 

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyWire
 import Foundation
 
@@ -9,9 +10,9 @@ import Foundation
 extension SurvaleApp {
     public func askToJoin(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         guard let operation = operation(of: session.userID) else { throw SupabaseError(kind: .notJoined, message: "no operation for this user") }
-        let rows = try await SupabaseREST(http).insertReturning("join_requests", objects: ["operation_id": operation, "requester_id": session.userID],
+        let rows = try await SupabaseREST(http).insertReturning("join_requests", objects: ["operation_id": .string(operation), "requester_id": .string(session.userID)],
                                                                 token: session.accessToken)
-        guard let id = rows.first?["id"].map({ "\($0)" }) else {
+        guard let id = rows.first?["id"]?.flatText else {
             throw SupabaseError(kind: .unexpectedResponse, message: "POST join_requests: no id in the response")
         }
         return id
@@ -19,7 +20,7 @@ extension SurvaleApp {
 
     public func joinDecision(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool? {
         let rows = try await SupabaseREST(http).select("join_requests", query: "select=status&id=eq.\(id)", token: session.accessToken)
-        switch rows.first?["status"] as? String {
+        switch rows.first?["status"]?.string {
         case "approved": return true
         case "denied": return false
         case "pending": return nil
@@ -29,13 +30,13 @@ extension SurvaleApp {
 
     public func approveJoin(_ id: String, owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
         guard let number = Int64(id) else { throw SupabaseError(kind: .unexpectedResponse, message: "join request id \"\(id)\" is not a number") }
-        _ = try await SupabaseREST(http).rpc("decide_join_request", ["request_id": number, "approve": true], token: session.accessToken)
+        _ = try await SupabaseREST(http).rpc("decide_join_request", ["request_id": JSONValue(number), "approve": true], token: session.accessToken)
     }
 
     public func pendingJoinRequests(owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> [String] {
         guard let operation = operation(of: session.userID) else { return [] }
         let rows = try await SupabaseREST(http).select("join_requests", query: "select=id&operation_id=eq.\(operation)&status=eq.pending&order=id",
                                                        token: session.accessToken)
-        return rows.compactMap { $0["id"].map { "\($0)" } }
+        return rows.compactMap { $0["id"]?.flatText }
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyWire
 
 /// Survale's probe cast (docs/probes.md, "Survale"): operations, not friendships. The friend is
@@ -15,10 +16,10 @@ extension SurvaleApp {
         try await formGroup([cast.victim], joiningLater: [], number: number + 1, serviceKey: serviceKey, via: http)
         guard let serviceKey else { return }
         let rest = SupabaseREST(http)
-        let agency = try await Self.created(rest, "agencies", ["name": "Convoy agency \(number + 2)"], token: serviceKey)
-        let team = try await Self.created(rest, "teams", ["name": "Team \(number + 2)", "agency_id": agency], token: serviceKey)
-        _ = try await rest.insertReturning("users", objects: [["id": cast.stranger.userID, "team_id": team, "agency_id": agency,
-                                                               "callsign": "S-\(number + 2)"]], token: serviceKey)
+        let agency = try await Self.created(rest, "agencies", ["name": .string("Convoy agency \(number + 2)")], token: serviceKey)
+        let team = try await Self.created(rest, "teams", ["name": .string("Team \(number + 2)"), "agency_id": .string(agency)], token: serviceKey)
+        _ = try await rest.insertReturning("users", objects: [["id": .string(cast.stranger.userID), "team_id": .string(team), "agency_id": .string(agency),
+                                                               "callsign": .string("S-\(number + 2)")]], token: serviceKey)
     }
 
     /// `<role>.operation` and `<role>.callsign` for each party set-up placed in an operation.

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyWire
 
 /// Survale's retention (spec §2): everything of an operation is purged a set time (7 days; compressed in a
@@ -12,9 +13,9 @@ extension SurvaleApp {
         var remains = GroupRemains()
         if let row {
             // Still going: nothing of it is due for the purge, so nothing to count.
-            guard row["status"] as? String == "ended", let text = row["ended_at"] as? String else { return remains }
+            guard row["status"]?.string == "ended", let text = row["ended_at"]?.string else { return remains }
             (remains.endedAt, remains.endedText) = (CommitTimestamp.parse(text), text)
-            remains.byBackend = row["end_reason"] as? String == "auto_end"
+            remains.byBackend = row["end_reason"]?.string == "auto_end"
         }
         // Ended, or no longer visible (purged): what of it is left.
         let of = "operation_id=eq.\(group)"

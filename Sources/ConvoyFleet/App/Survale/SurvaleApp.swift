@@ -53,24 +53,26 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
         }
         guard let owner = group.first else { return }
         let rest = SupabaseREST(http)
-        let agency = try await Self.created(rest, "agencies", ["name": "Convoy agency \(number)"], token: serviceKey)
-        let team = try await Self.created(rest, "teams", ["name": "Team \(number)", "agency_id": agency], token: serviceKey)
+        let agency = try await Self.created(rest, "agencies", ["name": .string("Convoy agency \(number)")], token: serviceKey)
+        let team = try await Self.created(rest, "teams", ["name": .string("Team \(number)"), "agency_id": .string(agency)], token: serviceKey)
         let callsigns = group.indices.map { i in i == 0 ? "CA-\(number)" : "U-\(number)-\(i)" }
-        let users: [[String: Any]] = zip(group, callsigns).map { s, callsign in
-            ["id": s.userID, "team_id": team, "agency_id": agency, "callsign": callsign]
+        let users: [JSONValue] = zip(group, callsigns).map { s, callsign in
+            ["id": .string(s.userID), "team_id": .string(team), "agency_id": .string(agency), "callsign": .string(callsign)]
         }
-        _ = try await rest.insertReturning("users", objects: users, token: serviceKey)
-        let created = try await rest.rpc("create_operation", ["name": "Operation \(number)", "incident_number": "CVY-\(number)"],
+        _ = try await rest.insertReturning("users", objects: .array(users), token: serviceKey)
+        let created = try await rest.rpc("create_operation", ["name": .string("Operation \(number)"), "incident_number": .string("CVY-\(number)")],
                                          token: owner.accessToken)
-        guard let operation = (created as? [String: Any])?["id"] as? String else {
+        guard let operation = created["id"]?.string else {
             throw SupabaseError(kind: .unexpectedResponse, message: "create_operation: no id")
         }
         let invitees = group.dropFirst().filter { !joiningLater.contains($0.userID) }
         if !invitees.isEmpty {
-            let invites: [[String: Any]] = invitees.map { ["operation_id": operation, "invitee_id": $0.userID, "invited_by": owner.userID] }
-            let rows = try await rest.insertReturning("operation_invites", objects: invites, token: owner.accessToken)
-            var inviteOf: [String: Any] = [:]
-            for row in rows { if let who = row["invitee_id"] as? String, let id = row["id"] { inviteOf[who] = id } }
+            let invites: [JSONValue] = invitees.map {
+                ["operation_id": .string(operation), "invitee_id": .string($0.userID), "invited_by": .string(owner.userID)]
+            }
+            let rows = try await rest.insertReturning("operation_invites", objects: .array(invites), token: owner.accessToken)
+            var inviteOf: [String: JSONValue] = [:]
+            for row in rows { if let who = row["invitee_id"]?.string, let id = row["id"] { inviteOf[who] = id } }
             for member in invitees {
                 guard let id = inviteOf[member.userID] else {
                     throw SupabaseError(kind: .unexpectedResponse, message: "operation_invites: no invite for \(member.userID)")
@@ -78,7 +80,7 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
                 _ = try await rest.rpc("respond_to_invite", ["invite_id": id, "accept": true], token: member.accessToken)
             }
         }
-        _ = try await rest.rpc("start_operation", ["operation_id": operation], token: owner.accessToken)
+        _ = try await rest.rpc("start_operation", ["operation_id": .string(operation)], token: owner.accessToken)
         members.withLock { m in
             for (i, (s, callsign)) in zip(group, callsigns).enumerated() {
                 m[s.userID] = Member(operation: operation, callsign: callsign, caseAgent: i == 0)
@@ -87,8 +89,8 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     }
 
     /// A row inserted with `token`, its `id`.
-    static func created(_ rest: SupabaseREST, _ table: String, _ row: [String: Any], token: String) async throws(SupabaseError) -> String {
-        guard let id = try await rest.insertReturning(table, objects: row, token: token).first?["id"] as? String else {
+    static func created(_ rest: SupabaseREST, _ table: String, _ row: JSONValue, token: String) async throws(SupabaseError) -> String {
+        guard let id = try await rest.insertReturning(table, objects: row, token: token).first?["id"]?.string else {
             throw SupabaseError(kind: .unexpectedResponse, message: "POST \(table): no id in the response")
         }
         return id
@@ -128,7 +130,7 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     /// The case agent ends the operation; a member leaves it (`leave_operation`), and may ask to join again.
     public func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError) {
         guard let operation = operation(of: session.userID) else { return }
-        _ = try await SupabaseREST(http).rpc(owner ? "end_operation" : "leave_operation", ["operation_id": operation], token: session.accessToken)
+        _ = try await SupabaseREST(http).rpc(owner ? "end_operation" : "leave_operation", ["operation_id": .string(operation)], token: session.accessToken)
     }
 
     public func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd] {
@@ -141,9 +143,9 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
             let rows = try await SupabaseREST(http).select("operations", query: "select=case_agent_id,status,ended_at,end_reason&id=in.(\(page.joined(separator: ",")))",
                                                            token: serviceKey)
             for row in rows {
-                guard let owner = row["case_agent_id"] as? String else { continue }
-                out[owner] = GroupEnd(ended: row["status"] as? String == "ended", byBackend: row["end_reason"] as? String == "auto_end",
-                                      endedAt: (row["ended_at"] as? String).flatMap(CommitTimestamp.parse))
+                guard let owner = row["case_agent_id"]?.string else { continue }
+                out[owner] = GroupEnd(ended: row["status"]?.string == "ended", byBackend: row["end_reason"]?.string == "auto_end",
+                                      endedAt: row["ended_at"]?.string.flatMap(CommitTimestamp.parse))
             }
         }
         return out
@@ -219,11 +221,11 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     /// One bulk insert into `locations_archive`, as the user, `return=minimal`.
     public func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
         guard let operation = operation(of: session.userID), !fixes.isEmpty else { return 0 }
-        let rows: [[String: Any]] = fixes.map { f in
-            ["operation_id": operation, "user_id": session.userID, "lat": f.lat, "lon": f.lon, "accuracy": f.acc,
-             "fix": f.reduced ? "reduced" : "gps", "recorded_at": CommitTimestamp.format(f.ts)]
+        let rows: [JSONValue] = fixes.map { f in
+            ["operation_id": .string(operation), "user_id": .string(session.userID), "lat": JSONValue(f.lat), "lon": JSONValue(f.lon),
+             "accuracy": JSONValue(f.acc), "fix": f.reduced ? "reduced" : "gps", "recorded_at": .string(CommitTimestamp.format(f.ts))]
         }
-        let body = Array((try? JSONSerialization.data(withJSONObject: rows)) ?? Data())
+        let body = Array(JSONValue.array(rows).text.utf8)
         try await SupabaseREST(http).insert("locations_archive", json: body, token: session.accessToken)
         return body.count
     }
@@ -234,9 +236,9 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
         let line = ChatLine(seq: message.seq, sent_ns: message.sentNanos, text: message.text, kind: message.media?.kind.rawValue,
                             bytes: message.media?.bytes)
         let body = String(decoding: (try? JSONEncoder().encode(line)) ?? Data(), as: UTF8.self)
-        var fields: [String: Any] = ["operation_id": operation, "sender_id": session.userID, "body": body]
-        if let media = message.media { fields["media_path"] = media.location }
-        let row = Array((try? JSONSerialization.data(withJSONObject: fields)) ?? Data())
+        var fields: [String: JSONValue] = ["operation_id": .string(operation), "sender_id": .string(session.userID), "body": .string(body)]
+        if let media = message.media { fields["media_path"] = .string(media.location) }
+        let row = Array(JSONValue(fields).text.utf8)
         try await SupabaseREST(http).insert("op_messages", json: row, token: session.accessToken)
         return row.count
     }

@@ -1,4 +1,5 @@
 import ConvoyFormats
+import ConvoyJSON
 import ConvoySodium
 import ConvoyTime
 import Foundation
@@ -47,7 +48,7 @@ struct CloserTokens: Sendable {
     }
 
     /// A weakened server's reading (`unverified-tokens`): the `sub` the token states, unchecked.
-    static func unverifiedSubject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"] as? String }
+    static func unverifiedSubject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"]?.string }
 
     /// A new refresh token and the hash the store keeps of it.
     static func refreshToken() -> (token: String, hash: String) {
