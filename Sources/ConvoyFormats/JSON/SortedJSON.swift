@@ -100,26 +100,9 @@ public enum SortedJSON {
         return true
     }
 
-    /// A string with Foundation's escapes (`/` too); false for control characters it has no short escape for.
+    /// A string with Foundation's escapes (`/` too), as `JSONValue` writes one.
     private static func string(_ s: String, into out: inout [UInt8]) -> Bool {
-        out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case UInt8(ascii: "/"): out.append(contentsOf: [0x5C, 0x2F])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
-            default: out.append(b)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONValue.write(string: s, into: &out)
         return true
     }
 
