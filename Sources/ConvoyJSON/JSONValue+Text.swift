@@ -48,14 +48,15 @@ extension JSONValue {
         }
     }
 
-    /// A JSON string: quotes, backslashes, `/` and control characters escaped.
-    public static func write(string s: String, into out: inout [UInt8]) {
+    /// A JSON string: quotes, backslashes, `/` (unless told not to: a probe's request body is sent as a client
+    /// writes it, and `\/` would grow a Base64 blob by a sixty-fourth) and control characters escaped.
+    public static func write(string s: String, into out: inout [UInt8], escapingSlash: Bool = true) {
         out.append(UInt8(ascii: "\""))
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case UInt8(ascii: "/"): out.append(contentsOf: [0x5C, 0x2F])
+            case UInt8(ascii: "/") where escapingSlash: out.append(contentsOf: [0x5C, 0x2F])
             case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
             case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
@@ -126,10 +127,46 @@ extension JSONValue {
         return nil
     }
 
+    /// A number written as an integer literal that fits an Int64, exactly (no fraction, no exponent: `1.0` and
+    /// `1e3` are nil, as PostgreSQL's `int8in` refuses them; nothing goes through a Double).
+    public var int64: Int64? {
+        if case .number(let n) = self { return Int64(n) }
+        return nil
+    }
+
     public var bool: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
+
+    public var isNull: Bool { self == .null }
+
+    /// An object's members by name (a repeated name keeps its last value, as `subscript(key:)` reads it); nil for anything else.
+    public var dictionary: [String: JSONValue]? {
+        guard case .object(let members) = self else { return nil }
+        var out: [String: JSONValue] = Dictionary(minimumCapacity: members.count)
+        for m in members { out[m.key] = m.value }
+        return out
+    }
+
+    /// An array's strings, in order (nil for anything but an array of strings).
+    public var strings: [String]? {
+        guard case .array(let items) = self else { return nil }
+        var out: [String] = []
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard case .string(let s) = item else { return nil }
+            out.append(s)
+        }
+        return out
+    }
+}
+
+extension JSONValue {
+    /// An optional as JSON: the value, or null.
+    public init(_ value: JSONValue?) { self = value ?? .null }
+    public init(_ s: String?) { self = s.map(JSONValue.string) ?? .null }
+    public init(_ strings: [String]) { self = .array(strings.map(JSONValue.string)) }
 }
 
 extension JSONValue.Member {

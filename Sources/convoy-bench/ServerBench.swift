@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -161,29 +162,31 @@ struct HTTP: Sendable {
     let base: String
     let apikey: String
 
-    func call(_ method: String, _ path: String, _ body: Any, token: String? = nil) async throws -> [String: Any] {
+    func call(_ method: String, _ path: String, _ body: JSONValue, token: String? = nil) async throws -> JSONValue {
         var r = URLRequest(url: URL(string: base + path)!)
         r.httpMethod = method
         r.setValue(apikey, forHTTPHeaderField: "apikey")
         r.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let token { r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        r.httpBody = try JSONSerialization.data(withJSONObject: body)
+        r.httpBody = Data(body.text.utf8)
         let (data, response) = try await URLSession.shared.data(for: r)
         guard let code = (response as? HTTPURLResponse)?.statusCode, code < 300 else {
             throw CocoaError(.coderInvalidValue, userInfo: [NSLocalizedDescriptionKey: "\(method) \(path): \(String(decoding: data, as: UTF8.self))"])
         }
-        return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        return JSONScanner.parse(Array(data)) ?? [:]
     }
 
     func newUser(_ i: Int) async throws -> (String, String) {
-        let s = try await call("POST", "/auth/v1/signup", ["email": "bench\(i)-\(UUID().uuidString.prefix(6))@example.com", "password": "secret123"])
-        let id = (s["user"] as! [String: Any])["id"] as! String, token = s["access_token"] as! String
-        _ = try await call("POST", "/rest/v1/users", ["id": id, "public_key": "pk"], token: token)
+        let s = try await call("POST", "/auth/v1/signup", ["email": .string("bench\(i)-\(UUID().uuidString.prefix(6))@example.com"), "password": "secret123"])
+        guard let id = s["user"]?["id"]?.string, let token = s["access_token"]?.string else {
+            throw CocoaError(.coderInvalidValue, userInfo: [NSLocalizedDescriptionKey: "sign-up: no user id or access token in \(s.text)"])
+        }
+        _ = try await call("POST", "/rest/v1/users", ["id": .string(id), "public_key": "pk"], token: token)
         return (id, token)
     }
 
     func insert(from sender: (id: String, token: String), to recipients: [String], tag: String) async throws {
-        let rows = recipients.map { ["sender_id": sender.id, "recipient_id": $0, "payload": tag] }
-        _ = try await call("POST", "/rest/v1/encrypted_locations", rows, token: sender.token)
+        let rows = recipients.map { ["sender_id": .string(sender.id), "recipient_id": .string($0), "payload": .string(tag)] as JSONValue }
+        _ = try await call("POST", "/rest/v1/encrypted_locations", .array(rows), token: sender.token)
     }
 }

@@ -1,7 +1,7 @@
 import ConvoyCrypto
-import ConvoySodium
 import ConvoyGeo
 import ConvoyJSON
+import ConvoySodium
 import Foundation
 
 // `make bench`: micro-benchmarks of Convoy's per-update hot path, and with
@@ -69,7 +69,7 @@ results.append(try Bench.measure("QuickPic open, 64 KiB (verify + decrypt)", bat
 })
 
 // A phone's commonest Realtime frame, a change as convoy serve writes one (sorted keys, `/` escaped as
-// JSONSerialization escapes it), read by the client's strict scanner (`RealtimeClient.receiveHot`'s input).
+// JSONValue writes it), read by the client's strict scanner (what `RealtimeClient` reads every frame with).
 var changeFrame = #"{"event":"postgres_changes","payload":{"data":{"columns":[{"name":"created_at","type":"timestamptz"},"#
     + #"{"name":"id","type":"int8"},{"name":"payload","type":"text"},{"name":"recipient_id","type":"uuid"},"#
     + #"{"name":"sender_id","type":"uuid"}],"commit_timestamp":"2026-11-28T10:00:00.123Z","errors":null,"record":{"#

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -103,7 +104,7 @@ struct StoragePolicyApp: ServerApp {
     var schema: Schema { base.schema }
     func policies(strict: Bool) -> Policies { base.policies(strict: strict) }
     var sqliteMigrations: [SQLiteMigration] { base.sqliteMigrations }
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
         try await base.rpc(name, args, as: who, in: context)
     }
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int {

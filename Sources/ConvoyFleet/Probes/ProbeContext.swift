@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyJSON
 import ConvoySodium
 import ConvoyWire
 import Foundation
@@ -83,13 +84,14 @@ struct ProbeContext: Sendable {
 
     /// Keeps columns of a response's first row as `saved.<name>` for the probe's later steps.
     mutating func save(_ save: [(name: String, column: String)], from body: [UInt8]) {
-        let json = try? JSONSerialization.jsonObject(with: Data(body))
-        guard let row = (json as? [[String: Any]])?.first ?? json as? [String: Any] else { return }
+        guard let json = JSONScanner.parse(body, maxDepth: JSONScanner.foundationDepth) else { return }
+        let first: JSONValue? = if case .array(let rows) = json { rows.first } else { json }
+        guard let row = first, case .object = row else { return }
         for (name, column) in save {
             // `result.code`: a field of a field (a callable's `{"result": {…}}`).
-            var value: Any? = row
-            for part in column.split(separator: ".") { value = (value as? [String: Any])?[String(part)] }
-            if let v = value { values["saved.\(name)"] = (v as? String) ?? "\(v)" }
+            var value: JSONValue? = row
+            for part in column.split(separator: ".") { value = value?[String(part)] }
+            if let v = value { values["saved.\(name)"] = v.flatText ?? "null" }
         }
     }
 
@@ -155,8 +157,10 @@ struct ProbeContext: Sendable {
     }
 
     static func quote(_ s: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count + 2)
+        JSONValue.write(string: s, into: &out, escapingSlash: false)
+        return String(decoding: out, as: UTF8.self)
     }
 
     func evidence(_ step: ProbeStep, _ request: HTTPRequest, status: Int, body: [UInt8], kind: ProbeEvidence.Kind, detail: String) -> ProbeEvidence {
@@ -190,13 +194,17 @@ struct ProbeFacts {
     }
 
     init(_ r: HTTPResponse) {
-        let json = try? JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])
-        let object = json as? [String: Any]
+        let json = JSONScanner.parse(r.body, maxDepth: JSONScanner.foundationDepth)
         status = r.status
         // PostgREST's `code`, GoTrue's `error_code`, or an API of its own's `error` (QuickPic's).
-        code = object?["code"] as? String ?? object?["error_code"] as? String ?? object?["error"] as? String
+        code = json?["code"]?.string ?? json?["error_code"]?.string ?? json?["error"]?.string
         body = String(decoding: r.body, as: UTF8.self)
-        rows = r.status < 300 ? ((json as? [Any])?.count ?? (object != nil ? 1 : 0)) : 0
+        rows = switch json {
+        case _ where r.status >= 300: 0
+        case .array(let items)?: items.count
+        case .object?: 1
+        default: 0
+        }
     }
 
     func matches(_ m: ProbeMatch, _ context: ProbeContext) -> Bool {

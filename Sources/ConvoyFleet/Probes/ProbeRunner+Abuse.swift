@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyWire
 import Foundation
 
@@ -163,8 +164,8 @@ enum ResponseShape {
     static func differences(_ a: HTTPResponse, _ b: HTTPResponse) -> [String] {
         var out: [String] = []
         if a.status != b.status { out.append("status: \(a.status) and \(b.status)") }
-        let ja = try? JSONSerialization.jsonObject(with: Data(a.body), options: [.fragmentsAllowed])
-        let jb = try? JSONSerialization.jsonObject(with: Data(b.body), options: [.fragmentsAllowed])
+        let ja = JSONScanner.parse(a.body, maxDepth: JSONScanner.foundationDepth)
+        let jb = JSONScanner.parse(b.body, maxDepth: JSONScanner.foundationDepth)
         let (sa, sb) = (shape(ja), shape(jb))
         if sa != sb { out.append("body shape: \(sa) and \(sb)") }
         for field in messageFields {
@@ -176,23 +177,24 @@ enum ResponseShape {
     }
 
     /// `{code:string,message:string}`, `[{id:string}]`, `null`.
-    static func shape(_ v: Any?) -> String {
+    static func shape(_ v: JSONValue?) -> String {
         switch v {
         case nil: return "not JSON"
-        case let o as [String: Any]: return "{" + o.keys.sorted().map { "\($0):\(shape(o[$0]))" }.joined(separator: ",") + "}"
-        case let a as [Any]: return "[" + (a.first.map { shape($0) } ?? "") + "]"
-        case is String: return "string"
-        case is NSNull: return "null"
-        case is NSNumber, is Bool, is Int, is Double: return "scalar"
-        default: return "value"
+        case .object?:
+            let o = v?.dictionary ?? [:]
+            return "{" + o.keys.sorted().map { "\($0):\(shape(o[$0]))" }.joined(separator: ",") + "}"
+        case .array(let a)?: return "[" + (a.first.map { shape($0) } ?? "") + "]"
+        case .string?: return "string"
+        case .null?: return "null"
+        case .number?, .bool?: return "scalar"
         }
     }
 
     /// A top-level message field (or the same field inside a top-level `error` object, as Firebase's callables write it).
-    static func message(_ v: Any?, _ field: String) -> String? {
-        guard let o = v as? [String: Any] else { return nil }
-        if let x = o[field], !(x is [String: Any]) { return "\(x)" }
-        if let inner = o["error"] as? [String: Any], let x = inner[field] { return "\(x)" }
+    static func message(_ v: JSONValue?, _ field: String) -> String? {
+        guard case .object? = v else { return nil }
+        if let x = v?[field] { if case .object = x {} else { return x.flatText ?? "null" } }
+        if let inner = v?["error"], case .object = inner, let x = inner[field] { return x.flatText ?? "null" }
         return nil
     }
 }

@@ -9,7 +9,7 @@ extension ProbeRunner {
     /// what the step asks once joined, and judges by whether it joined, what it heard, whom it saw
     /// present and whether the control heard its broadcast (docs/probes.md, `channel`).
     func runChannel(_ step: ProbeStep, _ probe: ChannelProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
-        let token: String?, topic: String, payload: [String: Any]?, meta: [String: Any]?
+        let token: String?, topic: String, payload: JSONValue?, meta: JSONValue?
         do {
             if let t = probe.token { token = try context.fill(t) } else { token = try context.token(probe.actor) }
             topic = "realtime:" + (try context.fill(probe.topic))
@@ -52,11 +52,10 @@ extension ProbeRunner {
         }
         var trackRef: String?
         if joined {
-            if let meta { trackRef = actor.client.track(topic, meta: JSONValue(foundation: meta) ?? [:]) }
-            if var payload, let b = probe.broadcast {
+            if let meta { trackRef = actor.client.track(topic, meta: meta) }
+            if let payload, let b = probe.broadcast {
                 // Tagged so the control tells it from a fleet's own traffic on the channel.
-                payload["probe_ref"] = ref
-                actor.client.broadcast(topic, event: b.event, payload: JSONValue(foundation: payload) ?? [:])
+                actor.client.broadcast(topic, event: b.event, payload: payload.setting("probe_ref", to: .string(ref)))
             }
         }
         if let control {
@@ -78,9 +77,10 @@ extension ProbeRunner {
         let presences = actor.presenceKeys.filter { $0 != own && $0 != ref }
         let heard = actor.broadcasts
         let trackStatus = trackRef.flatMap { actor.reply($0) }
-        let seen: [String: Any] = ["joined": joined, "reason": actor.reason ?? "", "presence": presences.sorted(),
-                                   "broadcasts": heard.prefix(5).map(\.json), "track": trackStatus ?? (meta == nil ? "" : "not sent")]
-        let body = (try? JSONSerialization.data(withJSONObject: seen, options: [.sortedKeys, .withoutEscapingSlashes])).map { Array($0) } ?? []
+        let seen: JSONValue = ["broadcasts": .array(heard.prefix(5).map { .string($0.json) }), "joined": .bool(joined),
+                               "presence": JSONValue(presences.sorted()), "reason": .string(actor.reason ?? ""),
+                               "track": .string(trackStatus ?? (meta == nil ? "" : "not sent"))]
+        let body = Array(seen.text.utf8)
         var facts = ProbeFacts(status: joined ? 101 : 401, body: String(decoding: body, as: UTF8.self), rows: heard.count, events: heard.count)
         facts.channel = (joined, delivered, presences.count)
         judge(step, facts, context, &outcome) { kind, detail in
@@ -88,15 +88,15 @@ extension ProbeRunner {
                           path: "/realtime/v1/websocket \(context.redactor.redact(topic)) \(probe.isPrivate ? "private" : "public")"
                               + (probe.broadcast.map { " broadcast \($0.event)" } ?? "") + (meta == nil ? "" : " track"),
                           headers: ["access_token": "<\(probe.token == nil ? "\(probe.actor.rawValue) access token" : "catalogue token")>"],
-                          requestBody: payload.flatMap { (try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys])).map { context.redactor.excerpt(Array($0)) } },
+                          requestBody: payload.map { context.redactor.excerpt(Array($0.text.utf8)) },
                           status: facts.status, responseBody: context.redactor.excerpt(body), detail: context.redactor.redact(detail))
         }
     }
 
     /// A catalogue's JSON object, placeholders filled, as the Realtime client sends it.
-    static func object(_ json: ProbeJSON, _ context: ProbeContext) throws -> [String: Any] {
+    static func object(_ json: ProbeJSON, _ context: ProbeContext) throws -> JSONValue {
         let text = try ProbeContext.render(json, context)
-        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        guard let object = JSONScanner.parse(text), case .object = object else {
             throw ProbeTemplate.Unavailable(name: "an object (broadcast payloads and presence are JSON objects)")
         }
         return object

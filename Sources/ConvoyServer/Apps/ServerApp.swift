@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
@@ -27,7 +28,7 @@ protocol ServerApp: Sendable {
     var sqliteMigrations: [SQLiteMigration] { get }
     /// RPC `name` on the SQLite store, run as the server (PostgreSQL:
     /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON?
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue?
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.
     func purge(before cutoff: Date, now: Date, in context: SQLiteAppContext) async throws -> Int

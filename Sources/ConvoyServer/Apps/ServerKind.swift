@@ -4,7 +4,7 @@ import Logging
 /// One kind of server `convoy serve --app NAME` runs, declared in its app's folder: its name, what it does
 /// unless told, and how it opens. `ServerApps.kinds` lists them, one line an app; nothing else in the platform
 /// names an app.
-protocol ServerKind {
+protocol ServerKind: SendableMetatype {
     /// Its name for `--app`.
     static var appName: String { get }
     /// The Supabase app `ReferenceServer` serves (auth, PostgREST, Realtime, Storage around its schema); nil for

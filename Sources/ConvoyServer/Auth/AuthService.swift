@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoySodium
 import ConvoyTime
 import Foundation
@@ -26,7 +27,7 @@ struct AuthService: Sendable {
     /// GoTrue's minimum password length.
     static let minimumPasswordLength = 6
 
-    func signUp(email rawEmail: String?, password: String?) async throws -> [String: Any] {
+    func signUp(email rawEmail: String?, password: String?) async throws -> JSONValue {
         let userID = UUID().uuidString.lowercased()
         guard let rawEmail, !rawEmail.isEmpty else {
             // No email: an anonymous user, as `supabase.auth.signInAnonymously()` makes.
@@ -48,7 +49,7 @@ struct AuthService: Sendable {
         return try await newSession(userID: userID)
     }
 
-    func signIn(email rawEmail: String, password: String) async throws -> [String: Any] {
+    func signIn(email rawEmail: String, password: String) async throws -> JSONValue {
         let row = try await store.credentials(email: rawEmail.lowercased())
         // Verify against a dummy hash of the same cost when the user is unknown,
         // so both cases cost the same.
@@ -66,7 +67,7 @@ struct AuthService: Sendable {
     /// Rotates a refresh token. Reused within `reuseInterval`, it answers with its
     /// successor; reused later, it revokes its whole session (reuse detection),
     /// so a stolen token is worth one refresh.
-    func refresh(token: String) async throws -> [String: Any] {
+    func refresh(token: String) async throws -> JSONValue {
         let now = clock.date
         switch try await store.rotate(token: token, fresh: Self.randomToken(), now: now,
                                       graceCutoff: now.addingTimeInterval(-Self.reuseInterval)) {
@@ -90,7 +91,7 @@ struct AuthService: Sendable {
         try await store.sessionIsLive(sessionID)
     }
 
-    func user(id: String) async throws -> [String: Any] {
+    func user(id: String) async throws -> JSONValue {
         guard let user = try await store.authUser(id: id) else {
             throw APIError.gotrue(.notFound, "user_not_found", "User not found")
         }
@@ -98,42 +99,45 @@ struct AuthService: Sendable {
     }
 
     /// `POST /admin/users` with the service role: a confirmed user, no session.
-    func adminCreate(email: String?, password: String?) async throws -> [String: Any] {
+    func adminCreate(email: String?, password: String?) async throws -> JSONValue {
         guard let email, !email.isEmpty else {
             throw APIError.gotrue(.badRequest, "validation_failed", "An email address is required")
         }
         let session = try await signUp(email: email, password: password)
-        return session["user"] as? [String: Any] ?? [:]
+        return session["user"] ?? [:]
     }
 
     // MARK: - Sessions
 
-    private func newSession(userID: String) async throws -> [String: Any] {
+    private func newSession(userID: String) async throws -> JSONValue {
         let sessionID = UUID().uuidString.lowercased()
         let refresh = Self.randomToken()
         try await store.insertSession(id: sessionID, userID: userID, refreshToken: refresh, now: clock.date)
         return try await session(userID: userID, sessionID: sessionID, refreshToken: refresh)
     }
 
-    private func session(userID: String, sessionID: String, refreshToken: String) async throws -> [String: Any] {
-        let user = try await user(id: userID)
-        let email = user["email"] as? String
-        let anonymous = user["is_anonymous"] as? Bool ?? false
-        let (token, expiresAt) = try await tokens.accessToken(userID: userID, email: email, sessionID: sessionID, anonymous: anonymous)
-        return ["access_token": token, "token_type": "bearer", "expires_in": Int(tokens.ttl), "expires_at": expiresAt,
-                "refresh_token": refreshToken, "user": user]
+    private func session(userID: String, sessionID: String, refreshToken: String) async throws -> JSONValue {
+        guard let user = try await store.authUser(id: userID) else {
+            throw APIError.gotrue(.notFound, "user_not_found", "User not found")
+        }
+        let (token, expiresAt) = try await tokens.accessToken(userID: userID, email: user.email ?? "", sessionID: sessionID,
+                                                              anonymous: user.isAnonymous)
+        return ["access_token": .string(token), "token_type": "bearer", "expires_in": JSONValue(Int(tokens.ttl)),
+                "expires_at": JSONValue(expiresAt), "refresh_token": .string(refreshToken), "user": Self.userJSON(user)]
     }
 
-    static func userJSON(_ u: AuthUser) -> [String: Any] {
-        let created = Timestamps.format(u.createdAt)
+    /// GoTrue's user object.
+    static func userJSON(_ u: AuthUser) -> JSONValue {
+        let created = JSONValue.string(Timestamps.format(u.createdAt))
+        let confirmed: JSONValue = u.isAnonymous ? .null : created
         return [
-            "id": u.id, "aud": "authenticated", "role": "authenticated",
-            "email": u.email ?? "", "phone": "",
-            "email_confirmed_at": u.isAnonymous ? NSNull() : created, "confirmed_at": u.isAnonymous ? NSNull() : created,
-            "last_sign_in_at": u.lastSignInAt.map(Timestamps.format) ?? NSNull(),
+            "id": .string(u.id), "aud": "authenticated", "role": "authenticated",
+            "email": .string(u.email ?? ""), "phone": "",
+            "email_confirmed_at": confirmed, "confirmed_at": confirmed,
+            "last_sign_in_at": JSONValue(u.lastSignInAt.map(Timestamps.format)),
             "app_metadata": ["provider": u.isAnonymous ? "anonymous" : "email", "providers": u.isAnonymous ? [] : ["email"]],
-            "user_metadata": [String: Any](), "identities": [Any](),
-            "created_at": created, "updated_at": Timestamps.format(u.updatedAt), "is_anonymous": u.isAnonymous,
+            "user_metadata": [:], "identities": [],
+            "created_at": created, "updated_at": .string(Timestamps.format(u.updatedAt)), "is_anonymous": .bool(u.isAnonymous),
         ]
     }
 

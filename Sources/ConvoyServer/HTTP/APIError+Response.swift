@@ -1,4 +1,4 @@
-import Foundation
+import ConvoyJSON
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -7,16 +7,15 @@ import NIOCore
 /// shape of the service that answers.
 extension APIError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: [String: Any] = [:]
-        switch shape {
+        let body: JSONValue = switch shape {
         case .postgrest(let code, let details, let hint):
-            body = ["code": code, "message": message, "details": details ?? NSNull(), "hint": hint ?? NSNull()]
+            ["code": .string(code), "details": JSONValue(details), "hint": JSONValue(hint), "message": .string(message)]
         case .gotrue(let errorCode):
-            body = ["code": status.code, "error_code": errorCode, "msg": message]
+            ["code": JSONValue(status.code), "error_code": .string(errorCode), "msg": .string(message)]
         case .gateway:
-            body = ["message": message]
+            ["message": .string(message)]
         }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let data = Array(body.text.utf8)
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers,

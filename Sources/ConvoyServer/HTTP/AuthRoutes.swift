@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Hummingbird
 
 /// `/auth/v1`: GoTrue's routes that Supabase clients call.
@@ -8,26 +9,27 @@ struct AuthRoutes: Sendable {
     func add(to router: Router<ClientRequestContext>) {
         let group = router.group("auth/v1")
         group.post("signup") { request, _ in
-            guard let body = try await support.json(request, gotrue: true) as? [String: Any] else {
+            let body = try await support.json(request, gotrue: true)
+            guard case .object = body else {
                 throw APIError.gotrue(.badRequest, "bad_json", "The request body must be a JSON object")
             }
-            for key in ["email", "password"] where body[key] != nil && !(body[key] is String) {
+            for key in ["email", "password"] where body[key] != nil && body[key]?.string == nil {
                 throw APIError.gotrue(.badRequest, "validation_failed", "\(key) must be a string")
             }
-            let session = try await auth.signUp(email: body["email"] as? String, password: body["password"] as? String)
+            let session = try await auth.signUp(email: body["email"]?.string, password: body["password"]?.string)
             return JSONResponse.make(.ok, session)
         }
         group.post("token") { request, _ in
             let grant = request.uri.queryParameters["grant_type"].map(String.init)
-            let body = try await support.json(request, gotrue: true) as? [String: Any] ?? [:]
+            let body = try await support.json(request, gotrue: true)
             switch grant {
             case "password":
-                guard let email = body["email"] as? String, let password = body["password"] as? String else {
+                guard let email = body["email"]?.string, let password = body["password"]?.string else {
                     throw APIError.gotrue(.badRequest, "validation_failed", "email and password are required")
                 }
                 return JSONResponse.make(.ok, try await auth.signIn(email: email, password: password))
             case "refresh_token":
-                guard let token = body["refresh_token"] as? String else {
+                guard let token = body["refresh_token"]?.string else {
                     throw APIError.gotrue(.badRequest, "validation_failed", "refresh_token is required")
                 }
                 return JSONResponse.make(.ok, try await auth.refresh(token: token))
@@ -54,8 +56,8 @@ struct AuthRoutes: Sendable {
             guard try await support.principal(request, gotrue: true).role == .serviceRole else {
                 throw APIError.gotrue(.forbidden, "not_admin", "User not allowed")
             }
-            let body = try await support.json(request, gotrue: true) as? [String: Any] ?? [:]
-            return JSONResponse.make(.ok, try await auth.adminCreate(email: body["email"] as? String, password: body["password"] as? String))
+            let body = try await support.json(request, gotrue: true)
+            return JSONResponse.make(.ok, try await auth.adminCreate(email: body["email"]?.string, password: body["password"]?.string))
         }
     }
 }

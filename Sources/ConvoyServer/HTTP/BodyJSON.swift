@@ -1,49 +1,50 @@
 import ConvoyJSON
-import Foundation
 import NIOCore
 
-/// A request body as `JSONSerialization` gives it — `[String: Any]`, `[Any]`, `String`, `NSNumber` (booleans
-/// too, as `__NSCFBoolean`) and `NSNull` — read by `JSONScanner`, which is as strict as PostgreSQL's and
-/// GoTrue's readers where Foundation's is not: `[1,]` and `{"a":1,}` are refused (Foundation on Linux takes
-/// them). Numbers keep their exact type: an integer is an Int64 when it fits (UInt64 above 2^63 − 1), any
-/// other number a finite Double; an object's repeated key keeps its last value. Invalid UTF-8, a lone
-/// surrogate escape and nesting deeper than `JSONScanner.maxDepth` are refused, as empty bodies are.
+/// A request body read by `JSONScanner`, which is as strict as PostgreSQL's and GoTrue's readers where
+/// Foundation's is not: `[1,]` and `{"a":1,}` are refused (Foundation on Linux takes them). Numbers keep
+/// their literal text (a bigint is read exactly, never through a Double) and must be finite: `1e400` is
+/// refused, as `JSONSerialization` refused it. An object's repeated key keeps its last value, once, where
+/// it first stood. Invalid UTF-8, a lone surrogate escape and nesting deeper than `JSONScanner.maxDepth`
+/// are refused, as empty bodies are.
 enum BodyJSON {
-    static func parse(_ bytes: ByteBufferView) -> Any? {
-        let scanned = bytes.withContiguousStorageIfAvailable { JSONScanner.parse($0) } ?? Array(bytes).withUnsafeBufferPointer { JSONScanner.parse($0) }
-        return scanned.flatMap { foundation($0) }
+    static func parse(_ bytes: ByteBufferView) -> JSONValue? {
+        let scanned = bytes.withContiguousStorageIfAvailable { JSONScanner.parse($0) } ?? JSONScanner.parse(Array(bytes))
+        return scanned.flatMap(checked)
     }
 
-    static func foundation(_ value: JSONValue) -> Any? {
+    /// The value with every number finite and every object's names unique; nil when a number is not finite.
+    static func checked(_ value: JSONValue) -> JSONValue? {
         switch value {
-        case .string(let s): return s
-        case .bool(let b): return NSNumber(value: b)
-        case .null: return NSNull()
-        case .number(let text): return number(text)
-        case .array(let elements):
-            var out: [Any] = []
-            out.reserveCapacity(elements.count)
-            for e in elements {
-                guard let v = foundation(e) else { return nil }
+        case .string, .bool, .null: return value
+        case .number(let text):
+            guard isInteger(text) || Double(text)?.isFinite == true else { return nil }
+            return value
+        case .array(let items):
+            var out: [JSONValue] = []
+            out.reserveCapacity(items.count)
+            for item in items {
+                guard let v = checked(item) else { return nil }
                 out.append(v)
             }
-            return out
+            return .array(out)
         case .object(let members):
-            var out: [String: Any] = Dictionary(minimumCapacity: members.count)
+            var out: [JSONValue.Member] = []
+            out.reserveCapacity(members.count)
+            var at: [String: Int] = [:]
             for m in members {
-                guard let v = foundation(m.value) else { return nil }
-                out[m.key] = v
+                guard let v = checked(m.value) else { return nil }
+                if let i = at[m.key] { out[i].value = v } else {
+                    at[m.key] = out.count
+                    out.append(JSONValue.Member(m.key, v))
+                }
             }
-            return out
+            return .object(out)
         }
     }
 
-    static func number(_ text: String) -> NSNumber? {
-        if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
-            if let i = Int64(text) { return NSNumber(value: i) }
-            if let u = UInt64(text) { return NSNumber(value: u) }
-        }
-        guard let d = Double(text), d.isFinite else { return nil }
-        return NSNumber(value: d)
+    /// An integer literal: digits after an optional minus, no fraction or exponent (any size: PostgreSQL judges its range).
+    static func isInteger(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import HTTPTypes
 import Hummingbird
 
@@ -12,16 +13,16 @@ struct RESTRoutes: Sendable {
             let name = try context.parameters.require("function")
             let who = try await support.principal(request)
             // No body is no arguments; a body that is not a JSON object is an error.
-            let args: [String: Any]
+            let args: [String: JSONValue]
             if request.headers[.contentLength].flatMap(Int.init) ?? 0 == 0, request.headers[.transferEncoding] == nil {
                 args = [:]
             } else {
-                guard let object = try await support.json(request) as? [String: Any] else {
+                guard let object = try await support.json(request).dictionary else {
                     throw APIError.postgrest(.badRequest, "PGRST102", "RPC arguments must be a JSON object")
                 }
                 args = object
             }
-            return JSONResponse.make(.ok, try await rest.rpc(name, args, as: who).value)
+            return JSONResponse.make(.ok, try await rest.rpc(name, args, as: who))
         }
         // HEAD: the same query, headers only (supabase-js `select(…, { head: true, count })`).
         group.head("{table}") { request, context in
@@ -42,7 +43,7 @@ struct RESTRoutes: Sendable {
                 }
                 return JSONResponse.make(.ok, rows.objects[0], headers: headers)
             }
-            return JSONResponse.make(.ok, rows.objects, headers: headers)
+            return JSONResponse.make(.ok, .array(rows.objects), headers: headers)
         }
         group.post("{table}") { request, context in
             let (t, who, q) = try await prepare(request, context)
@@ -93,6 +94,6 @@ struct RESTRoutes: Sendable {
         if request.headers[.accept]?.contains("application/vnd.pgrst.object+json") == true, rows.objects.count == 1 {
             return JSONResponse.make(status, rows.objects[0])
         }
-        return JSONResponse.make(status, rows.objects)
+        return JSONResponse.make(status, .array(rows.objects))
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -15,7 +16,7 @@ struct RequestSupport: Sendable {
     let bodyLimit: Int
 
     /// The body as JSON, within the size limit. `gotrue` picks the error shape.
-    func json(_ request: Request, gotrue: Bool = false) async throws -> Any {
+    func json(_ request: Request, gotrue: Bool = false) async throws -> JSONValue {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > bodyLimit {
             throw tooLarge(gotrue)
         }
@@ -99,11 +100,13 @@ struct RequestSupport: Sendable {
 
 /// JSON responses.
 enum JSONResponse {
-    static func make(_ status: HTTPResponse.Status, _ object: Any, headers: HTTPFields = [:]) -> Response {
+    static func make(_ status: HTTPResponse.Status, _ value: JSONValue, headers: HTTPFields = [:]) -> Response {
         var h = headers
         h[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8)
-        return Response(status: status, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        value.write(into: &out)
+        return Response(status: status, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: out)))
     }
 
     static func empty(_ status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// The rows of Supabase Storage, `storage.buckets` and `storage.objects`, in
@@ -41,11 +42,10 @@ struct BucketRow: Sendable, Equatable {
 
     /// As storage-api answers it (`bucketSchema`; a null `owner` is `""`, as
     /// its JSON serializer writes a null for a string property).
-    var json: [String: Any] {
-        ["id": id, "name": name, "owner": owner ?? "", "public": isPublic, "type": "STANDARD",
-         "file_size_limit": fileSizeLimit.map { $0 as Any } ?? NSNull(),
-         "allowed_mime_types": allowedMimeTypes.map { $0 as Any } ?? NSNull(),
-         "created_at": Timestamps.format(createdAt), "updated_at": Timestamps.format(updatedAt)]
+    var json: JSONValue {
+        ["allowed_mime_types": allowedMimeTypes.map { JSONValue($0) } ?? .null, "created_at": .string(Timestamps.format(createdAt)),
+         "file_size_limit": fileSizeLimit.map { JSONValue($0) } ?? .null, "id": .string(id), "name": .string(name),
+         "owner": .string(owner ?? ""), "public": .bool(isPublic), "type": "STANDARD", "updated_at": .string(Timestamps.format(updatedAt))]
     }
 }
 
@@ -66,10 +66,11 @@ struct ObjectRow: Sendable, Equatable {
     }
 
     /// As storage-api answers it (`objectSchema`).
-    var json: [String: Any] {
-        ["id": id, "bucket_id": bucketID, "name": name, "owner": owner ?? "", "owner_id": owner ?? "", "version": version,
-         "created_at": Timestamps.format(createdAt), "updated_at": Timestamps.format(updatedAt),
-         "last_accessed_at": Timestamps.format(updatedAt), "metadata": metadata.json, "user_metadata": NSNull()]
+    var json: JSONValue {
+        ["bucket_id": .string(bucketID), "created_at": .string(Timestamps.format(createdAt)), "id": .string(id),
+         "last_accessed_at": .string(Timestamps.format(updatedAt)), "metadata": metadata.json, "name": .string(name),
+         "owner": .string(owner ?? ""), "owner_id": .string(owner ?? ""), "updated_at": .string(Timestamps.format(updatedAt)),
+         "user_metadata": .null, "version": .string(version)]
     }
 }
 
@@ -83,16 +84,16 @@ struct ObjectMetadata: Sendable, Equatable, Codable {
     var contentLength: Int?
     var httpStatusCode: Int?
 
-    var json: [String: Any] {
-        var out: [String: Any] = [:]
-        if let eTag { out["eTag"] = eTag }
-        if let size { out["size"] = size }
-        if let mimetype { out["mimetype"] = mimetype }
-        if let cacheControl { out["cacheControl"] = cacheControl }
-        if let lastModified { out["lastModified"] = lastModified }
-        if let contentLength { out["contentLength"] = contentLength }
-        if let httpStatusCode { out["httpStatusCode"] = httpStatusCode }
-        return out
+    var json: JSONValue {
+        var out: [String: JSONValue] = [:]
+        if let eTag { out["eTag"] = .string(eTag) }
+        if let size { out["size"] = JSONValue(size) }
+        if let mimetype { out["mimetype"] = .string(mimetype) }
+        if let cacheControl { out["cacheControl"] = .string(cacheControl) }
+        if let lastModified { out["lastModified"] = .string(lastModified) }
+        if let contentLength { out["contentLength"] = JSONValue(contentLength) }
+        if let httpStatusCode { out["httpStatusCode"] = JSONValue(httpStatusCode) }
+        return JSONValue(out)
     }
 
     var text: String {

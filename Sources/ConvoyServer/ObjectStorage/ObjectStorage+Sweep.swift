@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 
@@ -54,7 +55,7 @@ extension PostgresObjectCatalog {
         let text = try await store.request("""
             SELECT coalesce(json_agg(version), '[]')::text FROM storage.objects
              WHERE version = ANY (ARRAY(SELECT json_array_elements_text($1[1]::json)))
-            """, [try PostgresTables.json(versions)], as: .service)
-        return Set((try? JSONSerialization.jsonObject(with: Data((text ?? "[]").utf8))) as? [String] ?? [])
+            """, [JSONValue(versions).text], as: .service)
+        return Set(text.flatMap { JSONScanner.parse($0)?.strings } ?? [])
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import HTTPTypes
@@ -30,24 +31,31 @@ struct ObjectStorage: Sendable {
 
     // MARK: - Buckets
 
-    func createBucket(_ body: [String: Any], as who: Principal) async throws -> String {
-        guard let name = body["name"] as? String else { throw StorageAPIError.invalidRequest("body must have required property 'name'") }
-        let id = (body["id"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? name
+    func createBucket(_ body: JSONValue, as who: Principal) async throws -> String {
+        guard let name = body["name"]?.string else { throw StorageAPIError.invalidRequest("body must have required property 'name'") }
+        let id = body["id"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? name
         guard ObjectKey.isValidBucketName(id) else { throw StorageAPIError.invalidBucketName(id) }
         var limit: Int?
         switch body["file_size_limit"] {
-        case nil, is NSNull: limit = nil
-        case let n as NSNumber where n.doubleValue >= 0 && n.doubleValue == n.doubleValue.rounded(): limit = n.intValue
-        case let s as String:
+        case nil, .null?: limit = nil
+        case .number?:
+            guard let d = body["file_size_limit"]?.double, d >= 0, d == d.rounded(), let n = Int(exactly: d) else {
+                throw StorageAPIError.invalidRequest("body/file_size_limit must be integer or string")
+            }
+            limit = n
+        case .string(let s)?:
             guard let bytes = FileSize.bytes(s), s.rangeOfCharacter(from: .letters) != nil else {
                 throw StorageAPIError.invalidRequest("Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B")
             }
             limit = bytes
         default: throw StorageAPIError.invalidRequest("body/file_size_limit must be integer or string")
         }
-        let types = (body["allowed_mime_types"] as? [Any])?.compactMap { $0 as? String }.filter { !$0.isEmpty }
+        let types = body["allowed_mime_types"].flatMap { v -> [String]? in
+            guard case .array(let items) = v else { return nil }
+            return items.compactMap(\.string).filter { !$0.isEmpty }
+        }
         let now = clock.date
-        try await catalog.createBucket(BucketRow(id: id, name: name, owner: who.userID, isPublic: body["public"] as? Bool ?? false,
+        try await catalog.createBucket(BucketRow(id: id, name: name, owner: who.userID, isPublic: body["public"]?.bool ?? false,
                                                  fileSizeLimit: limit == 0 ? nil : limit, allowedMimeTypes: types,
                                                  createdAt: now, updatedAt: now), as: who)
         return name
@@ -132,14 +140,14 @@ struct ObjectStorage: Sendable {
     /// below `prefix` that `who` may see, folders (name only, id null) and
     /// files (name relative to the prefix), sorted, paged by `limit` and
     /// `offset`. At most 10,000 objects under the prefix are looked at.
-    func list(bucket: String, body: [String: Any], as who: Principal) async throws -> [[String: Any]] {
-        guard var prefix = body["prefix"] as? String else { throw StorageAPIError.invalidRequest("body must have required property 'prefix'") }
+    func list(bucket: String, body: JSONValue, as who: Principal) async throws -> JSONValue {
+        guard var prefix = body["prefix"]?.string else { throw StorageAPIError.invalidRequest("body must have required property 'prefix'") }
         if !prefix.isEmpty, !prefix.hasSuffix("/") { prefix += "/" }
-        let limit = max(1, (body["limit"] as? NSNumber)?.intValue ?? 100), offset = max(0, (body["offset"] as? NSNumber)?.intValue ?? 0)
-        let search = body["search"] as? String ?? ""
-        let sort = body["sortBy"] as? [String: Any]
-        let descending = (sort?["order"] as? String)?.lowercased() == "desc"
-        let column = sort?["column"] as? String ?? "name"
+        let limit = max(1, Self.count(body["limit"]) ?? 100), offset = max(0, Self.count(body["offset"]) ?? 0)
+        let search = body["search"]?.string ?? ""
+        let sort = body["sortBy"]
+        let descending = sort?["order"]?.string?.lowercased() == "desc"
+        let column = sort?["column"]?.string ?? "name"
         var folders: Set<String> = []
         var entries: [(name: String, row: ObjectRow?)] = []
         for row in try await catalog.objects(bucket: bucket, prefix: prefix, limit: 10_000, as: who) {
@@ -160,15 +168,20 @@ struct ObjectStorage: Sendable {
             }
             return x.name < y.name
         }
-        return entries.dropFirst(offset).prefix(limit).map { entry in
+        return .array(entries.dropFirst(offset).prefix(limit).map { entry in
             guard let row = entry.row else {
-                return ["name": entry.name, "id": NSNull(), "updated_at": NSNull(), "created_at": NSNull(),
-                        "last_accessed_at": NSNull(), "metadata": NSNull()]
+                return ["created_at": .null, "id": .null, "last_accessed_at": .null, "metadata": .null, "name": .string(entry.name),
+                        "updated_at": .null]
             }
-            let json = row.json
-            return ["name": entry.name, "id": row.id, "updated_at": json["updated_at"]!, "created_at": json["created_at"]!,
-                    "last_accessed_at": json["last_accessed_at"]!, "metadata": row.metadata.json]
-        }
+            let (created, updated) = (JSONValue.string(Timestamps.format(row.createdAt)), JSONValue.string(Timestamps.format(row.updatedAt)))
+            return ["created_at": created, "id": .string(row.id), "last_accessed_at": updated, "metadata": row.metadata.json,
+                    "name": .string(entry.name), "updated_at": updated]
+        })
+    }
+
+    /// A paging number as storage-api reads one (a fraction is cut); nil when absent or not a number.
+    static func count(_ value: JSONValue?) -> Int? {
+        value?.double.flatMap { $0.isFinite ? Int(exactly: $0.rounded(.towardZero)) : nil }
     }
 
     /// The retention hook: deletes objects as the server, rows and bytes, e.g.

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import HTTPTypes
@@ -50,9 +51,9 @@ struct ObjectStorageRoutes: Sendable {
         switch (request.method, s.first ?? "") {
         case (.post, "bucket") where s.count == 1:
             let body = try await object(request)
-            return JSONResponse.make(.ok, ["name": try await storage.createBucket(body, as: try await principal(request))])
+            return JSONResponse.make(.ok, ["name": .string(try await storage.createBucket(body, as: try await principal(request)))])
         case (.get, "bucket") where s.count == 1:
-            return JSONResponse.make(.ok, try await storage.catalog.buckets(as: try await principal(request)).map(\.json))
+            return JSONResponse.make(.ok, .array(try await storage.catalog.buckets(as: try await principal(request)).map(\.json)))
         case (.get, "bucket") where s.count == 2:
             let id = ObjectKey.decode(raw[1]) ?? ""
             guard let b = try await storage.catalog.bucket(id, as: try await principal(request)) else { throw StorageAPIError.noSuchBucket }
@@ -69,7 +70,7 @@ struct ObjectStorageRoutes: Sendable {
             let expiresIn = try storage.signer.expiresIn(try await object(request)["expiresIn"])
             guard try await storage.catalog.object(bucket: bucket, name: try ObjectKey.require(key), as: try await principal(request)) != nil
             else { throw StorageAPIError.noSuchKey }
-            return JSONResponse.make(.ok, ["signedURL": try await storage.signer.download(bucket: bucket, name: key, expiresIn: expiresIn)])
+            return JSONResponse.make(.ok, ["signedURL": .string(try await storage.signer.download(bucket: bucket, name: key, expiresIn: expiresIn))])
         case (.get, "sign") where s.count > 3:
             let (bucket, key) = try name(2)
             _ = try await storage.signer.verify(query["token"].map(String.init), bucket: bucket, name: key, scope: .download)
@@ -86,12 +87,12 @@ struct ObjectStorageRoutes: Sendable {
             guard try await storage.catalog.bucket(bucket, as: .service) != nil else { throw StorageAPIError.noSuchBucket }
             try await storage.catalog.checkWrite(probe, upsert: upsert, as: who)
             let signed = try await storage.signer.upload(bucket: bucket, name: key, owner: who.userID, upsert: upsert)
-            return JSONResponse.make(.ok, ["url": signed.url, "token": signed.token])
+            return JSONResponse.make(.ok, ["token": .string(signed.token), "url": .string(signed.url)])
         case (.put, "upload") where s.count > 4 && s[2] == "sign":
             let (bucket, key) = try name(3)
             let token = try await verifyUpload(query["token"].map(String.init), bucket: bucket, name: key)
             _ = try await storage.upload(request, bucket: bucket, name: key, owner: token.owner, upsert: token.upsert ?? false, as: .service)
-            return JSONResponse.make(.ok, ["Key": "\(bucket)/\(key)"])
+            return JSONResponse.make(.ok, ["Key": .string("\(bucket)/\(key)")])
         case (.post, "list") where s.count == 3:
             let bucket = ObjectKey.decode(raw[2]) ?? ""
             return JSONResponse.make(.ok, try await storage.list(bucket: bucket, body: try await object(request), as: try await principal(request)))
@@ -108,14 +109,13 @@ struct ObjectStorageRoutes: Sendable {
             let who = try await principal(request, closing: true)
             let upsert = request.method == .put || request.headers[.xUpsert] == "true"
             let row = try await storage.upload(request, bucket: bucket, name: key, owner: who.userID, upsert: upsert, as: who)
-            return JSONResponse.make(.ok, ["Id": row.id, "Key": "\(bucket)/\(row.name)"])
+            return JSONResponse.make(.ok, ["Id": .string(row.id), "Key": .string("\(bucket)/\(row.name)")])
         case (.delete, _) where s.count == 2:
             let bucket = ObjectKey.decode(raw[1]) ?? ""
-            guard let prefixes = try await object(request)["prefixes"] as? [Any], !prefixes.isEmpty,
-                  prefixes.allSatisfy({ $0 is String })
+            guard let prefixes = try await object(request)["prefixes"]?.strings, !prefixes.isEmpty
             else { throw StorageAPIError.invalidRequest("body/prefixes must be a non-empty array of strings") }
-            let gone = try await storage.remove(bucket: bucket, names: prefixes.compactMap { $0 as? String }, as: try await principal(request))
-            return JSONResponse.make(.ok, gone.map(\.json))
+            let gone = try await storage.remove(bucket: bucket, names: prefixes, as: try await principal(request))
+            return JSONResponse.make(.ok, .array(gone.map(\.json)))
         default:
             throw notFound(request)
         }
@@ -175,8 +175,8 @@ struct ObjectStorageRoutes: Sendable {
     }
 
     /// The body as a JSON object (storage-api's JSON bodies are small: the server's body limit applies).
-    private func object(_ request: Request) async throws -> [String: Any] {
-        let value: Any
+    private func object(_ request: Request) async throws -> JSONValue {
+        let value: JSONValue
         do {
             value = try await support.json(request)
         } catch let error as APIError where error.status == .contentTooLarge {
@@ -184,8 +184,8 @@ struct ObjectStorageRoutes: Sendable {
         } catch {
             throw StorageAPIError.invalidRequest("Body is not valid JSON")
         }
-        guard let object = value as? [String: Any] else { throw StorageAPIError.invalidRequest("body must be object") }
-        return object
+        guard case .object = value else { throw StorageAPIError.invalidRequest("body must be object") }
+        return value
     }
 
     /// storage-api's answer to a route it does not have (a real 404).

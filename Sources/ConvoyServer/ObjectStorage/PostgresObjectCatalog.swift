@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 
 /// `storage.buckets` and `storage.objects` in PostgreSQL
@@ -22,7 +23,7 @@ struct PostgresObjectCatalog: ObjectCatalog {
         """
 
     func createBucket(_ bucket: BucketRow, as who: Principal) async throws {
-        let types = try bucket.allowedMimeTypes.map { try PostgresTables.json($0) } ?? ""
+        let types = bucket.allowedMimeTypes.map { JSONValue($0).text } ?? ""
         try await run("""
             WITH w AS (INSERT INTO storage.buckets (id, name, owner, owner_id, public, file_size_limit, allowed_mime_types, created_at, updated_at)
               VALUES ($1[1], $1[2], nullif($1[3], '')::uuid, nullif($1[3], ''), $1[4]::boolean, nullif($1[5], '')::bigint,
@@ -62,8 +63,8 @@ struct PostgresObjectCatalog: ObjectCatalog {
               VALUES ($1[6]::uuid, $1[1], $1[2], nullif($1[3], '')::uuid, nullif($1[3], ''), $1[4], $1[5]::jsonb, auth.now(), auth.now(), auth.now())\(conflict))
             SELECT json_build_array((SELECT id::text FROM old), (SELECT version FROM old))::text
             """, [row.bucketID, row.name, row.owner ?? "", row.version, row.metadata.text, row.id], as: who, duplicate: .alreadyExists)
-        let pair = text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] } ?? []
-        return ((pair.first as? String) ?? row.id, pair.count > 1 ? pair[1] as? String : nil)
+        let pair = text.flatMap(PostgresTables.parse)?.items ?? []
+        return (pair.first?.string ?? row.id, pair.count > 1 ? pair[1].string : nil)
     }
 
     func object(bucket: String, name: String, as who: Principal) async throws -> ObjectRow? {
@@ -77,7 +78,7 @@ struct PostgresObjectCatalog: ObjectCatalog {
             WITH o AS (DELETE FROM storage.objects d WHERE d.bucket_id = $1[1] AND d.name = ANY (ARRAY(SELECT json_array_elements_text($1[2]::json)))
                        RETURNING d.*)
             SELECT coalesce(json_agg(\(Self.objectJSON) ORDER BY o.name), '[]')::text FROM o
-            """, [bucket, try PostgresTables.json(names)], as: who)).map(Self.object)
+            """, [bucket, JSONValue(names).text], as: who)).map(Self.object)
     }
 
     func objects(bucket: String, prefix: String, limit: Int, as who: Principal) async throws -> [ObjectRow] {
@@ -107,25 +108,27 @@ struct PostgresObjectCatalog: ObjectCatalog {
         }
     }
 
-    static func array(_ text: String?) -> [[String: Any]] {
-        text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [[String: Any]] } ?? []
+    static func array(_ text: String?) -> [JSONValue] {
+        text.flatMap(PostgresTables.parse)?.items ?? []
     }
 
-    private static func date(_ value: Any?) -> Date {
-        (value as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) } ?? .distantPast
+    private static func date(_ value: JSONValue?) -> Date {
+        value?.double.map { Date(timeIntervalSince1970: $0) } ?? .distantPast
     }
 
-    static func bucket(_ o: [String: Any]) -> BucketRow {
-        BucketRow(id: o["id"] as? String ?? "", name: o["name"] as? String ?? "", owner: o["owner"] as? String,
-                  isPublic: o["public"] as? Bool ?? false, fileSizeLimit: (o["file_size_limit"] as? NSNumber)?.intValue,
-                  allowedMimeTypes: o["allowed_mime_types"] as? [String], createdAt: date(o["created_at"]), updatedAt: date(o["updated_at"]))
+    static func bucket(_ o: JSONValue) -> BucketRow {
+        BucketRow(id: o["id"]?.string ?? "", name: o["name"]?.string ?? "", owner: o["owner"]?.string,
+                  isPublic: o["public"]?.bool ?? false, fileSizeLimit: o["file_size_limit"]?.int,
+                  allowedMimeTypes: o["allowed_mime_types"]?.strings, createdAt: date(o["created_at"]), updatedAt: date(o["updated_at"]))
     }
 
-    static func object(_ o: [String: Any]) -> ObjectRow {
-        let metadata = (o["metadata"] as? [String: Any]).flatMap { try? JSONSerialization.data(withJSONObject: $0) }
-            .map { String(decoding: $0, as: UTF8.self) }
-        return ObjectRow(id: o["id"] as? String ?? "", bucketID: o["bucket_id"] as? String ?? "", name: o["name"] as? String ?? "",
-                         owner: o["owner"] as? String, version: o["version"] as? String ?? "",
+    static func object(_ o: JSONValue) -> ObjectRow {
+        let metadata = o["metadata"].flatMap { m -> String? in
+            guard case .object = m else { return nil }
+            return m.text
+        }
+        return ObjectRow(id: o["id"]?.string ?? "", bucketID: o["bucket_id"]?.string ?? "", name: o["name"]?.string ?? "",
+                         owner: o["owner"]?.string, version: o["version"]?.string ?? "",
                          createdAt: date(o["created_at"]), updatedAt: date(o["updated_at"]), metadata: ObjectMetadata(text: metadata))
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 
@@ -23,7 +24,7 @@ struct SQLiteObjectCatalog: ObjectCatalog {
 
     func createBucket(_ bucket: BucketRow, as who: Principal) async throws {
         guard who.role == .serviceRole else { throw StorageAPIError.rlsViolation }
-        let types = bucket.allowedMimeTypes.flatMap { try? JSONSerialization.data(withJSONObject: $0) }.map { String(decoding: $0, as: UTF8.self) }
+        let types = bucket.allowedMimeTypes.map { JSONValue($0).text }
         do {
             try await store.pool.write { db in
                 try db.execute(sql: """
@@ -135,7 +136,7 @@ struct SQLiteObjectCatalog: ObjectCatalog {
     }
 
     static func bucket(_ r: Row) -> BucketRow {
-        let types = (r["allowed_mime_types"] as String?).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] }
+        let types = (r["allowed_mime_types"] as String?).flatMap { JSONScanner.parse($0)?.strings }
         return BucketRow(id: r["id"], name: r["name"], owner: r["owner"], isPublic: (r["public"] as Int? ?? 0) != 0,
                          fileSizeLimit: r["file_size_limit"], allowedMimeTypes: types,
                          createdAt: Timestamps.parse(r["created_at"]) ?? .distantPast,

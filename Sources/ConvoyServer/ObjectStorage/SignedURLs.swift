@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import JWTKit
@@ -43,11 +44,11 @@ struct SignedURLs: Sendable {
 
     /// `expiresIn` as storage-api takes it: an integer of seconds, ≥ 1 (a numeric
     /// string too: supabase-py sends `"60"`, which fastify's schema coerces).
-    func expiresIn(_ value: Any?) throws(StorageAPIError) -> Int {
+    func expiresIn(_ value: JSONValue?) throws(StorageAPIError) -> Int {
         let number: Double?
         switch value {
-        case let n as NSNumber: number = n.doubleValue
-        case let s as String: number = Double(s.trimmingCharacters(in: .whitespaces))
+        case .number?: number = value?.double
+        case .string(let s)?: number = Double(s.trimmingCharacters(in: .whitespaces))
         case nil: throw .invalidRequest("body must have required property 'expiresIn'")
         default: number = nil
         }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -79,10 +80,9 @@ extension StorageAPIError: HTTPResponseError {
     var status: HTTPResponse.Status { httpStatus }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body: [String: String] = ["statusCode": String(statusCode), "code": code, "error": error, "message": message]
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let body: JSONValue = ["code": .string(code), "error": .string(error), "message": .string(message), "statusCode": .string(String(statusCode))]
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if closeConnection { headers[.connection] = "close" }
-        return Response(status: httpStatus, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: httpStatus, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.text)))
     }
 }

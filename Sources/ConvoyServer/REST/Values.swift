@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 import HTTPTypes
@@ -31,9 +32,9 @@ enum Values {
         }
     }
 
-    /// A JSON body value for column `c`; nil JSON is SQL NULL.
-    static func fromJSON(_ value: Any, as c: Schema.Column) throws(APIError) -> DatabaseValue {
-        if value is NSNull {
+    /// A JSON body value for column `c`; JSON null is SQL NULL.
+    static func fromJSON(_ value: JSONValue, as c: Schema.Column) throws(APIError) -> DatabaseValue {
+        if case .null = value {
             guard c.nullable else {
                 throw .postgrest(.badRequest, "23502", "null value in column \"\(c.name)\" violates not-null constraint")
             }
@@ -42,23 +43,23 @@ enum Values {
         let stored: DatabaseValue
         switch c.type {
         case .bigint:
-            if let n = value as? NSNumber, let i = int64(n) {
+            if let i = value.int64 {
                 stored = i.databaseValue
-            } else if let s = value as? String, let i = bigint(s) {
+            } else if case .string(let s) = value, let i = bigint(s) {
                 stored = i.databaseValue
             } else {
-                throw invalid(c, "\(value)")
+                throw invalid(c, value.flatText ?? "null")
             }
         case .double:
-            if let n = value as? NSNumber, !isBoolean(n), n.doubleValue.isFinite {
-                stored = n.doubleValue.databaseValue
-            } else if let s = value as? String {
+            if let d = value.double, d.isFinite {
+                stored = d.databaseValue
+            } else if case .string(let s) = value {
                 stored = try parse(s, as: c)
             } else {
-                throw invalid(c, "\(value)")
+                throw invalid(c, value.flatText ?? "null")
             }
         case .text, .uuid, .timestamptz, .other:
-            guard let s = value as? String else { throw invalid(c, "\(value)") }
+            guard case .string(let s) = value else { throw invalid(c, value.flatText ?? "null") }
             stored = try parse(s, as: c)
         }
         // Allowed values (CHECK constraints) are the database's to enforce, after
@@ -66,23 +67,15 @@ enum Values {
         return stored
     }
 
-    /// A JSON number as a bigint, as PostgreSQL takes one: an integer literal only, exactly as parsed
-    /// (`BodyJSON`, like `JSONSerialization`, keeps integers up to 2^63 − 1 as Int64 and those above as
-    /// UInt64). `1.0` and `1e3` are refused, as `int8in` refuses them ("invalid input syntax for type
-    /// bigint"), and nothing goes through a Double, which rounds 9007199254740993 to ...992.
-    static func int64(_ n: NSNumber) -> Int64? {
-        switch String(cString: n.objCType) {
-        case "q", "l", "i", "s": n.int64Value
-        case "Q", "L", "I", "S", "C": Int64(exactly: n.uint64Value)
-        default: nil  // true, false ("c"), and every number with a fraction or an exponent ("d")
-        }
-    }
-
-    /// A number PostgreSQL itself wrote into a change's JSON: an integer as `int64`, or a whole
-    /// number in range written with a fraction (a numeric column's `5.0`).
-    static func wholeNumber(_ n: NSNumber) -> Int64? {
-        if let i = int64(n) { return i }
-        return isBoolean(n) ? nil : Int64(exactly: n.doubleValue)
+    /// A number PostgreSQL itself wrote into a change's JSON: an integer literal exactly, or a whole
+    /// number in range written with a fraction (a numeric column's `5.0`). A bigint body value is read
+    /// by `JSONValue.int64`, as PostgreSQL's `int8in` takes one: an integer literal only (`1.0` and `1e3`
+    /// are refused, "invalid input syntax for type bigint"), and nothing goes through a Double, which
+    /// rounds 9007199254740993 to ...992.
+    static func wholeNumber(_ value: JSONValue) -> Int64? {
+        if let i = value.int64 { return i }
+        guard case .number(let text) = value, !BodyJSON.isInteger(text), let d = Double(text) else { return nil }
+        return Int64(exactly: d)
     }
 
     /// Text as `int8in` reads it: optional white space around an optional sign and decimal digits.
@@ -98,11 +91,6 @@ enum Values {
     /// C's `isspace` in the C locale, which `int8in` skips.
     private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
-    /// JSON `true`/`false`: on Linux every NSNumber answers `is Bool`, so ask its type code.
-    static func isBoolean(_ n: NSNumber) -> Bool {
-        String(cString: n.objCType) == "c"
-    }
-
     /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`).
     static func filterText(_ value: DatabaseValue?) -> String? {
         guard let value else { return nil }
@@ -110,22 +98,34 @@ enum Values {
     }
 
     /// A JSON value from PostgreSQL as a filter operand: text and whole numbers
-    /// (what `eq`/`in` filters compare); nil for anything else.
-    static func fromPostgresJSON(_ value: Any) -> DatabaseValue? {
-        if let s = value as? String { return s.databaseValue }
-        if let n = value as? NSNumber, let i = wholeNumber(n) { return i.databaseValue }
-        if let n = value as? NSNumber, isBoolean(n) { return (n.boolValue ? "true" : "false").databaseValue }
-        return nil
+    /// (what `eq`/`in` filters compare), booleans as their text; nil for anything else.
+    static func fromPostgresJSON(_ value: JSONValue) -> DatabaseValue? {
+        switch value {
+        case .string(let s): s.databaseValue
+        case .number: wholeNumber(value)?.databaseValue
+        case .bool(let b): (b ? "true" : "false").databaseValue
+        default: nil
+        }
     }
 
     /// A stored value as response JSON.
-    static func toJSON(_ value: DatabaseValue) -> Any {
+    static func toJSON(_ value: DatabaseValue) -> JSONValue {
         switch value.storage {
-        case .null: NSNull()
-        case .int64(let i): i
-        case .double(let d): d
-        case .string(let s): s
-        case .blob(let b): b.base64EncodedString()
+        case .null: .null
+        case .int64(let i): JSONValue(i)
+        case .double(let d): JSONValue(d)
+        case .string(let s): .string(s)
+        case .blob(let b): .string(b.base64EncodedString())
         }
+    }
+
+    /// A row as a response object, its columns in `columns`' order (PostgREST's: the select list's, else the table's).
+    static func object(_ row: [String: DatabaseValue], _ columns: [String]) -> JSONValue {
+        .object(columns.compactMap { c in row[c].map { JSONValue.Member(c, toJSON($0)) } })
+    }
+
+    /// A row as a response object, its columns sorted (where no column order is known).
+    static func object(_ row: [String: DatabaseValue]) -> JSONValue {
+        JSONValue(row.mapValues(toJSON))
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 
@@ -92,7 +93,7 @@ final class ChangeFeed: Sendable {
                     hub.deliver(routed, to: [candidate])
                     continue
                 }
-                guard let record = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] else { continue }
+                guard let record = PostgresTables.parse(json), case .object = record else { continue }
                 // What this subscriber may see, checked against its bindings again.
                 let change = ChangeEvent(table: table, type: routed.type, recordJSON: record, oldRecordJSON: routed.oldRecordJSON,
                                          commitTimestamp: routed.commitTimestamp)

@@ -82,7 +82,7 @@ struct ChangeBinding: Sendable, Hashable {
 }
 
 /// A committed row change, as the Realtime hub fans it out.
-struct ChangeEvent: @unchecked Sendable {
+struct ChangeEvent: Sendable {
     var table: String
     /// INSERT, UPDATE or DELETE.
     var type: String
@@ -92,8 +92,8 @@ struct ChangeEvent: @unchecked Sendable {
     var commitTimestamp: String
     /// The rows as payload JSON; PostgreSQL's own JSON when the change came from
     /// there (booleans, numbers and JSON columns keep their types).
-    var recordJSON: [String: Any]
-    var oldRecordJSON: [String: Any]
+    var recordJSON: JSONValue
+    var oldRecordJSON: JSONValue
 
     init(table: String, type: String, record: [String: DatabaseValue], oldRecord: [String: DatabaseValue],
          commitTimestamp: String) {
@@ -102,18 +102,27 @@ struct ChangeEvent: @unchecked Sendable {
         self.record = record
         self.oldRecord = oldRecord
         self.commitTimestamp = commitTimestamp
-        recordJSON = record.mapValues(Values.toJSON)
-        oldRecordJSON = oldRecord.mapValues(Values.toJSON)
+        recordJSON = Values.object(record)
+        oldRecordJSON = Values.object(oldRecord)
     }
 
     /// From PostgreSQL's JSON rows (`row_to_json`).
-    init(table: String, type: String, recordJSON: [String: Any], oldRecordJSON: [String: Any], commitTimestamp: String) {
+    init(table: String, type: String, recordJSON: JSONValue, oldRecordJSON: JSONValue, commitTimestamp: String) {
         self.table = table
         self.type = type
         self.recordJSON = recordJSON
         self.oldRecordJSON = oldRecordJSON
         self.commitTimestamp = commitTimestamp
-        record = recordJSON.compactMapValues(Values.fromPostgresJSON)
-        oldRecord = oldRecordJSON.compactMapValues(Values.fromPostgresJSON)
+        record = Self.operands(recordJSON)
+        oldRecord = Self.operands(oldRecordJSON)
+    }
+
+    /// A row's members that filters can compare (`Values.fromPostgresJSON`).
+    static func operands(_ row: JSONValue) -> [String: DatabaseValue] {
+        var out: [String: DatabaseValue] = [:]
+        for m in row.members {
+            if let v = Values.fromPostgresJSON(m.value) { out[m.key] = v }
+        }
+        return out
     }
 }

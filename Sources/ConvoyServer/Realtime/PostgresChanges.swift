@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import Logging
@@ -79,13 +80,12 @@ struct PostgresChanges: Service, SubscriberReader {
         var type: String
         var commitTimestamp: String
         /// The key as JSON (for `old_record`) and as the text rows are matched by.
-        var key: Any
+        var key: JSONValue
         var keyText: String
 
         init?(_ payload: String) {
-            guard let o = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any],
-                  let table = o["table"] as? String, let type = o["type"] as? String,
-                  let commit = o["commit_timestamp"] as? String, let key = o["key"], let keyText = o["key_text"] as? String
+            guard let o = JSONScanner.parse(payload), let table = o["table"]?.string, let type = o["type"]?.string,
+                  let commit = o["commit_timestamp"]?.string, let key = o["key"], let keyText = o["key_text"]?.string
             else { return nil }
             (self.table, self.type, commitTimestamp, self.key, self.keyText) = (table, type, commit, key, keyText)
         }
@@ -139,7 +139,7 @@ struct PostgresChanges: Service, SubscriberReader {
         for n in notices {
             if n.type == "DELETE" {
                 // The row is gone: as Supabase sends it, the old record is its key.
-                let change = ChangeEvent(table: t.name, type: "DELETE", recordJSON: [:], oldRecordJSON: [key.name: n.key],
+                let change = ChangeEvent(table: t.name, type: "DELETE", recordJSON: [:], oldRecordJSON: .object([.init(key.name, n.key)]),
                                          commitTimestamp: n.commitTimestamp)
                 announced.append(.init(change: change, keyText: n.keyText, json: nil))
                 continue
@@ -147,14 +147,15 @@ struct PostgresChanges: Service, SubscriberReader {
             // Deleted since: a later notice says so.
             guard let json = current[n.keyText], let record = Self.object(json) else { continue }
             let change = ChangeEvent(table: t.name, type: n.type, recordJSON: record,
-                                     oldRecordJSON: n.type == "UPDATE" ? [key.name: n.key] : [:], commitTimestamp: n.commitTimestamp)
+                                     oldRecordJSON: n.type == "UPDATE" ? .object([.init(key.name, n.key)]) : [:], commitTimestamp: n.commitTimestamp)
             announced.append(.init(change: change, keyText: n.keyText, json: json))
         }
         try await feed.publish(announced, of: t.name, reader: self)
     }
 
-    static func object(_ json: String) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
+    static func object(_ json: String) -> JSONValue? {
+        guard let value = PostgresTables.parse(json), case .object = value else { return nil }
+        return value
     }
 }
 

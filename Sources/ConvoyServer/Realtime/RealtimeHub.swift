@@ -13,7 +13,7 @@ import Synchronization
 final class RealtimeHub: Sendable {
     typealias ConnectionID = UInt64
 
-    struct Member: @unchecked Sendable {
+    struct Member: Sendable {
         var principal: Principal
         /// Access-token expiry, Unix seconds (nil: an API key, which does not expire in practice).
         var expiresAt: Double?
@@ -67,12 +67,12 @@ final class RealtimeHub: Sendable {
     static let maxChannels = 100
 
     /// Each table's `columns` as a change carries them, written once.
-    private let columns: [String: SortedJSON.Raw]
+    private let columns: [String: JSONValue]
 
     init(schema: Schema, clock: any ConvoyClock) {
         self.schema = schema
         self.clock = clock
-        columns = schema.tables.compactMapValues { SortedJSON.text(Self.columns(of: $0)).map(SortedJSON.Raw.init) }
+        columns = schema.tables.mapValues(Self.columns(of:))
     }
 
     // MARK: - Connections and channels
@@ -257,7 +257,7 @@ final class RealtimeHub: Sendable {
 
     /// A subscriber a change is bound for: its connection, topic, the ids of its
     /// matching bindings, and who it is.
-    struct Delivery: @unchecked Sendable {
+    struct Delivery: Sendable {
         var connection: ConnectionID
         var topic: String
         var ids: [Int]
@@ -293,18 +293,13 @@ final class RealtimeHub: Sendable {
     func deliver(_ change: ChangeEvent, to deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
         let now = clock.wallNow()
-        var data: [String: Any] = ["schema": "public", "table": change.table, "commit_timestamp": change.commitTimestamp,
-                                   "type": change.type, "columns": columns[change.table] ?? [Any](), "errors": NSNull()]
-        data["record"] = change.type == "DELETE" ? [String: Any]() : change.recordJSON
-        if change.type != "INSERT" { data["old_record"] = change.oldRecordJSON }
-        // The change is written once; each subscriber's frame only wraps it with its topic and ids. What the
-        // writer leaves to Foundation (a fraction, say) is written with the columns as objects, not text it cannot take.
-        let written = SortedJSON.text(data) ?? {
-            var plain = data
-            plain["columns"] = schema.tables[change.table].map(Self.columns(of:)) ?? []
-            return SortedJSON.text(plain)
-        }()
-        guard let written else { return }
+        var data: JSONValue = ["columns": columns[change.table] ?? [], "commit_timestamp": .string(change.commitTimestamp),
+                               "errors": .null]
+        if change.type != "INSERT" { data = data.setting("old_record", to: change.oldRecordJSON) }
+        data = data.setting("record", to: change.type == "DELETE" ? [:] : change.recordJSON)
+            .setting("schema", to: "public").setting("table", to: .string(change.table)).setting("type", to: .string(change.type))
+        // The change is written once; each subscriber's frame only wraps it with its topic and ids.
+        let written = data.text
         for d in deliveries {
             if let exp = d.member.expiresAt, exp <= now {
                 expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
@@ -324,8 +319,8 @@ final class RealtimeHub: Sendable {
         leave(id, topic: topic)
     }
 
-    private static func columns(of table: Schema.Table) -> [[String: String]] {
-        table.columns.map { ["name": $0.name, "type": shortType($0.type)] }
+    private static func columns(of table: Schema.Table) -> JSONValue {
+        .array(table.columns.map { ["name": .string($0.name), "type": .string(shortType($0.type))] })
     }
 
     private static func shortType(_ t: Schema.ColumnType) -> String {

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import HTTPTypes
 
@@ -44,12 +45,12 @@ protocol TableStore: Sendable {
     func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: JSONRows, total: Int?)
     /// One object or an array of them, all or nothing; with `upsert`, conflicts
     /// on `on_conflict` merge (or are skipped with `ignoreDuplicates`).
-    func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
+    func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows
-    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
+    func update(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     /// `POST /rpc/{name}` with named arguments: the function's JSON result.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal) async throws -> JSONValue
     /// The app's retention purge: deletes what was created before `cutoff`,
     /// logs the run as the app does, and returns how many rows went.
     func purge(before cutoff: Date, now: Date) async throws -> Int
@@ -64,20 +65,23 @@ extension TableStore {
     }
 
     /// An insert's body: one object or an array of them.
-    static func objects(_ body: Any) throws(APIError) -> [[String: Any]] {
-        if let one = body as? [String: Any] { return [one] }
-        if let many = body as? [[String: Any]] { return many }
+    static func objects(_ body: JSONValue) throws(APIError) -> [[String: JSONValue]] {
+        if let one = body.dictionary { return [one] }
+        if case .array(let items) = body {
+            var out: [[String: JSONValue]] = []
+            out.reserveCapacity(items.count)
+            for item in items {
+                guard let o = item.dictionary else { break }
+                out.append(o)
+            }
+            if out.count == items.count { return out }
+        }
         throw .postgrest(.badRequest, "PGRST102", "Expected a JSON object or an array of objects")
     }
 }
 
-/// Response rows: JSON objects, built once and then only read.
-struct JSONRows: @unchecked Sendable {
-    var objects: [[String: Any]]
+/// Response rows: JSON objects.
+struct JSONRows: Sendable {
+    var objects: [JSONValue]
     static let empty = JSONRows(objects: [])
-}
-
-/// Any JSON value as Foundation holds it, built once and then only read (the stores' rows and RPC results, not yet typed).
-struct AnyJSON: @unchecked Sendable {
-    var value: Any
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -56,13 +57,13 @@ struct CloserError: Error, HTTPResponseError, Equatable {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let body: [String: Any] = switch service {
-        case .callable: ["error": ["message": message, "status": code]]
-        case .identityToolkit: ["error": ["code": Int(status.code), "message": message,
-                                          "errors": [["message": message, "domain": "global", "reason": "invalid"]]]]
-        case .firestore: ["error": ["code": Int(status.code), "message": message, "status": code]]
+        let body: JSONValue = switch service {
+        case .callable: ["error": ["message": .string(message), "status": .string(code)]]
+        case .identityToolkit: ["error": ["code": JSONValue(Int(status.code)),
+                                          "errors": [["domain": "global", "message": .string(message), "reason": "invalid"]],
+                                          "message": .string(message)]]
+        case .firestore: ["error": ["code": JSONValue(Int(status.code)), "message": .string(message), "status": .string(code)]]
         }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.text)))
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoySodium
 import ConvoyTime
 import Foundation
@@ -72,14 +73,14 @@ struct CloserRoutes: Sendable {
     func signUp(_ request: Request) async throws -> Response {
         let body = try await json(request)
         let now = clock.date
-        guard let email = (body["email"] as? String)?.lowercased(), !email.isEmpty else {
+        guard let email = body["email"]?.string?.lowercased(), !email.isEmpty else {
             // No email: an anonymous account, as the trial onboarding makes.
             let uid = CloserStore.uid()
             store.with { $0.users[uid] = .init(id: uid, createdAt: now) }
             return try await session(uid: uid, email: nil)
         }
         guard email.contains("@"), email.count <= 254 else { throw CloserError.auth("INVALID_EMAIL") }
-        guard let password = body["password"] as? String, password.count >= 6 else {
+        guard let password = body["password"]?.string, password.count >= 6 else {
             throw CloserError.auth("WEAK_PASSWORD : Password should be at least 6 characters")
         }
         let (cost, pw) = (settings.passwordHash, password)
@@ -97,7 +98,7 @@ struct CloserRoutes: Sendable {
 
     func signIn(_ request: Request) async throws -> Response {
         let body = try await json(request)
-        let email = (body["email"] as? String ?? "").lowercased(), password = body["password"] as? String ?? ""
+        let email = (body["email"]?.string ?? "").lowercased(), password = body["password"]?.string ?? ""
         let found = store.with { s in s.emails[email].flatMap { s.users[$0] } }
         // The same Argon2id work whether the account exists or not; one answer for both (email enumeration protection).
         let encoded = found?.passwordHash ?? dummyHash
@@ -110,8 +111,8 @@ struct CloserRoutes: Sendable {
         var fields: [String: String] = [:]
         let buffer = try await request.body.collect(upTo: settings.bodyLimit)
         let text = String(buffer: buffer)
-        if let o = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
-            for (k, v) in o { if let s = v as? String { fields[k] = s } }
+        if let o = JSONScanner.parse(text), case .object(let members) = o {
+            for m in members { if let s = m.value.string { fields[m.key] = s } }
         } else {
             for pair in text.split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
@@ -124,8 +125,9 @@ struct CloserRoutes: Sendable {
         let hash = SHA256Digest.hex(Array(token.utf8))
         guard let uid = store.with({ $0.refresh[hash] }) else { throw CloserError.auth("INVALID_REFRESH_TOKEN") }
         let id = try await tokens.idToken(uid: uid)
-        return Self.json(.ok, ["access_token": id, "id_token": id, "expires_in": String(Int(tokens.ttl)), "token_type": "Bearer",
-                               "refresh_token": token, "user_id": uid, "project_id": tokens.project])
+        return Self.json(.ok, ["access_token": .string(id), "expires_in": .string(String(Int(tokens.ttl))), "id_token": .string(id),
+                               "project_id": .string(tokens.project), "refresh_token": .string(token), "token_type": "Bearer",
+                               "user_id": .string(uid)])
     }
 
     func session(uid: String, email: String?) async throws -> Response {
@@ -136,10 +138,10 @@ struct CloserRoutes: Sendable {
             s.refreshOf[uid, default: []].append(hash)
             while s.refreshOf[uid]!.count > CloserStore.refreshTokensKept { s.refresh[s.refreshOf[uid]!.removeFirst()] = nil }
         }
-        var out: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "idToken": try await tokens.idToken(uid: uid),
-                                  "refreshToken": refresh, "expiresIn": String(Int(tokens.ttl)), "localId": uid]
-        if let email { out["email"] = email }
-        return Self.json(.ok, out)
+        var out: [String: JSONValue] = ["kind": "identitytoolkit#SignupNewUserResponse", "idToken": .string(try await tokens.idToken(uid: uid)),
+                                        "refreshToken": .string(refresh), "expiresIn": .string(String(Int(tokens.ttl))), "localId": .string(uid)]
+        if let email { out["email"] = .string(email) }
+        return Self.json(.ok, JSONValue(out))
     }
 
     // MARK: Callables
@@ -154,9 +156,9 @@ struct CloserRoutes: Sendable {
     }
 
     /// A callable's `data`.
-    func callData(_ request: Request) async throws -> [String: Any] {
+    func callData(_ request: Request) async throws -> JSONValue {
         let body = try await json(request)
-        guard let data = body["data"] as? [String: Any] else { throw CloserError.invalid("Request body must be {\"data\": {…}}.") }
+        guard let data = body["data"], case .object = data else { throw CloserError.invalid("Request body must be {\"data\": {…}}.") }
         return data
     }
 
@@ -164,12 +166,12 @@ struct CloserRoutes: Sendable {
         let uid = try await caller(request)
         try limit("create_invite", key: "user:" + uid)
         let data = try await callData(request)
-        guard let code = data["code"] as? String, Self.isCode(code) else {
+        guard let code = data["code"]?.string, Self.isCode(code) else {
             throw CloserError.invalid("The invite code must be 6 letters or digits.")
         }
         func text(_ key: String) throws -> String? {
             guard let v = data[key] else { return nil }
-            guard let s = v as? String, s.utf8.count <= 4096 else { throw CloserError.invalid("\(key) must be text of at most 4096 bytes.") }
+            guard let s = v.string, s.utf8.count <= 4096 else { throw CloserError.invalid("\(key) must be text of at most 4096 bytes.") }
             return s
         }
         let now = clock.date
@@ -188,7 +190,8 @@ struct CloserRoutes: Sendable {
             s.liveInvites[uid] = live + [code]
             s.invites[code] = invite
         }
-        return Self.json(.ok, ["result": ["code": code, "expiresAt": invite.expiresAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]])
+        return Self.json(.ok, ["result": ["code": .string(code),
+                                          "expiresAt": .string(invite.expiresAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))]])
     }
 
     func acceptInvite(_ request: Request) async throws -> Response {
@@ -196,7 +199,7 @@ struct CloserRoutes: Sendable {
         // Every attempt counts, before anything is looked at (users/{uid}/invite_attempts in the manual).
         if !settings.weak(.noAcceptLimit) { try limit(CloserServer.acceptLimit.name, key: "user:" + uid) }
         let data = try await callData(request)
-        guard let code = data["code"] as? String, Self.isCode(code) else {
+        guard let code = data["code"]?.string, Self.isCode(code) else {
             throw CloserError.invalid("The invite code must be 6 letters or digits.")
         }
         let now = clock.date
@@ -227,11 +230,9 @@ struct CloserRoutes: Sendable {
             s.users[uid]?.coupleId = couple.id
             return (couple, handed)
         }
-        var result: [String: Any] = ["coupleId": couple.id, "partnerId": invite.inviter]
-        result["wrappedCoupleKey"] = invite.wrappedCoupleKey ?? NSNull()
-        result["kdfSalt"] = invite.kdfSalt ?? NSNull()
-        result["kdfParams"] = invite.kdfParams ?? NSNull()
-        result["encryptedRecoveryPhrase"] = invite.recoveryPhrase ?? NSNull()
+        let result: JSONValue = ["coupleId": .string(couple.id), "encryptedRecoveryPhrase": JSONValue(invite.recoveryPhrase),
+                                 "kdfParams": JSONValue(invite.kdfParams), "kdfSalt": JSONValue(invite.kdfSalt),
+                                 "partnerId": .string(invite.inviter), "wrappedCoupleKey": JSONValue(invite.wrappedCoupleKey)]
         return Self.json(.ok, ["result": result])
     }
 
@@ -257,9 +258,9 @@ struct CloserRoutes: Sendable {
         var fields: [String: FirestoreValue]?
         if method == .patch {
             let body = try await json(request)
-            guard let given = body["fields"] as? [String: Any] else { throw CloserError.invalid("A document needs fields.") }
+            guard let given = body["fields"], case .object(let members) = given else { throw CloserError.invalid("A document needs fields.") }
             var parsed: [String: FirestoreValue] = [:]
-            for (k, v) in given {
+            for (k, v) in members.map({ ($0.key, $0.value) }) {
                 guard let value = FirestoreValue.validated(v), !k.isEmpty, k.count <= 1500 else { throw CloserError.invalid("Invalid value for field \(k).") }
                 parsed[k] = value
             }
@@ -277,7 +278,7 @@ struct CloserRoutes: Sendable {
                     return Self.userFields(u)
                 case .patch:
                     guard let fields, fields["hasPremium"] == nil || settings.weak(.clientPremium) else { throw CloserError.permissionDenied }
-                    if let premium = fields["hasPremium"]?.object as? [String: Any] { s.users[owner]?.hasPremium = premium["booleanValue"] as? Bool ?? false }
+                    if let premium = fields["hasPremium"] { s.users[owner]?.hasPremium = premium.value["booleanValue"]?.bool ?? false }
                     s.users[owner]?.fields.merge(fields.filter { $0.key != "hasPremium" }) { _, new in new }
                     return s.users[owner].map(Self.userFields)
                 default: throw CloserError.permissionDenied
@@ -309,7 +310,7 @@ struct CloserRoutes: Sendable {
                 case .get: return Self.coupleFields(c)
                 case .patch where settings.weak(.clientCoupleWrites):
                     c.clientFields.merge(fields ?? [:]) { _, new in new }
-                    if let streak = fields?["streakCount"]?.object as? [String: Any], let n = Int("\(streak["integerValue"] ?? "")") { c.streakCount = n }
+                    if let streak = fields?["streakCount"], let n = streak.value["integerValue"]?.flatText.flatMap({ Int($0) }) { c.streakCount = n }
                     s.couples[c.id] = c
                     return Self.coupleFields(c)
                 default: throw CloserError.permissionDenied  // never written by clients
@@ -332,7 +333,8 @@ struct CloserRoutes: Sendable {
         }
         guard let answer else { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}"))) }
         let stamp = now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        let object: [String: Any] = ["name": name, "fields": answer.mapValues(\.object), "createTime": stamp, "updateTime": stamp]
+        let object: JSONValue = ["createTime": .string(stamp), "fields": JSONValue(answer.mapValues(\.value)), "name": .string(name),
+                                 "updateTime": .string(stamp)]
         return Self.json(.ok, object)
     }
 
@@ -366,7 +368,7 @@ struct CloserRoutes: Sendable {
 
     // MARK: Bodies
 
-    func json(_ request: Request) async throws -> [String: Any] {
+    func json(_ request: Request) async throws -> JSONValue {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > settings.bodyLimit {
             throw CloserError(code: "INVALID_ARGUMENT", message: "Request body larger than \(settings.bodyLimit) bytes.")
         }
@@ -374,14 +376,13 @@ struct CloserRoutes: Sendable {
         do { buffer = try await request.body.collect(upTo: settings.bodyLimit) } catch {
             throw CloserError(code: "INVALID_ARGUMENT", message: "Request body larger than \(settings.bodyLimit) bytes.")
         }
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any] else {
+        guard let o = BodyJSON.parse(buffer.readableBytesView), case .object = o else {
             throw CloserError.invalid("Request body is not a JSON object.")
         }
         return o
     }
 
-    static func json(_ status: HTTPResponse.Status, _ object: Any) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: value.text)))
     }
 }

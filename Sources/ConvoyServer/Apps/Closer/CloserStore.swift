@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import Synchronization
 
@@ -82,31 +83,28 @@ final class CloserStore: Sendable {
 }
 
 /// A Firestore value as the REST API writes it (`{"stringValue": "…"}`, `{"integerValue": "3"}`, …), kept as
-/// JSON text so it goes back out exactly as it came in.
+/// the client sent it so it goes back out as it came in.
 struct FirestoreValue: Sendable, Equatable {
-    let json: String
+    let value: JSONValue
 
-    static func string(_ s: String) -> FirestoreValue { encode(["stringValue": s]) }
-    static func integer(_ n: Int) -> FirestoreValue { encode(["integerValue": String(n)]) }
-    static func bool(_ b: Bool) -> FirestoreValue { encode(["booleanValue": b]) }
-    static let null = FirestoreValue(json: #"{"nullValue":null}"#)
-    static func timestamp(_ d: Date) -> FirestoreValue { encode(["timestampValue": d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]) }
+    static func string(_ s: String) -> FirestoreValue { .init(value: ["stringValue": .string(s)]) }
+    static func integer(_ n: Int) -> FirestoreValue { .init(value: ["integerValue": .string(String(n))]) }
+    static func bool(_ b: Bool) -> FirestoreValue { .init(value: ["booleanValue": .bool(b)]) }
+    static let null = FirestoreValue(value: ["nullValue": .null])
+    static func timestamp(_ d: Date) -> FirestoreValue {
+        .init(value: ["timestampValue": .string(d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))])
+    }
     static func strings(_ list: [String]) -> FirestoreValue {
-        encode(["arrayValue": ["values": list.map { ["stringValue": $0] }]])
+        .init(value: ["arrayValue": ["values": .array(list.map { ["stringValue": .string($0)] })]])
     }
     static func optional(_ s: String?) -> FirestoreValue { s.map(string) ?? null }
 
-    static func encode(_ object: Any) -> FirestoreValue {
-        FirestoreValue(json: String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self))
-    }
+    static let kinds: Set<String> = ["stringValue", "integerValue", "doubleValue", "booleanValue", "nullValue", "timestampValue",
+                                     "arrayValue", "mapValue", "bytesValue"]
 
     /// One of Firestore's value kinds, or nil: what a client may write.
-    static func validated(_ value: Any) -> FirestoreValue? {
-        guard let o = value as? [String: Any], o.count == 1, let kind = o.keys.first,
-              ["stringValue", "integerValue", "doubleValue", "booleanValue", "nullValue", "timestampValue", "arrayValue", "mapValue", "bytesValue"].contains(kind)
-        else { return nil }
-        return encode(o)
+    static func validated(_ value: JSONValue) -> FirestoreValue? {
+        guard case .object(let members) = value, members.count == 1, kinds.contains(members[0].key) else { return nil }
+        return FirestoreValue(value: value)
     }
-
-    var object: Any { (try? JSONSerialization.jsonObject(with: Data(json.utf8))) ?? NSNull() }
 }

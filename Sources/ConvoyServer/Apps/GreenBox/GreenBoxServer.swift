@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 import HTTPTypes
@@ -21,14 +22,14 @@ struct GreenBoxServer: SupabaseServerKind {
 
     /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
     /// grants them to `authenticated` alone).
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
         guard name == "create_invite" || name == "accept_invite" else { return nil }
         guard who.role == .authenticated, let uid = who.userID else {
             throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
         }
         let invites = InviteRPC(store: context.store, clock: context.clock, ttl: context.configuration.inviteTTL)
         let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
-        return AnyJSON(value: row.mapValues(Values.toJSON))
+        return Values.object(row)
     }
 
     /// The PRD's `purge-old-locations`: `encrypted_locations` older than the

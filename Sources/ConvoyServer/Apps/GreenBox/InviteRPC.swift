@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoySodium
 import ConvoyTime
 import Foundation
@@ -30,8 +31,8 @@ struct InviteRPC: Sendable {
         return out
     }
 
-    static func preference(_ args: [String: Any]) throws(APIError) -> String {
-        let p = args["preference"] as? String ?? "precise"
+    static func preference(_ args: [String: JSONValue]) throws(APIError) -> String {
+        let p = args["preference"]?.string ?? "precise"
         guard GreenBoxServer.preferences.contains(p) else {
             throw .postgrest(.badRequest, "22023", "preference must be 'precise' or 'general', got '\(p)'")
         }
@@ -39,7 +40,7 @@ struct InviteRPC: Sendable {
     }
 
     /// `create_invite(preference text)` → `{code, expires_at}`.
-    func create(_ args: [String: Any], as uid: String) async throws -> SQLiteTables.JSONRow {
+    func create(_ args: [String: JSONValue], as uid: String) async throws -> SQLiteTables.JSONRow {
         let preference = try Self.preference(args)
         let now = clock.date
         let expires = Timestamps.format(now.addingTimeInterval(ttl))
@@ -66,8 +67,8 @@ struct InviteRPC: Sendable {
     /// `accept_invite(code text, preference text)` → the friendship row, active,
     /// with each side's sharing preference. One error for every kind of bad
     /// code, so codes cannot be told apart by probing.
-    func accept(_ args: [String: Any], as uid: String) async throws -> SQLiteTables.JSONRow {
-        guard let code = (args["code"] as? String)?.uppercased(), !code.isEmpty else {
+    func accept(_ args: [String: JSONValue], as uid: String) async throws -> SQLiteTables.JSONRow {
+        guard let code = args["code"]?.string?.uppercased(), !code.isEmpty else {
             throw APIError.postgrest(.badRequest, "22023", "code is required")
         }
         let preference = try Self.preference(args)

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
@@ -23,13 +24,8 @@ struct SurvaleRPC: Sendable {
     static func denied(_ message: String) -> APIError { .postgrest(.forbidden, "42501", message) }
     static func notNow(_ message: String) -> APIError { .postgrest(.badRequest, "P0001", message) }
 
-    /// A request's arguments, parsed JSON that is only read.
-    private struct Arguments: @unchecked Sendable { let value: [String: Any] }
-
-    func call(_ name: String, _ args: [String: Any], as uid: String) async throws -> AnyJSON {
-        let boxed = Arguments(value: args)
-        return try await store.write(at: Timestamps.format(clock.date)) { tx in
-            let args = boxed.value
+    func call(_ name: String, _ args: [String: JSONValue], as uid: String) async throws -> JSONValue {
+        try await store.write(at: Timestamps.format(clock.date)) { tx in
             let me = try Self.me(uid, tx.db)
             switch name {
             case "create_operation": return Self.json(try Self.create(args, me, tx))
@@ -41,7 +37,7 @@ struct SurvaleRPC: Sendable {
             case "respond_to_invite": return Self.json(try Self.respond(args, uid, tx))
             case "decide_join_request": return Self.json(try Self.decide(args, uid, tx))
             case "leave_operation": return Self.json(try Self.leave(args, uid, tx))
-            default: return AnyJSON(value: try Self.nearby(args, me, tx.db))
+            default: return try Self.nearby(args, me, tx.db)
             }
         }
     }
@@ -57,7 +53,7 @@ struct SurvaleRPC: Sendable {
     }
 
     /// `survale_own_operation(op)`: the operation, if the caller is its case agent (one error for none and another's).
-    static func ownOperation(_ args: [String: Any], _ uid: String, _ db: Database, key: String = "operation_id") throws -> (Row, rowid: Int64) {
+    static func ownOperation(_ args: [String: JSONValue], _ uid: String, _ db: Database, key: String = "operation_id") throws -> (Row, rowid: Int64) {
         let id = try uuid(args, key)
         guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM operations WHERE id = ?", arguments: [id]),
               (row["case_agent_id"] as String?) == uid
@@ -65,10 +61,10 @@ struct SurvaleRPC: Sendable {
         return (operations.values(of: row), row["_rowid"])
     }
 
-    static func create(_ args: [String: Any], _ me: Row, _ tx: SQLiteTransaction) throws -> Row {
-        let name = (args["name"] as? String ?? "").trimmingCharacters(in: .whitespaces)
+    static func create(_ args: [String: JSONValue], _ me: Row, _ tx: SQLiteTransaction) throws -> Row {
+        let name = (args["name"]?.string ?? "").trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty else { throw APIError.postgrest(.badRequest, "22023", "an operation needs a name") }
-        let incident: DatabaseValue = (args["incident_number"] as? String)?.databaseValue ?? .null
+        let incident: DatabaseValue = args["incident_number"]?.string?.databaseValue ?? .null
         let id = UUID().uuidString.lowercased()
         let row = try tx.insert(into: operations, [
             "id": id.databaseValue, "agency_id": me["agency_id"]!, "team_id": me["team_id"]!, "case_agent_id": me["id"]!,
@@ -80,7 +76,7 @@ struct SurvaleRPC: Sendable {
         return row
     }
 
-    static func start(_ args: [String: Any], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
+    static func start(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
         let (o, rowid) = try ownOperation(args, uid, tx.db)
         guard text(o, "status") == "draft" else { throw notNow("operation is \(text(o, "status") ?? "?"), not draft") }
         return try updated(operations, rowid, o, ["status": "active".databaseValue, "started_at": tx.now.databaseValue,
@@ -107,7 +103,7 @@ struct SurvaleRPC: Sendable {
         return ended
     }
 
-    static func respond(_ args: [String: Any], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
+    static func respond(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
         let id = try number(args, "invite_id")
         guard let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM operation_invites WHERE id = ?", arguments: [id]),
               (row["invitee_id"] as String?) == uid
@@ -118,23 +114,23 @@ struct SurvaleRPC: Sendable {
         guard try String.fetchOne(tx.db, sql: "SELECT status FROM operations WHERE id = ?", arguments: [op]) != "ended" else {
             throw notNow("operation has ended")
         }
-        let accept = flag(args, "accept")
+        let accept = try flag(args, "accept")
         let answered = try updated(invites, row["_rowid"], invite, ["status": (accept ? "accepted" : "declined").databaseValue,
                                                                      "decided_at": tx.now.databaseValue], tx)
         if accept { try admit(uid, to: op, tx) }
         return answered
     }
 
-    static func decide(_ args: [String: Any], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
+    static func decide(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
         let id = try number(args, "request_id")
         guard let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM join_requests WHERE id = ?", arguments: [id]) else {
             throw denied("only the case agent can do this")
         }
         let request = requests.values(of: row)
-        let (o, _) = try ownOperation(["operation_id": text(request, "operation_id") ?? ""], uid, tx.db)
+        let (o, _) = try ownOperation(["operation_id": .string(text(request, "operation_id") ?? "")], uid, tx.db)
         guard text(request, "status") == "pending" else { throw notNow("request is already \(text(request, "status") ?? "?")") }
         guard text(o, "status") != "ended" else { throw notNow("operation has ended") }
-        let approve = flag(args, "approve")
+        let approve = try flag(args, "approve")
         let decided = try updated(requests, row["_rowid"], request, [
             "status": (approve ? "approved" : "denied").databaseValue, "decided_by": uid.databaseValue, "decided_at": tx.now.databaseValue,
         ], tx)
@@ -153,7 +149,7 @@ struct SurvaleRPC: Sendable {
         }
     }
 
-    static func leave(_ args: [String: Any], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
+    static func leave(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
         let op = try uuid(args, "operation_id")
         guard let row = try GRDB.Row.fetchOne(tx.db, sql: """
             SELECT rowid AS _rowid, * FROM operation_members WHERE operation_id = ? AND user_id = ? AND left_at IS NULL AND role = 'member'
@@ -163,21 +159,21 @@ struct SurvaleRPC: Sendable {
     }
 
     /// `nearby_operations(lat, lon, radius_m)`: generic markers of other agencies' active operations.
-    static func nearby(_ args: [String: Any], _ me: Row, _ db: Database) throws -> [[String: Any]] {
-        guard let lat = (args["lat"] as? NSNumber)?.doubleValue, let lon = (args["lon"] as? NSNumber)?.doubleValue else {
+    static func nearby(_ args: [String: JSONValue], _ me: Row, _ db: Database) throws -> JSONValue {
+        guard let lat = args["lat"]?.double, let lon = args["lon"]?.double else {
             throw APIError.postgrest(.badRequest, "22023", "lat and lon are required numbers")
         }
-        let radius = (args["radius_m"] as? NSNumber)?.doubleValue ?? 5000
+        let radius = args["radius_m"]?.double ?? 5000
         let rows = try GRDB.Row.fetchAll(db, sql: """
             SELECT s.lat AS lat, s.lon AS lon, ca.callsign AS case_agent, a.name AS agency
               FROM operations o JOIN staging_areas s ON s.operation_id = o.id JOIN users ca ON ca.id = o.case_agent_id
               JOIN agencies a ON a.id = o.agency_id
              WHERE o.status = 'active' AND o.agency_id <> ? ORDER BY ca.callsign
             """, arguments: [me["agency_id"]])
-        return rows.filter { Self.metres(lat, lon, $0["lat"], $0["lon"]) <= radius }.map { r in
-            ["lat": (r["lat"] as Double * 100).rounded() / 100, "lon": (r["lon"] as Double * 100).rounded() / 100,
-             "case_agent": r["case_agent"] as String, "agency": r["agency"] as String]
-        }
+        return .array(rows.filter { Self.metres(lat, lon, $0["lat"], $0["lon"]) <= radius }.map { r in
+            ["agency": .string(r["agency"]), "case_agent": .string(r["case_agent"]),
+             "lat": JSONValue((r["lat"] as Double * 100).rounded() / 100), "lon": JSONValue((r["lon"] as Double * 100).rounded() / 100)]
+        })
     }
 
     /// Great-circle distance, as the SQL's haversine.
@@ -196,23 +192,30 @@ struct SurvaleRPC: Sendable {
 
     static func text(_ row: Row, _ c: String) -> String? { String.fromDatabaseValue(row[c] ?? .null) }
 
-    static func json(_ row: Row) -> AnyJSON { AnyJSON(value: row.mapValues(Values.toJSON)) }
+    static func json(_ row: Row) -> JSONValue { Values.object(row) }
 
-    static func uuid(_ args: [String: Any], _ key: String) throws(APIError) -> String {
-        guard let s = args[key] as? String, let u = UUID(uuidString: s) else {
-            throw .postgrest(.badRequest, "22P02", "invalid input syntax for type uuid: \"\(args[key].map { "\($0)" } ?? "")\"")
+    static func uuid(_ args: [String: JSONValue], _ key: String) throws(APIError) -> String {
+        guard let s = args[key]?.string, let u = UUID(uuidString: s) else {
+            throw .postgrest(.badRequest, "22P02", "invalid input syntax for type uuid: \"\(args[key]?.flatText ?? "")\"")
         }
         return u.uuidString.lowercased()
     }
 
-    static func number(_ args: [String: Any], _ key: String) throws(APIError) -> Int64 {
-        if let n = args[key] as? NSNumber, let i = Values.int64(n) { return i }
-        if let s = args[key] as? String, let i = Values.bigint(s) { return i }
-        throw .postgrest(.badRequest, "22P02", "invalid input syntax for type bigint: \"\(args[key].map { "\($0)" } ?? "")\"")
+    static func number(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Int64 {
+        if let i = args[key]?.int64 { return i }
+        if let s = args[key]?.string, let i = Values.bigint(s) { return i }
+        throw .postgrest(.badRequest, "22P02", "invalid input syntax for type bigint: \"\(args[key]?.flatText ?? "")\"")
     }
 
-    /// A boolean argument, true when absent (the SQL's `DEFAULT true`).
-    static func flag(_ args: [String: Any], _ key: String) -> Bool {
-        (args[key] as? NSNumber)?.boolValue ?? true
+    /// A boolean argument, true when absent or null (the SQL's `DEFAULT true`); otherwise what PostgreSQL's
+    /// `boolin` reads in its text (`json_to_record` gives a boolean argument `0`, `"f"` or `"no"` as text).
+    static func flag(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Bool {
+        guard let value = args[key], value != .null else { return true }
+        if let b = value.bool { return b }
+        switch value.flatText?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "t", "true", "y", "yes", "on", "1": return true
+        case "f", "false", "n", "no", "off", "0": return false
+        default: throw .postgrest(.badRequest, "22P02", "invalid input syntax for type boolean: \"\(value.flatText ?? "")\"")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
@@ -27,7 +28,7 @@ struct SurvaleServer: SupabaseServerKind {
                          sql: Self.joinRequestsAgain)]
     }
 
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal, in context: SQLiteAppContext) async throws -> AnyJSON? {
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
         guard SurvaleRPC.names.contains(name) else { return nil }
         guard who.role == .authenticated, let uid = who.userID else {
             throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
@@ -87,7 +88,7 @@ struct SurvaleServer: SupabaseServerKind {
                 try await PostgresStore.text(c, PostgresQuery(unsafeSQL: "SELECT public.survale_auto_end($1::uuid[], $2)::text", binds: binds),
                                              logger: pg.logger)
             }
-            ended = (try? JSONSerialization.jsonObject(with: Data((text ?? "[]").utf8))) as? [String] ?? []
+            ended = text.flatMap { JSONScanner.parse($0)?.strings } ?? []
         } else if let sqlite = context.sqlite {
             ended = try await Self.autoEnd(connected: connected, idle: idle, store: sqlite.store, now: sqlite.clock.date)
         } else {

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import PostgresNIO
@@ -19,7 +20,7 @@ extension PostgresStore {
                 try await Self.text(connection, PostgresQuery(unsafeSQL: "SELECT auth.channel_access($1, $2, $3, $4, $5)", binds: binds),
                                     logger: logger)
             }
-            let names = (try? JSONSerialization.jsonObject(with: Data((text ?? "[]").utf8))) as? [String] ?? []
+            let names = text.flatMap { JSONScanner.parse($0)?.strings } ?? []
             return Set(names)
         } catch {
             throw Self.translate(error, role: who.role)

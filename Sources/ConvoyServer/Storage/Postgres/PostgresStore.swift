@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import HTTPTypes
@@ -190,12 +191,11 @@ struct PostgresStoreError: Error, CustomStringConvertible {
 extension Principal {
     /// `request.jwt.claims` for this principal, as PostgREST sets it.
     var claimsJSON: String {
-        var claims: [String: Any] = ["role": role.rawValue]
-        if let userID { claims["sub"] = userID }
-        if let sessionID { claims["session_id"] = sessionID }
-        if let email { claims["email"] = email }
-        let data = (try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        var claims: [String: JSONValue] = ["role": .string(role.rawValue)]
+        if let userID { claims["sub"] = .string(userID) }
+        if let sessionID { claims["session_id"] = .string(sessionID) }
+        if let email { claims["email"] = .string(email) }
+        return JSONValue(claims).text
     }
 }
 

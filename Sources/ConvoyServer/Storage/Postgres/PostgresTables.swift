@@ -1,3 +1,4 @@
+import ConvoyJSON
 import Foundation
 import GRDB
 import HTTPTypes
@@ -30,14 +31,14 @@ struct PostgresTables: TableStore {
               \(countExact ? "(SELECT count(*) FROM \(name(t))\(filter))" : "NULL"))::text
             """
         let text = try await store.request(sql, params, as: who)
-        let pair = text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
-        let rows = JSONRows(objects: pair?.first as? [[String: Any]] ?? [])
-        return (rows, (pair?.last as? NSNumber)?.intValue)
+        let pair = text.flatMap { Self.parse($0) }?.items ?? []
+        let rows = JSONRows(objects: pair.first?.items ?? [])
+        return (rows, pair.last?.int)
     }
 
     // MARK: - Writes
 
-    func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
+    func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows {
         let objects = try Self.objects(body)
         guard !objects.isEmpty else { return .empty }
@@ -46,7 +47,7 @@ struct PostgresTables: TableStore {
         for object in objects {
             for key in object.keys.sorted() where !keys.contains(key) { keys.append(try column(key, t)) }
         }
-        let params = [try Self.json(objects)]
+        let params = [JSONValue.array(objects.map { JSONValue($0) }).text]
         var sql: String
         if keys.isEmpty {
             // `{}`: a row of defaults.
@@ -67,14 +68,14 @@ struct PostgresTables: TableStore {
         return try await write(sql, params, q, as: who, returning: returning)
     }
 
-    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
-        guard let object = body as? [String: Any] else {
+    func update(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows {
+        guard let object = body.dictionary else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
         guard !object.isEmpty else { return .empty }
         let keys = try object.keys.sorted().map { try column($0, t) }
         let list = keys.map(Schema.quote).joined(separator: ", ")
-        var params = [try Self.json(object)]
+        var params = [JSONValue(object).text]
         let sql = "UPDATE \(name(t)) AS t SET (\(list)) = (SELECT \(list) FROM json_populate_record(NULL::\(name(t)), $1[1]::json))"
             + whereSQL(q, &params)
         return try await write(sql, params, q, as: who, returning: returning)
@@ -101,7 +102,7 @@ struct PostgresTables: TableStore {
 
     /// `SELECT public.name(arg => $1::type, …)` as the caller: PostgreSQL checks
     /// EXECUTE grants, and SECURITY DEFINER functions do their own checks.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON {
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal) async throws -> JSONValue {
         guard let f = store.functions[name] else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
@@ -121,11 +122,9 @@ struct PostgresTables: TableStore {
         let sql = f.returnsVoid ? "SELECT \(call)::text\(from)"
             : f.returnsSet ? "SELECT coalesce(json_agg(r), '[]')::text\(from.isEmpty ? " FROM" : "\(from),") \(call) r"
             : "SELECT to_json(\(call))::text\(from)"
-        let text = try await store.request(sql, [try Self.json(args)], as: who)
-        guard !f.returnsVoid, let data = text?.data(using: .utf8),
-              let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        else { return AnyJSON(value: NSNull()) }
-        return AnyJSON(value: value)
+        let text = try await store.request(sql, [JSONValue(args).text], as: who)
+        guard !f.returnsVoid, let value = text.flatMap(Self.parse) else { return .null }
+        return value
     }
 
     func purge(before cutoff: Date, now: Date) async throws -> Int {
@@ -157,15 +156,13 @@ struct PostgresTables: TableStore {
         }.map { " WHERE \($0)" } ?? ""
     }
 
-    static func json(_ value: Any) throws -> String {
-        let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
-        return String(decoding: data, as: UTF8.self)
+    /// JSON PostgreSQL wrote (`json_agg`, `to_json`): its members in PostgreSQL's order (the columns').
+    static func parse(_ text: String) -> JSONValue? {
+        JSONScanner.parse(text, maxDepth: JSONScanner.foundationDepth)
     }
 
     static func rows(_ text: String?) -> JSONRows {
-        guard let data = text?.data(using: .utf8),
-              let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-        else { return .empty }
+        guard case .array(let objects)? = text.flatMap(parse) else { return .empty }
         return JSONRows(objects: objects)
     }
 }

@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
@@ -50,7 +51,7 @@ struct SQLiteTables: TableStore {
         return try await store.pool.read { db in
             let rows = try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { Self.json($0, q.columns) }
             let total = countExact ? try Int.fetchOne(db, sql: countSQL, arguments: arguments) : nil
-            return (Self.objects(rows), total)
+            return (Self.objects(rows, q.columns), total)
         }
     }
 
@@ -62,7 +63,7 @@ struct SQLiteTables: TableStore {
     /// `returning` (`Prefer: return=representation`) needs the SELECT policy to
     /// allow each written row, as PostgreSQL checks for `INSERT … RETURNING`:
     /// a sender asking for the location rows it posted gets 42501.
-    func insert(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, upsert: Bool,
+    func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool = false) async throws -> JSONRows {
         let objects = try Self.objects(body)
         let conflict = upsert ? (q.onConflict ?? t.primaryKey) : nil
@@ -71,7 +72,7 @@ struct SQLiteTables: TableStore {
         }
         let now = Timestamps.format(clock.date)
         let rows = try objects.map { try provided($0, t, as: who, inserting: true) }
-        return try await write(at: now) { tx in
+        return try await write(at: now, q.columns) { tx in
             let db = tx.db
             var out: [JSONRow] = []
             for given in rows {
@@ -104,8 +105,8 @@ struct SQLiteTables: TableStore {
 
     /// PATCH: the rows the filters select among those the policy lets the user
     /// see; each new row must pass the policy's check.
-    func update(_ t: Schema.Table, body: Any, _ q: RESTQuery, as who: Principal, returning: Bool = false) async throws -> JSONRows {
-        guard let object = body as? [String: Any] else {
+    func update(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, returning: Bool = false) async throws -> JSONRows {
+        guard let object = body.dictionary else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
         let given = try provided(object, t, as: who, inserting: false)
@@ -117,7 +118,7 @@ struct SQLiteTables: TableStore {
         }
         let selectSQL = "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \(whereSQL)"
         let arguments = StatementArguments(args)
-        return try await write(at: Timestamps.format(clock.date)) { tx in
+        return try await write(at: Timestamps.format(clock.date), q.columns) { tx in
             var out: [JSONRow] = []
             for existing in try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments) {
                 let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
@@ -136,7 +137,7 @@ struct SQLiteTables: TableStore {
             args += w.arguments
         }
         let arguments = StatementArguments(args)
-        return try await write(at: Timestamps.format(clock.date)) { [whereSQL] tx in
+        return try await write(at: Timestamps.format(clock.date), q.columns) { [whereSQL] tx in
             try tx.delete(from: t, where: whereSQL, arguments: arguments).map { Self.json($0, q.columns) }
         }
     }
@@ -144,7 +145,7 @@ struct SQLiteTables: TableStore {
     // MARK: - RPC and retention
 
     /// The app's RPC of that name, run as the server with its checks explicit.
-    func rpc(_ name: String, _ args: [String: Any], as who: Principal) async throws -> AnyJSON {
+    func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal) async throws -> JSONValue {
         guard let result = try await app.rpc(name, args, as: who, in: context) else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
@@ -157,8 +158,9 @@ struct SQLiteTables: TableStore {
 
     // MARK: - Pieces
 
-    static func objects(_ rows: [JSONRow]) -> JSONRows {
-        JSONRows(objects: rows.map { $0.mapValues(Values.toJSON) })
+    /// Rows as response objects, their columns in `columns`' order.
+    static func objects(_ rows: [JSONRow], _ columns: [String]) -> JSONRows {
+        JSONRows(objects: rows.map { Values.object($0, columns) })
     }
 
     /// One row's update, as `who`: the policy's USING and guard, then its check
@@ -209,7 +211,7 @@ struct SQLiteTables: TableStore {
     /// with PostgreSQL's `GENERATED ALWAYS`, and server-stamped times
     /// (`created_at`) are the server's, as a trigger would keep them: a client
     /// cannot pin a sequence or post rows the retention purge never reaches.
-    private func provided(_ object: [String: Any], _ t: Schema.Table, as who: Principal,
+    private func provided(_ object: [String: JSONValue], _ t: Schema.Table, as who: Principal,
                           inserting: Bool) throws(APIError) -> Row {
         var row: Row = [:]
         for (key, value) in object {
@@ -255,9 +257,10 @@ struct SQLiteTables: TableStore {
     /// Runs a write transaction (its row changes reach Realtime once
     /// committed), turning SQLite constraint failures into PostgreSQL's codes
     /// and statuses.
-    private func write(at now: String, _ body: @escaping @Sendable (SQLiteTransaction) throws -> [JSONRow]) async throws -> JSONRows {
+    private func write(at now: String, _ columns: [String],
+                       _ body: @escaping @Sendable (SQLiteTransaction) throws -> [JSONRow]) async throws -> JSONRows {
         do {
-            return Self.objects(try await store.write(at: now, body))
+            return Self.objects(try await store.write(at: now, body), columns)
         } catch let error as DatabaseError {
             throw Self.translate(error)
         }
