@@ -1,50 +1,13 @@
-/// Green Box's tables as the SQLite store serves them: greenbox-prd.md §3.1
-/// plus what its invite flow (§5.2–5.3) needs. Identifiers in requests are
-/// checked against this, and values converted by column type.
+/// Green Box's tables as the SQLite store serves them: read from its SQL (`GreenBoxSQL/001_greenbox.sql`, the PRD's
+/// §3.1, and `003_invite_codes.sql`, §5.2–5.3), so they are written once (`SQLTables`). Identifiers in requests are
+/// checked against the schema, values converted by column type, and the SQLite DDL is the same tables'.
 extension GreenBoxServer {
+    static let folder = "GreenBoxSQL"
+    /// Its files, applied in order on PostgreSQL (`002_*_policies.sql` is a choice: `postgresChoices`).
+    static let files = ["001_greenbox.sql", "003_invite_codes.sql"]
+    static let tables = SQLTables.app(folder: folder, files: files)
+    static var schema: Schema { tables.schema }
+
     /// What a friend sees of one's location: the exact fix, or a coarse one.
     static let preferences: Set<String> = ["precise", "general"]
-
-    static let schema = Schema(tables: [
-        "users": Schema.Table(name: "users", columns: [
-            Schema.Column(name: "id", type: .uuid),
-            Schema.Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-            Schema.Column(name: "full_name", type: .text, nullable: true),
-            Schema.Column(name: "avatar_url", type: .text, nullable: true),
-            Schema.Column(name: "public_key", type: .text),
-        ], primaryKey: "id"),
-        "friendships": Schema.Table(name: "friendships", columns: [
-            Schema.Column(name: "id", type: .bigint, defaultValue: .identity),
-            Schema.Column(name: "user_id_1", type: .uuid),
-            Schema.Column(name: "user_id_2", type: .uuid),
-            Schema.Column(name: "status", type: .text, defaultValue: .value("pending")),
-            Schema.Column(name: "requested_by", type: .uuid),
-            // What user 1 shares with user 2, and the other way round.
-            Schema.Column(name: "preference_1", type: .text, nullable: true),
-            Schema.Column(name: "preference_2", type: .text, nullable: true),
-            Schema.Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-        ], primaryKey: "id"),
-        "encrypted_locations": Schema.Table(name: "encrypted_locations", columns: [
-            Schema.Column(name: "id", type: .bigint, defaultValue: .identity),
-            Schema.Column(name: "sender_id", type: .uuid),
-            Schema.Column(name: "recipient_id", type: .uuid),
-            Schema.Column(name: "payload", type: .text),
-            Schema.Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-        ], primaryKey: "id"),
-        "invites": Schema.Table(name: "invites", columns: [
-            Schema.Column(name: "code", type: .text),
-            Schema.Column(name: "inviter_id", type: .uuid),
-            Schema.Column(name: "preference", type: .text),
-            Schema.Column(name: "created_at", type: .timestamptz, defaultValue: .now),
-            Schema.Column(name: "expires_at", type: .timestamptz),
-            Schema.Column(name: "accepted_by", type: .uuid, nullable: true),
-            Schema.Column(name: "accepted_at", type: .timestamptz, nullable: true),
-        ], primaryKey: "code"),
-        "purge_log": Schema.Table(name: "purge_log", columns: [
-            Schema.Column(name: "id", type: .bigint, defaultValue: .identity),
-            Schema.Column(name: "ran_at", type: .timestamptz),
-            Schema.Column(name: "deleted", type: .bigint),
-            Schema.Column(name: "cutoff", type: .timestamptz),
-        ], primaryKey: "id"),
-    ])
 }

@@ -17,7 +17,7 @@ struct GreenBoxServer: SupabaseServerKind {
     func policies(strict: Bool) -> Policies { Self.policies(strict: strict) }
 
     var sqliteMigrations: [SQLiteMigration] {
-        [SQLiteMigration(identifier: "greenbox v1: the PRD's tables", sql: Self.sqliteTables)]
+        [SQLiteMigration(identifier: "greenbox v1: the PRD's tables", sql: Self.tables.sqliteScript)]
     }
 
     /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
@@ -48,9 +48,9 @@ struct GreenBoxServer: SupabaseServerKind {
 
     // MARK: PostgreSQL
 
-    let postgresFolder = "GreenBoxSQL"
+    let postgresFolder = Self.folder
 
-    let postgresFiles = ["001_greenbox.sql", "003_invite_codes.sql"]
+    let postgresFiles = Self.files
 
     /// `--strict-policies`: locations may be posted to active friends only
     /// (the PRD lets users post to anyone, as themselves).

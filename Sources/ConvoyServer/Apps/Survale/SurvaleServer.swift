@@ -22,7 +22,7 @@ struct SurvaleServer: SupabaseServerKind {
     func policies(strict: Bool) -> Policies { Self.policies() }
 
     var sqliteMigrations: [SQLiteMigration] {
-        [SQLiteMigration(identifier: "survale v1: agencies, teams, operations, chat and archive", sql: Self.sqliteTables),
+        [SQLiteMigration(identifier: "survale v1: agencies, teams, operations, chat and archive", sql: Self.tables.sqliteScript),
          SQLiteMigration(identifier: "survale v1: the op-media bucket", sql: Self.mediaBucket, afterPlatform: true),
          SQLiteMigration(identifier: "survale v2: one pending join request a member (a member who left may ask again)",
                          sql: Self.joinRequestsAgain)]
@@ -122,9 +122,9 @@ struct SurvaleServer: SupabaseServerKind {
 
     // MARK: PostgreSQL
 
-    let postgresFolder = "SurvaleSQL"
+    let postgresFolder = Self.folder
 
-    let postgresFiles = ["001_survale.sql", "002_survale_rpc.sql", "003_survale_media.sql"]
+    let postgresFiles = Self.files
 
     func postgresChoices(_ configuration: ServerConfiguration) -> [PostgresChoice] { [] }
 
