@@ -107,3 +107,132 @@ import Testing
         }
     }
 }
+
+/// An app's policies read from its SQL for the SQLite store (`SQLPolicies`): helpers inlined with the policy's
+/// columns kept in its scope, `= ANY (ARRAY[…])`, a later file's DROP POLICY and CREATE POLICY replacing one,
+/// and each policy deciding as PostgreSQL's would over the same rows.
+@Suite struct SQLPoliciesTests {
+    static let script = """
+        CREATE TABLE public.groups (id uuid PRIMARY KEY, owner uuid NOT NULL, status text NOT NULL);
+        CREATE TABLE public.members (id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY, group_id uuid NOT NULL, user_id uuid NOT NULL);
+        CREATE TABLE public.notes (id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY, group_id uuid NOT NULL, author uuid NOT NULL,
+                                   body text NOT NULL);
+        CREATE OR REPLACE FUNCTION public.is_member(g uuid, statuses text[]) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+        SET search_path = pg_catalog, public, pg_temp AS $$
+          SELECT EXISTS (SELECT 1 FROM members m JOIN groups gr ON gr.id = m.group_id
+                         WHERE m.group_id = g AND m.user_id = auth.uid() AND gr.status = ANY (statuses))
+        $$;
+        CREATE POLICY notes_select ON public.notes FOR SELECT TO authenticated USING (public.is_member(group_id, ARRAY['open', 'closed']));
+        CREATE POLICY notes_insert ON public.notes FOR INSERT TO authenticated
+          WITH CHECK (author = auth.uid() AND public.is_member(group_id, ARRAY['open']));
+        CREATE POLICY notes_delete ON public.notes FOR DELETE TO authenticated USING (author = auth.uid());
+        CREATE POLICY groups_all ON public.groups FOR ALL TO authenticated USING (owner = auth.uid());
+        CREATE TABLE public.audit (id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY, what text);
+        CREATE POLICY audit_anon ON public.audit FOR SELECT TO anon USING (true);
+        -- A helper that reads the very table whose policy calls it, unaliased: its `members` is not the policy's row.
+        CREATE OR REPLACE FUNCTION public.in_group(g uuid) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER AS $$
+          SELECT EXISTS (SELECT 1 FROM members WHERE group_id = g AND user_id = auth.uid())
+        $$;
+        CREATE POLICY members_select ON public.members FOR SELECT TO authenticated USING (public.in_group(group_id));
+        CREATE POLICY channels ON realtime.messages FOR SELECT TO authenticated USING (true);
+        -- a later file: the delete policy replaced
+        DROP POLICY IF EXISTS notes_delete ON public.notes;
+        CREATE POLICY notes_delete ON public.notes FOR DELETE TO authenticated USING (author = auth.uid() AND body = '');
+        """
+
+    static func ids(_ p: Policies.Predicate, _ db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT id FROM notes WHERE \(p.sql) ORDER BY id", arguments: StatementArguments(p.arguments))
+    }
+
+    static func text(_ values: [String: String]) -> Policies.Row { values.mapValues { $0.databaseValue } }
+
+    @Test func policiesDecideAsTheirSQLSays() throws {
+        let tables = try SQLTables(script: Self.script)
+        let policies = try SQLPolicies.read(script: Self.script, schema: tables.schema)
+        let db = try DatabaseQueue()
+        try db.write { db in
+            try db.execute(sql: "CREATE TABLE auth_users (id TEXT PRIMARY KEY)")
+            for s in tables.sqlite { try db.execute(sql: s) }
+            try db.execute(sql: """
+                INSERT INTO groups VALUES ('g1', 'alice', 'open'), ('g2', 'alice', 'closed');
+                INSERT INTO members (group_id, user_id) VALUES ('g1', 'bob'), ('g2', 'bob'), ('g2', 'carol');
+                INSERT INTO notes (group_id, author, body) VALUES ('g1', 'bob', 'hi'), ('g2', 'carol', '');
+                """)
+        }
+        let notes = try #require(policies.tables["notes"])
+        let select = try #require(notes.select), insert = try #require(notes.insert), readable = try #require(notes.readable)
+        let delete = try #require(notes.delete)
+        try db.read { (db: Database) throws in
+            // SELECT: a member of an open or closed group reads its notes (the helper's `g` is the note's group_id,
+            // not the members row's own: every user would read every note otherwise).
+            #expect(try Self.ids(select("bob"), db) == [1, 2])
+            #expect(try Self.ids(select("carol"), db) == [2])
+            #expect(try Self.ids(select("mallory"), db) == [])
+            // INSERT: as yourself, in an open group you belong to.
+            #expect(try insert(Self.text(["group_id": "g1", "author": "bob", "body": "x"]), "bob", db))
+            #expect(try !insert(Self.text(["group_id": "g2", "author": "bob", "body": "x"]), "bob", db), "closed")
+            #expect(try !insert(Self.text(["group_id": "g1", "author": "carol", "body": "x"]), "bob", db), "as another")
+            #expect(try !insert(Self.text(["group_id": "g1", "author": "carol", "body": "x"]), "carol", db), "not a member")
+            // readable: the SELECT policy over one row (Realtime's check per subscriber).
+            #expect(try readable(Self.text(["group_id": "g2"]), "carol", db))
+            #expect(try !readable(Self.text(["group_id": "g1"]), "carol", db))
+            // DELETE: the later file's policy.
+            #expect(try Self.ids(delete("carol"), db) == [2])
+        }
+        #expect(notes.update == nil, "no UPDATE policy: no update")
+        // FOR ALL: every command; USING checks the new row when there is no WITH CHECK.
+        let groups = try #require(policies.tables["groups"])
+        let groupInsert = try #require(groups.insert), groupUpdate = try #require(groups.update)
+        #expect(groups.select != nil && groups.delete != nil)
+        let own = Self.text(["id": "g3", "owner": "alice", "status": "open"])
+        try db.read { (db: Database) throws in
+            #expect(try groupInsert(own, "alice", db) && groupUpdate.check(own, "alice", db))
+            #expect(try !groupInsert(own, "bob", db))
+        }
+        // A helper reading the policy's own table: carol sees her group's members only (the rows of g2), and so does
+        // Realtime's check of one row.
+        let members = try #require(policies.tables["members"])
+        let membersSelect = try #require(members.select), membersReadable = try #require(members.readable)
+        try db.read { (db: Database) throws in
+            let p = membersSelect("carol")
+            let seen = try Int64.fetchAll(db, sql: "SELECT id FROM members WHERE \(p.sql) ORDER BY id", arguments: StatementArguments(p.arguments))
+            #expect(seen == [2, 3])
+            #expect(try membersReadable(Self.text(["group_id": "g2"]), "carol", db))
+            #expect(try !membersReadable(Self.text(["group_id": "g1"]), "carol", db))
+        }
+        // A policy for anon only, or on another schema, gives signed-in users nothing.
+        #expect(policies.tables["audit"]?.select == nil)
+    }
+
+    @Test(arguments: [
+        "CREATE POLICY p ON public.t FOR SELECT TO authenticated USING (owner = ANY (owners))",
+        "CREATE POLICY p ON public.t FOR SELECT TO authenticated USING (ARRAY[owner] && ARRAY['a'])",
+        "CREATE POLICY p ON public.t AS RESTRICTIVE FOR SELECT TO authenticated USING (true)",
+    ])
+    func whatItCannotReadIsRefused(sql: String) {
+        let schema = Schema(tables: ["t": Schema.Table(name: "t", columns: [Schema.Column(name: "owner", type: .uuid)], primaryKey: "owner")])
+        #expect(throws: SQLTables.Failure.self) { try SQLPolicies.read(script: sql, schema: schema) }
+    }
+
+    /// The comparisons decided in Swift decide as SQLite does, NULLs included; anything else is left to SQLite.
+    @Test func comparisonsDecideAsSQLiteDoes() throws {
+        let columns = ["a", "b", "s"]
+        let rows: [Policies.Row] = [
+            ["a": "u".databaseValue, "b": "v".databaseValue, "s": "x".databaseValue], ["a": "v".databaseValue, "b": "u".databaseValue],
+            ["a": .null, "b": "u".databaseValue, "s": "y".databaseValue], [:], ["a": "U".databaseValue, "s": "x".databaseValue],
+        ]
+        let db = try DatabaseQueue()
+        for sql in ["a = ?", "? = a", "? IN (a, b)", "a = ? AND s = 'x'", "(s = 'x')", "true", "? IN (a, 'u')"] {
+            #expect(Comparisons(sql, columns: Set(columns)) != nil, "\(sql)")
+            let e = SQLPolicies.Expression(sql: sql, uids: sql.filter { $0 == "?" }.count)
+            let fast = SQLPolicies.rowCheck(e, table: "t", columns: columns, textColumns: Set(columns))
+            let slow = SQLPolicies.rowCheck(e, table: "t", columns: columns)
+            try db.read { (db: Database) throws in
+                for row in rows { #expect(try fast(row, "u", db) == slow(row, "u", db), "\(sql) over \(row)") }
+            }
+        }
+        for sql in ["a = ? OR b = ?", "a IS NULL", "EXISTS (SELECT 1)", "n = ?", "a <> ?"] {
+            #expect(Comparisons(sql, columns: Set(columns)) == nil, "\(sql)")
+        }
+    }
+}

@@ -25,7 +25,21 @@ struct SQLTables: Sendable {
 
     /// The tables of an app's PostgreSQL files (in the bundle folder `folder`), in order.
     static func read(folder: String, files: [String]) throws -> SQLTables {
-        try SQLTables(script: files.map { try Migrations.resource($0, folder: folder) }.joined(separator: "\n"))
+        try SQLTables(script: script(folder: folder, files: files))
+    }
+
+    /// An app's PostgreSQL files as one script.
+    static func script(folder: String, files: [String]) throws -> String {
+        try files.map { try Migrations.resource($0, folder: folder) }.joined(separator: "\n")
+    }
+
+    /// An app's row-level security, read from its files (`SQLPolicies`), with the guards its PL/pgSQL triggers keep.
+    static func policies(folder: String, files: [String], schema: Schema, guards: [String: Policies.Guard]) -> Policies {
+        do {
+            return try SQLPolicies.read(script: script(folder: folder, files: files), schema: schema, guards: guards)
+        } catch {
+            preconditionFailure("\(folder): the app's SQL has a policy the SQLite store cannot read: \(error)")
+        }
     }
 
     /// An app's own tables, as its server kind declares them: the build's SQL, which `SQLTablesTests` reads for
@@ -172,11 +186,15 @@ struct SQLTables: Sendable {
 
     // MARK: - Names and text
 
-    /// `public.users` → `users`; `auth.users` → `auth_users`.
+    /// `public.users` → `users`; `auth.users` → `auth_users` (the platform's schemas); `o.id` (an alias's column) as it is.
     static func sqliteName(_ qualified: String) -> String {
         let parts = qualified.split(separator: ".", maxSplits: 1).map { SQLTokens.unquote(String($0)) }
         guard parts.count == 2 else { return parts.first ?? qualified }
-        return parts[0] == "public" ? parts[1] : parts[0] + "_" + parts[1]
+        switch parts[0] {
+        case "public": return parts[1]
+        case "auth", "storage", "realtime": return parts[0] + "_" + parts[1]
+        default: return qualified
+        }
     }
 
     /// Tokens written back for SQLite: qualified names mapped, casts dropped, `IF NOT EXISTS` added to an index.

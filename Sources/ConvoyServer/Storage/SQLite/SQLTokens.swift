@@ -40,7 +40,7 @@ struct SQLTokens: Sendable {
         let s = Array(sql.unicodeScalars)
         var out: [SQLToken] = []
         var i = 0
-        func isWordChar(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c == "_" || ("0"..."9").contains(c) || c == "$" }
+        func isWordChar(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c == "_" || ("0"..."9").contains(c) }
         while i < s.count {
             let c = s[i]
             if c.properties.isWhitespace { i += 1; continue }
@@ -56,6 +56,10 @@ struct SQLTokens: Sendable {
                 }
                 i = min(i + 1, s.count)
                 out.append(SQLToken(text: String(String.UnicodeScalarView(s[start..<i])), kind: c == "'" ? .string : .quoted))
+            } else if c == "$", let end = dollarQuoteEnd(s, at: i) {
+                // $$…$$ or $tag$…$tag$: a function's body, kept whole as one string.
+                i = end
+                out.append(SQLToken(text: String(String.UnicodeScalarView(s[start..<i])), kind: .string))
             } else if ("0"..."9").contains(c) {
                 while i < s.count, ("0"..."9").contains(s[i]) || s[i] == "." { i += 1 }
                 out.append(SQLToken(text: String(String.UnicodeScalarView(s[start..<i])), kind: .number))
@@ -77,6 +81,20 @@ struct SQLTokens: Sendable {
         return out
     }
 
+    /// Where the dollar-quoted string opening at `i` ends (one past its closing tag); nil when `$` opens none.
+    static func dollarQuoteEnd(_ s: [Unicode.Scalar], at i: Int) -> Int? {
+        var j = i + 1
+        while j < s.count, s[j].properties.isAlphabetic || s[j] == "_" || (j > i + 1 && ("0"..."9").contains(s[j])) { j += 1 }
+        guard j < s.count, s[j] == "$" else { return nil }
+        let tag = Array(s[i...j])
+        var k = j + 1
+        while k + tag.count <= s.count {
+            if Array(s[k..<(k + tag.count)]) == tag { return k + tag.count }
+            k += 1
+        }
+        return nil
+    }
+
     /// The index of the `)` that closes the `(` at `open`.
     static func matching(_ t: [SQLToken], _ open: Int) -> Int? {
         var depth = 0
@@ -90,13 +108,13 @@ struct SQLTokens: Sendable {
         return nil
     }
 
-    /// Elements separated by commas outside parentheses.
+    /// Elements separated by commas outside parentheses and brackets (`ARRAY['a', 'b']` is one).
     static func splitTopLevel(_ t: [SQLToken]) -> [[SQLToken]] {
         var out: [[SQLToken]] = [[]]
         var depth = 0
         for tok in t {
-            if tok.text == "(" { depth += 1 }
-            if tok.text == ")" { depth -= 1 }
+            if tok.text == "(" || tok.text == "[" { depth += 1 }
+            if tok.text == ")" || tok.text == "]" { depth -= 1 }
             if tok.text == ",", depth == 0 { out.append([]); continue }
             out[out.count - 1].append(tok)
         }

@@ -3,7 +3,8 @@
 -- (the invite codes `pairing: codes` uses are 003_invite_codes.sql). Applied after the platform's SQL
 -- (Sources/ConvoyServer/Storage/PostgreSQL/000_platform.sql: roles, auth,
 -- auth.request, Realtime's plumbing), once per database (again only when a
--- build changes it). Mirrors GreenBoxPolicies.swift (the SQLite store).
+-- build changes it). The SQLite store reads its tables and policies from this
+-- file too (SQLTables, SQLPolicies); the trigger's rules are GreenBoxServer+Policies.swift's.
 
 -- public: the PRD's tables ----------------------------------------------------
 CREATE TABLE IF NOT EXISTS public.users (

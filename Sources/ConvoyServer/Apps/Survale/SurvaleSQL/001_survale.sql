@@ -5,8 +5,9 @@
 -- private channels op_{id}_locations and op_{id}_chat; the RPCs of the
 -- operation lifecycle; auto-end and the 7-day purge. Applied after the
 -- platform's SQL (000_platform.sql, 002_realtime_authorization.sql), once per
--- database (again when a build changes it). Mirrors SurvaleServer+Policies.swift
--- and SurvaleRPC.swift (the SQLite store). Idempotent.
+-- database (again when a build changes it). The SQLite store reads its tables and
+-- policies from this file too (SQLTables, SQLPolicies); its triggers' rules and its
+-- RPCs are mirrored in SurvaleServer+Policies.swift and SurvaleRPC.swift. Idempotent.
 
 -- Tables -------------------------------------------------------------------------
 CREATE TABLE IF NOT EXISTS public.agencies (
@@ -212,18 +213,24 @@ CREATE POLICY join_requests_insert ON public.join_requests FOR INSERT TO authent
                           AND o.status = 'active'));
 
 -- Targets and staging areas: members read, the case agent writes.
-DO $$ DECLARE t text; BEGIN
-  FOREACH t IN ARRAY ARRAY['targets', 'staging_areas'] LOOP
-    EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_select', t);
-    EXECUTE format('CREATE POLICY %I ON public.%I FOR SELECT TO authenticated USING (public.is_operation_member(operation_id))', t || '_select', t);
-    EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_insert', t);
-    EXECUTE format('CREATE POLICY %I ON public.%I FOR INSERT TO authenticated WITH CHECK (public.is_case_agent(operation_id))', t || '_insert', t);
-    EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_update', t);
-    EXECUTE format('CREATE POLICY %I ON public.%I FOR UPDATE TO authenticated USING (public.is_case_agent(operation_id)) WITH CHECK (public.is_case_agent(operation_id))', t || '_update', t);
-    EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_delete', t);
-    EXECUTE format('CREATE POLICY %I ON public.%I FOR DELETE TO authenticated USING (public.is_case_agent(operation_id))', t || '_delete', t);
-  END LOOP;
-END $$;
+DROP POLICY IF EXISTS targets_select ON public.targets;
+CREATE POLICY targets_select ON public.targets FOR SELECT TO authenticated USING (public.is_operation_member(operation_id));
+DROP POLICY IF EXISTS targets_insert ON public.targets;
+CREATE POLICY targets_insert ON public.targets FOR INSERT TO authenticated WITH CHECK (public.is_case_agent(operation_id));
+DROP POLICY IF EXISTS targets_update ON public.targets;
+CREATE POLICY targets_update ON public.targets FOR UPDATE TO authenticated
+  USING (public.is_case_agent(operation_id)) WITH CHECK (public.is_case_agent(operation_id));
+DROP POLICY IF EXISTS targets_delete ON public.targets;
+CREATE POLICY targets_delete ON public.targets FOR DELETE TO authenticated USING (public.is_case_agent(operation_id));
+DROP POLICY IF EXISTS staging_areas_select ON public.staging_areas;
+CREATE POLICY staging_areas_select ON public.staging_areas FOR SELECT TO authenticated USING (public.is_operation_member(operation_id));
+DROP POLICY IF EXISTS staging_areas_insert ON public.staging_areas;
+CREATE POLICY staging_areas_insert ON public.staging_areas FOR INSERT TO authenticated WITH CHECK (public.is_case_agent(operation_id));
+DROP POLICY IF EXISTS staging_areas_update ON public.staging_areas;
+CREATE POLICY staging_areas_update ON public.staging_areas FOR UPDATE TO authenticated
+  USING (public.is_case_agent(operation_id)) WITH CHECK (public.is_case_agent(operation_id));
+DROP POLICY IF EXISTS staging_areas_delete ON public.staging_areas;
+CREATE POLICY staging_areas_delete ON public.staging_areas FOR DELETE TO authenticated USING (public.is_case_agent(operation_id));
 
 -- Chat and the archive: members read (also after the end, for replay); a current member of an
 -- active operation writes, as itself.
