@@ -4,7 +4,7 @@ import NIOCore
 /// A request body read by `JSONScanner`, which is as strict as PostgreSQL's and GoTrue's readers where
 /// Foundation's is not: `[1,]` and `{"a":1,}` are refused (Foundation on Linux takes them). Numbers keep
 /// their literal text (a bigint is read exactly, never through a Double) and must be finite: `1e400` is
-/// refused, as `JSONSerialization` refused it. An object's repeated key keeps its last value, once, where
+/// refused, as Foundation's reader refused it. An object's repeated key keeps its last value, once, where
 /// it first stood. Invalid UTF-8, a lone surrogate escape and nesting deeper than `JSONScanner.maxDepth`
 /// are refused, as empty bodies are.
 enum BodyJSON {

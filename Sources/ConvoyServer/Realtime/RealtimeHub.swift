@@ -293,13 +293,14 @@ final class RealtimeHub: Sendable {
     func deliver(_ change: ChangeEvent, to deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
         let now = clock.wallNow()
-        var data: JSONValue = ["columns": columns[change.table] ?? [], "commit_timestamp": .string(change.commitTimestamp),
-                               "errors": .null]
-        if change.type != "INSERT" { data = data.setting("old_record", to: change.oldRecordJSON) }
-        data = data.setting("record", to: change.type == "DELETE" ? [:] : change.recordJSON)
-            .setting("schema", to: "public").setting("table", to: .string(change.table)).setting("type", to: .string(change.type))
+        // Its members in one array, keys in order (no object rebuilt member by member).
+        var data: [JSONValue.Member] = [.init("columns", columns[change.table] ?? []),
+                                        .init("commit_timestamp", .string(change.commitTimestamp)), .init("errors", .null)]
+        if change.type != "INSERT" { data.append(.init("old_record", change.oldRecordJSON)) }
+        data += [.init("record", change.type == "DELETE" ? [:] : change.recordJSON), .init("schema", "public"),
+                 .init("table", .string(change.table)), .init("type", .string(change.type))]
         // The change is written once; each subscriber's frame only wraps it with its topic and ids.
-        let written = data.text
+        let written = JSONValue.object(data).text
         for d in deliveries {
             if let exp = d.member.expiresAt, exp <= now {
                 expire(d.connection, topic: d.topic, secondsAgo: Int(now - exp))
