@@ -48,6 +48,8 @@ extension HistogramName {
     public static let keyLookup = HistogramName("key_lookup")
     public static let migrationRestore = HistogramName("migration_restore")
     public static let pairingRequest = HistogramName("pairing_request")
+    /// The friend looked up before it is asked (QuickPic's `GET /users/:username`).
+    public static let pairingLookup = HistogramName("pairing_lookup")
     public static let pairingAccept = HistogramName("pairing_accept")
     public static let pairingAcceptLater = HistogramName("pairing_accept_later")
     public static let pairingFirstUpdate = HistogramName("pairing_first_update")
@@ -84,7 +86,7 @@ extension HistogramName {
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .schedulerLag, .subscribe, .signup,
-        .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingRequest, .pairingAccept,
+        .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingLookup, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness, .joinApproval, .joinChannel,
         .mediaUpload, .mediaLatency, .mediaDownload, .messageCatchUpLatency, .mediaCatchUpLatency,
@@ -132,6 +134,8 @@ extension CounterName {
     public static let backfilled = CounterName("backfilled")
     public static let tokenRefreshes = CounterName("token_refreshes")
     public static let tokenRefreshFailures = CounterName("token_refresh_failures")
+    /// Phones that refreshed their session at least once (each counted once).
+    public static let tokenRefreshPhones = CounterName("token_refresh_phones")
     public static let signInsAgain = CounterName("sign_ins_again")
     /// Sign-ups that got no answer (a reset, a gateway's 502–504) and were tried again: signed in and finished, or made again.
     public static let signUpRetries = CounterName("signup_retries")
@@ -154,6 +158,8 @@ extension CounterName {
     public static let pairingFriendsMade = CounterName("pairing_friends_made")
     public static let pairingUnexpectedRequests = CounterName("pairing_unexpected_requests")
     public static let pairingFailures = CounterName("pairing_failures")
+    /// Requests the invitee said no to (`social.decline`, an app that has a "no").
+    public static let pairingDeclined = CounterName("pairing_declined")
     /// Decide-later acceptances the backend refused because the request was gone (404: an invite expired unaccepted, as Closer's do after 24 h).
     public static let pairingRequestsGone = CounterName("pairing_requests_gone")
     /// Decide-later acceptances the backend took (`pairing_accepted_later` counts the attempts).
@@ -225,6 +231,8 @@ extension CounterName {
     public static let mediaFailed = CounterName("media_failed")
     public static let mediaLost = CounterName("media_lost")
     public static let mediaRetried = CounterName("media_retried")
+    /// Downloads tried again after one failed for a reason a retry can cure (no answer, or "later").
+    public static let mediaDownloadRetries = CounterName("media_download_retries")
     /// Media bytes uploaded (each attempt that completed) and downloaded; upload progress reports (libcurl's).
     public static let mediaBytesUp = CounterName("media_bytes_up")
     public static let mediaBytesDown = CounterName("media_bytes_down")
@@ -249,11 +257,11 @@ extension CounterName {
         .malformedRows, .renderDot, .renderCircle, .keyLookups, .keyLookupFailures, .keyChangesSeen,
         .delivered, .lost, .devices, .devicesNeverSubscribed, .startLateMs,
         .httpRequests, .httpErrors, .reconnects, .disconnects, .realtimeJoinFailures, .realtimeChannelClosed,
-        .realtimeRejoins, .realtimeOtherChanges, .backfills, .backfilled, .tokenRefreshes, .tokenRefreshFailures,
+        .realtimeRejoins, .realtimeOtherChanges, .backfills, .backfilled, .tokenRefreshes, .tokenRefreshFailures, .tokenRefreshPhones,
         .signInsAgain, .signUpRetries, .retryQueued, .retryPosted, .retryGivenUp,
         .gpsDropouts, .backgroundSkipped, .backgroundNotPermitted, .liveShared, .liveNoFix, .liveFixesReceived,
         .pairingRequests, .pairingAccepted, .pairingAcceptedLater, .pairingDecidedLater, .pairingFriendsMade,
-        .pairingUnexpectedRequests, .pairingFailures, .pairingRequestsGone, .pairingAcceptedLaterSucceeded, .migrationReinstalls, .migrationReaccepted,
+        .pairingUnexpectedRequests, .pairingFailures, .pairingDeclined, .pairingRequestsGone, .pairingAcceptedLaterSucceeded, .migrationReinstalls, .migrationReaccepted,
         .migrationUndecryptable, .migrationFailures,
         .probeTries, .probeLeaks, .probeFindings, .probeRowsReceived, .probeHostileUnmatched,
         .retentionChecks, .retentionScans, .retentionViolations, .retentionDeletedEarly, .retentionCheckErrors,
@@ -261,7 +269,7 @@ extension CounterName {
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
         .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried,
         .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
-        .mediaRetried, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
+        .mediaRetried, .mediaDownloadRetries, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
     ] + mailbox
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

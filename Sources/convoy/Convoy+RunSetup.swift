@@ -76,7 +76,7 @@ extension Convoy.Run {
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
         if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
         configuration.autoEndAfter = scenario.social.autoEnd
-        configuration.tokenTTL = ServerApps.defaultTokenTTL(of: configuration.app)
+        configuration.tokenTTL = scenario.tokenTTL ?? ServerApps.defaultTokenTTL(of: configuration.app)
         configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)
         return configuration
     }

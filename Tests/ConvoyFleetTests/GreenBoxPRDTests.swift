@@ -222,14 +222,14 @@ extension Scenario {
             let onboarding = Onboarding(engine: engine, target: target, runID: "cu" + UUID().uuidString.prefix(6).lowercased(), app: app)
             let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1)
             let http = SupabaseHTTP(engine: engine, target: target)
-            let id = try await app.requestFriendship(to: b.userID, preference: "precise", from: a.session, via: http)
+            let id = try await app.requestFriendship(to: Invitee(userID: b.userID, email: b.email), preference: "precise", from: a.session, via: http)
             #expect(try await app.pendingRequests(to: b.userID, token: b.session.accessToken, via: http) == [.requested(id: id, from: a.userID)])
             #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http).isEmpty, "not yet")
             try await app.acceptFriendship(id, preference: "general", token: b.session.accessToken, via: http)
             #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http) == [.accepted(id: id, by: b.userID)])
             // Accepting again (a retry after a timeout that committed) is fine; accepting what the invitee cannot see is not.
             try await app.acceptFriendship(id, preference: "general", token: b.session.accessToken, via: http)
-            await #expect(throws: SupabaseError.self) { try await app.acceptFriendship(id + 1000, preference: "general", token: b.session.accessToken, via: http) }
+            await #expect(throws: SupabaseError.self) { try await app.acceptFriendship(String(Int64(id)! + 1000), preference: "general", token: b.session.accessToken, via: http) }
             #expect(try await app.pendingRequests(to: b.userID, token: b.session.accessToken, via: http).isEmpty)
             // The invitee cannot see the inviter's requests as its own: RLS shows members, the filter asks for requester.
             #expect(try await app.acceptedRequests(by: b.userID, token: b.session.accessToken, via: http).isEmpty)

@@ -1,6 +1,8 @@
 @testable import ConvoyCrypto
 @testable import ConvoyFleet
+import ConvoyServer
 import ConvoySodium
+import ConvoyWire
 import Foundation
 import Testing
 
@@ -105,6 +107,7 @@ import Testing
     @Test func theShippedScenariosReadAndTheirDefaultsAreTheSpecs() throws {
         let s = try ScenarioFile.load("scenarios/quickpic.yaml")
         #expect(s.app.name == "quickpic" && s.social.decline == 0.1 && s.groups[1].reloginEvery == 60...180)
+        #expect(s.app.options["pairing"] == "run" && s.tokenTTL == 60, "friends made and sessions renewed during the run")
         #expect(s.retention.window == 7 * 86_400 && s.retention.checkEvery == 0, "7 days, unchecked: every phone polls")
         let purge = try ScenarioFile.load("scenarios/quickpic-purge.yaml")
         #expect(purge.retention.window == 20 && purge.groups[1].pollsNever && purge.retention.checkEvery == 2)
@@ -125,12 +128,69 @@ import Testing
         }
     }
 
+    @Test func friendsDuringTheRunAndAShortTokenLifetimeAreKeysOfTheirOwn() throws {
+        let s = try ScenarioFile.parse(Self.base.replacingOccurrences(of: "app: quickpic", with: "app: {name: quickpic, pairing: run}")
+                                       + "auth: {token_ttl: 90s}\n", file: "q.yaml")
+        #expect(s.tokenTTL == 90 && s.app.options["pairing"] == "run")
+        #expect(try ScenarioFile.parse(Self.base, file: "q.yaml").tokenTTL == nil)
+    }
+
+    @Test(arguments: [
+        ("auth: {token_ttl: 2s}\n", "q.yaml:6:19: auth.token_ttl: at least 5s"),
+        ("auth: {ttl: 1m}\n", "q.yaml:6:8: auth.ttl: unknown key \"ttl\" (keys here: token_ttl)"),
+        ("target: {url: \"http://example.test\", anon_key: k}\nauth: {token_ttl: 1m}\n",
+         "q.yaml:7:19: auth.token_ttl: token_ttl sets the embedded backend's access-token lifetime"),
+        ("hostile: {share: 10%, catalogue: probes/quickpic.yaml}\n", "(use pairing: setup, or convoy probe"),
+    ])
+    func aTokenLifetimeOrHostilesDuringPairingAreRefusedWithTheirPlace(extra: String, expected: String) {
+        let running = Self.base.replacingOccurrences(of: "app: quickpic", with: "app: {name: quickpic, pairing: run}")
+        #expect {
+            _ = try ScenarioFile.parse(running + extra, file: "q.yaml")
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
     @Test func greenBoxRefusesTheMailboxKeys() {
         let greenbox = Self.base.replacingOccurrences(of: "app: quickpic", with: "app: greenbox")
         #expect {
             _ = try ScenarioFile.parse(greenbox + "    poll_every: 5s\n", file: "g.yaml")
         } throws: { error in
             "\(error)".contains("g.yaml:6:17") && "\(error)".contains("poll_every is for apps whose phones poll a mailbox")
+        }
+    }
+}
+
+/// QuickPic's friends made on the phones (`pairing: run`), each step as the app takes it, against `convoy serve --app quickpic`.
+@Suite struct QuickPicPairingStepsTests {
+    @Test func aFriendIsLookedUpAskedSeenInRequestsAcceptedOrRejected() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.app = "quickpic"
+        try await withEmbeddedBackend(configuration) { embedded, engine in
+            let target = SupabaseTarget(url: embedded.keys.url, anonKey: embedded.keys.anonKey)
+            let app = QuickPicApp(pairing: .run)
+            #expect(app.pairsDuringRun && !QuickPicApp().pairsDuringRun)
+            let onboarding = Onboarding(engine: engine, target: target, runID: "qp" + UUID().uuidString.prefix(6).lowercased(), app: app)
+            let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1), c = try await onboarding.signUp(2)
+            let http = SupabaseHTTP(engine: engine, target: target)
+            let (toB, toC) = (Invitee(userID: b.userID, email: b.email), Invitee(userID: c.userID, email: c.email))
+            #expect(try await app.lookUpFriend(toB, token: a.session.accessToken, via: http))
+            // A lookup that finds someone else than the friend meant is an error, not a friend.
+            await #expect(throws: SupabaseError.self) {
+                _ = try await app.lookUpFriend(Invitee(userID: c.userID, email: b.email), token: a.session.accessToken, via: http)
+            }
+            let idB = try await app.requestFriendship(to: toB, preference: "precise", from: a.session, via: http)
+            let idC = try await app.requestFriendship(to: toC, preference: "precise", from: a.session, via: http)
+            #expect(try await app.pendingRequests(to: b.userID, token: b.session.accessToken, via: http) == [.requested(id: idB, from: a.userID)])
+            #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http).isEmpty, "not yet")
+            try await app.acceptFriendship(idB, preference: "precise", token: b.session.accessToken, via: http)
+            try await app.declineFriendship(idC, token: c.session.accessToken, via: http)
+            #expect(try await app.acceptedRequests(by: a.userID, token: a.session.accessToken, via: http) == [.accepted(id: "", by: b.userID)])
+            #expect(try await app.pendingRequests(to: c.userID, token: c.session.accessToken, via: http).isEmpty, "rejected: gone")
+            // Both keys of the friend in the one GET /friends; none of the one who said no.
+            let keys = try await app.friendKeys(of: [b.userID, c.userID], token: a.session.accessToken, via: http)
+            let signing = try QuickPicApp.signing(b.keys).publicKey
+            #expect(keys.count == 1 && keys[b.userID]?.box == b.keys.publicKey && keys[b.userID]?.signing == signing)
         }
     }
 }

@@ -68,12 +68,20 @@ public protocol AppProfile: Sendable {
     /// another pair, not a friend of its friend (`AppProfile+Probes.swift`: false).
     var friendsAreCouples: Bool { get }
 
+    /// The inviter finds the friend it means to ask as the app's user does (QuickPic: `GET /users/:username`);
+    /// false for an app with no such step (nothing was sent). `invitee` is the friend's address.
+    func lookUpFriend(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
+
     /// The inviter asks `invitee` to be friends at `preference`; the request's id.
-    func requestFriendship(to invitee: String, preference: String, from session: Session,
-                           via http: SupabaseHTTP) async throws(SupabaseError) -> Int64
+    func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
+                           via http: SupabaseHTTP) async throws(SupabaseError) -> String
 
     /// The invitee accepts request `id` at its own `preference`.
-    func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
+    func acceptFriendship(_ id: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// The invitee declines request `id` (QuickPic: `POST /friends/reject`); an app with no "no" leaves it
+    /// pending, as Green Box's "Decline/Decide Later" does (the default).
+    func declineFriendship(_ id: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
 
     /// Requests to `userID` not yet accepted (what a phone shows right after onboarding or a gap).
     func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent]
@@ -232,8 +240,9 @@ public protocol AppProfile: Sendable {
 
     // MARK: Mailbox (apps whose phones message each friend through a mailbox it polls: `AppProfile+Mailbox.swift`)
 
-    /// The signing keys `userIDs` published (apps whose messages are signed), by user id; default none.
-    func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey]
+    /// The keys `userIDs` published, by user id, in the one read the app makes of them: the box key and, for an app
+    /// whose messages are signed (QuickPic's `GET /friends`), the signing key. Default: `publicKeys`, no signing key.
+    func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys]
 
     /// `message` encoded as the app encodes it (a text, a photo), sealed to `friend` and signed by the sender's keys.
     func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage
@@ -292,10 +301,26 @@ public struct IncomingUpdate: Sendable {
 
 /// A change in a friendship, as a phone that pairs during the run sees it.
 public enum PairingEvent: Sendable, Equatable {
-    /// `from` asked this phone to be friends (request `id`).
-    case requested(id: Int64, from: String)
-    /// `by` accepted this phone's request `id`.
-    case accepted(id: Int64, by: String)
+    /// `from` asked this phone to be friends (request `id`, as the app names it: a row's number, a code, a UUID).
+    case requested(id: String, from: String)
+    /// `by` accepted this phone's request `id` (empty when the app says only who).
+    case accepted(id: String, by: String)
+}
+
+/// A friend's published keys: the one it is sealed to, and the one its signatures are checked with (nil: the app signs nothing).
+public struct FriendKeys: Sendable, Equatable {
+    public var box: PublicKey
+    public var signing: PublicKey?
+
+    public init(box: PublicKey, signing: PublicKey? = nil) { (self.box, self.signing) = (box, signing) }
+}
+
+/// A friend to ask, as the inviter knows it: its user id, and the address its user gave (what a username is made from).
+public struct Invitee: Sendable, Equatable {
+    public var userID: String
+    public var email: String
+
+    public init(userID: String, email: String) { (self.userID, self.email) = (userID, email) }
 }
 
 /// What a change on the subscription is to the phone.

@@ -7,25 +7,33 @@ public struct DevicePairing: Sendable {
     public struct Request: Sendable {
         public var index: Int
         public var userID: String
+        /// The friend's address, what the inviter finds it by (QuickPic's username is made from it).
+        public var email: String
         public var preference: String
         public var after: Double
         /// The friend will leave it at "decide later": its acceptance, if any, is measured apart (`pairing_accept_later`).
         public var decidedLater: Bool
 
-        public init(index: Int, userID: String, preference: String, after: Double, decidedLater: Bool = false) {
-            (self.index, self.userID, self.preference, self.after, self.decidedLater) = (index, userID, preference, after, decidedLater)
+        public init(index: Int, userID: String, email: String = "", preference: String, after: Double, decidedLater: Bool = false) {
+            (self.index, self.userID, self.email, self.preference, self.after, self.decidedLater) = (index, userID, email, preference, after, decidedLater)
         }
+
+        var invitee: Invitee { Invitee(userID: userID, email: email) }
     }
 
     /// How this phone answers a request from a friend of the graph.
     public struct Answer: Sendable {
         public var index: Int
         public var preference: String
-        /// Seconds between seeing the request and accepting it; nil: "decide later"
+        /// Seconds between seeing the request and answering it; nil: "decide later"
         /// (it stays pending unless the run has it accepted later).
         public var delay: Double?
+        /// The answer, after `delay`, is no (`social.decline`): the app's decline (`declineFriendship`).
+        public var declines: Bool
 
-        public init(index: Int, preference: String, delay: Double?) { (self.index, self.preference, self.delay) = (index, preference, delay) }
+        public init(index: Int, preference: String, delay: Double?, declines: Bool = false) {
+            (self.index, self.preference, self.delay, self.declines) = (index, preference, delay, declines)
+        }
     }
 
     public var requests: [Request]

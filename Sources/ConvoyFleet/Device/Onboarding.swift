@@ -150,16 +150,15 @@ extension Onboarding {
         let pairs = graph.friendships(of: device)
         guard !pairs.isEmpty else { return [] }
         let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
-        let keys = try await app.publicKeys(of: others.map(userID), token: token, via: http)
-        let signing = try await app.signingKeys(of: others.map(userID), token: token, via: http)
+        let keys = try await app.friendKeys(of: others.map(userID), token: token, via: http)
         return try zip(pairs, others).compactMap { pair, other in
             guard let key = keys[userID(other)] else {
                 // An app that shows keys to friends alone (QuickPic): a request left pending or declined has none.
                 if pair.pending || pair.declined { return nil }
                 throw SupabaseError.unexpected("no public key for device \(other)")
             }
-            return Friend(index: other, userID: userID(other), publicKey: key, iShare: preference(device, other),
-                          active: !pair.pending && !pair.declined, signingKey: signing[userID(other)])
+            return Friend(index: other, userID: userID(other), publicKey: key.box, iShare: preference(device, other),
+                          active: !pair.pending && !pair.declined, signingKey: key.signing)
         }
     }
 }

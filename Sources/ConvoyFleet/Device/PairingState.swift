@@ -4,10 +4,10 @@
 struct PairingState: Sendable {
     let plan: DevicePairing?
     var asked: [String: (at: Double, request: DevicePairing.Request)] = [:]
-    var answered: Set<Int64> = []
-    var pendingFrom: [String: Int64] = [:]
+    var answered: Set<String> = []
+    var pendingFrom: [String: String] = [:]
     var acceptWhenAsked: Set<String> = []
-    var retryAccept: Set<Int64> = []
+    var retryAccept: Set<String> = []
     var awaitingFirstUpdate: [Int32: (at: Double, later: Bool)] = [:]
 
     init(plan: DevicePairing?) { self.plan = plan }

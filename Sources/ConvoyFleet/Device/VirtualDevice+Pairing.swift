@@ -21,11 +21,25 @@ extension VirtualDevice {
 
     func ask(_ request: DevicePairing.Request) async {
         guard life.onlineSince != nil else { return }
-        let started = context.clock.now()
+        var started = context.clock.now()
+        // The app's user finds the friend first where the app has that step (QuickPic's `GET /users/:username`).
+        do {
+            if try await app.lookUpFriend(request.invitee, token: account.session.accessToken, via: http) {
+                metrics.record(.pairingLookup, seconds: context.clock.now() - started)
+                metrics.count(.httpRequests)
+                spendHTTP(body: 0, response: 400, since: started)
+                started = context.clock.now()
+            }
+        } catch {
+            metrics.count(.httpRequests)
+            metrics.count(.pairingFailures)
+            _ = countFailure(error, operation: "pairing_lookup")
+            return
+        }
         // Recorded before the request goes: its acceptance may arrive (Realtime) before the request's answer does.
         pairing.asked[request.userID] = (started, request)
         do {
-            _ = try await app.requestFriendship(to: request.userID, preference: request.preference, from: account.session, via: http)
+            _ = try await app.requestFriendship(to: request.invitee, preference: request.preference, from: account.session, via: http)
             metrics.count(.pairingRequests)
             metrics.record(.pairingRequest, seconds: context.clock.now() - started)
         } catch {
@@ -47,6 +61,10 @@ extension VirtualDevice {
                 return
             }
             pairing.pendingFrom[from] = id
+            if answer.declines, let delay = answer.delay {
+                context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.decline(id, from: from) }
+                return
+            }
             guard let delay = answer.delay else {
                 metrics.count(.pairingDecidedLater)
                 // The run already had it accepted later, before the request came: it is accepted as it comes.
@@ -124,7 +142,22 @@ extension VirtualDevice {
         }
     }
 
-    func accept(_ id: Int64, from userID: String) async {
+    /// Says no to request `id` (`social.decline`), as the app does (QuickPic: `POST /friends/reject`).
+    func decline(_ id: String, from userID: String) async {
+        guard life.isReceiving, pairing.pendingFrom[userID] == id else { return }
+        pairing.pendingFrom[userID] = nil
+        do {
+            try await app.declineFriendship(id, token: account.session.accessToken, via: http)
+            metrics.count(.pairingDeclined)
+        } catch {
+            metrics.count(.pairingFailures)
+            _ = countFailure(error, operation: "pairing_decline")
+        }
+        metrics.count(.httpRequests)
+        spendHTTP(body: 60, response: 200)
+    }
+
+    func accept(_ id: String, from userID: String) async {
         guard life.isReceiving, let answer = pairing.plan?.answers[userID], pairing.pendingFrom[userID] == id else { return }
         pairing.pendingFrom[userID] = nil
         // The friend may share as soon as the acceptance commits: its updates are this phone's from now on.
@@ -160,9 +193,9 @@ extension VirtualDevice {
 
     /// Reads the new friend's key and shares with it from the next tick on.
     func befriend(userID: String, index other: Int, preference: String, requestedAt: Double?, later: Bool = false) async {
-        let key: PublicKey
+        let key: FriendKeys
         do {
-            let keys = try await app.publicKeys(of: [userID], token: account.session.accessToken, via: http)
+            let keys = try await app.friendKeys(of: [userID], token: account.session.accessToken, via: http)
             metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 300)
             guard let k = keys[userID] else {
@@ -176,7 +209,7 @@ extension VirtualDevice {
             _ = countFailure(error, operation: "pairing_key_lookup")
             return
         }
-        let friend = Friend(index: other, userID: userID, publicKey: key, iShare: preference, active: true)
+        let friend = Friend(index: other, userID: userID, publicKey: key.box, iShare: preference, active: true, signingKey: key.signing)
         if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
         friendIndex[userID] = Int32(other)
         if let requestedAt { pairing.awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }

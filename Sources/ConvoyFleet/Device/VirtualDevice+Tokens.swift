@@ -48,6 +48,8 @@ extension VirtualDevice {
             metrics.count(.httpRequests)
             metrics.record(.tokenRefresh, seconds: context.clock.now() - started)
             metrics.count(.tokenRefreshes)
+            renewal.refreshes += 1
+            if renewal.refreshes == 1 { metrics.count(.tokenRefreshPhones) }
             adopt(session, signedIn: false)
         } catch {
             metrics.count(.httpRequests)
@@ -79,4 +81,6 @@ struct SessionRenewal: Sendable {
     var generation = 0
     var renewedAt: Double?
     var signedInAgainLast = false
+    /// Refreshes that went through.
+    var refreshes = 0
 }

@@ -6,17 +6,18 @@ import Logging
 extension FleetRun {
     /// Each device's requests and answers, as `graph` says, with the preferences of `preference` and the
     /// think times of `options` (`pairingAskAfter`, `pairingAcceptAfter`), drawn per pair.
-    static func pairings(_ graph: SocialGraph, userIDs: [String], preference: (Int, Int) -> String, seed: UInt64,
+    static func pairings(_ graph: SocialGraph, userIDs: [String], emails: [String] = [], preference: (Int, Int) -> String, seed: UInt64,
                          options: DeviceOptions) -> [DevicePairing] {
         let (askAfter, acceptAfter) = (options.pairingAskAfter, options.pairingAcceptAfter)
         var plans = [DevicePairing](repeating: DevicePairing(), count: userIDs.count)
         var rng = SeededGenerator(seed: seed, stream: 0x9A1E)
         for p in graph.pairs {
-            plans[p.inviter].requests.append(.init(index: p.invitee, userID: userIDs[p.invitee], preference: preference(p.inviter, p.invitee),
+            plans[p.inviter].requests.append(.init(index: p.invitee, userID: userIDs[p.invitee], email: emails.isEmpty ? "" : emails[p.invitee],
+                                                   preference: preference(p.inviter, p.invitee),
                                                    after: rng.uniform(askAfter.lowerBound, askAfter.upperBound), decidedLater: p.pending))
             let delay = rng.uniform(acceptAfter.lowerBound, acceptAfter.upperBound)
             plans[p.invitee].answers[userIDs[p.inviter]] = .init(index: p.inviter, preference: preference(p.invitee, p.inviter),
-                                                                  delay: p.pending ? nil : delay)
+                                                                  delay: p.pending ? nil : delay, declines: p.declined)
         }
         return plans
     }

@@ -28,6 +28,8 @@ public struct Scenario: Sendable, Equatable {
     public var hostile: Hostile?
     /// What a phone does with an insert that failed (`retry:`); none by default.
     public var retry = RetryPolicy.none
+    /// The embedded backend's access-token lifetime, seconds (`auth.token_ttl`); nil: the app's own.
+    public var tokenTTL: Double?
 
     public enum Target: Sendable, Equatable {
         /// `convoy serve` in-process on a free loopback port, temporary SQLite database.

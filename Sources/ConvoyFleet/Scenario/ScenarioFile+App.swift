@@ -47,8 +47,10 @@ extension Reader {
                                       + "why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
             if let hostile = m["hostile"], !couples {
-                throw hostile.error("hostile devices probe friends made in set-up; with pairing: prd they would probe before their cast has paired "
-                                    + "(use pairing: codes, or convoy probe --mode pairing=prd; why: docs/scenarios.md, \"With Green Box pairing: prd\")")
+                // The app's default pairing mode is the one that makes friends in set-up.
+                let setUp = Apps.modes(of: choice.name)?.first { $0.option == "pairing" }?.values.first ?? "codes"
+                throw hostile.error("hostile devices probe friends made in set-up; with pairing during the run they would probe before their cast has paired "
+                                    + "(use pairing: \(setUp), or convoy probe --mode pairing=…; why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
         }
         let social = try m["social"]?.mapping(Self.socialKeys)

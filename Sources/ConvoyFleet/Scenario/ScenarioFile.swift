@@ -143,7 +143,7 @@ struct Reader {
     // MARK: The scenario
 
     func scenario() throws(ScenarioError) -> Scenario {
-        let m = try mapping(["name", "app", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile", "retry"])
+        let m = try mapping(["name", "app", "seed", "target", "groups", "social", "timeline", "workload", "thresholds", "migration", "retention", "battery", "hostile", "retry", "auth"])
         guard let name = try m["name"]?.string(), !name.isEmpty else { throw error("a scenario needs a name") }
         guard let groupsNode = m["groups"] else { throw error("a scenario needs groups (at least one group of devices)") }
         let groups = try groupsNode.sequence().map { (r) throws(ScenarioError) -> DeviceGroup in try r.group() }
@@ -179,9 +179,24 @@ struct Reader {
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
               app: try checkedApp(m), retry: try m["retry"]?.retryPolicy() ?? .none)
+        if let auth = m["auth"] { scenario.tokenTTL = try auth.tokenTTL(target: scenario.target) }
         // Retention as the app's shape keeps it, unless the scenario says (`Delivery/ScenarioFile+Shape.swift`).
         scenario.applyShapeRetention(given: try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]))
         return scenario
+    }
+
+    /// `auth: {token_ttl: 2m}`: the embedded backend's access-token lifetime, so that a short run renews every
+    /// phone's session (each refreshes before expiry). Another backend's lifetime is its own setting.
+    func tokenTTL(target: Scenario.Target) throws(ScenarioError) -> Double? {
+        let m = try mapping(["token_ttl"])
+        guard let ttl = m["token_ttl"] else { return nil }
+        guard target == .embedded else {
+            throw ttl.error("token_ttl sets the embedded backend's access-token lifetime; another backend's is its own "
+                            + "(convoy serve --token-ttl, or the project's JWT expiry)")
+        }
+        let seconds = try ttl.duration()
+        guard seconds >= 5 else { throw ttl.error("at least 5s (a phone refreshes a fifth of the lifetime before expiry)") }
+        return seconds
     }
 
     /// A profile name: letters, digits, `_` and `-`.

@@ -164,11 +164,11 @@ public enum HTMLReport {
         guard let requests = c["pairing_requests"], requests > 0 else { return nil }
         let rows: [(String, Int?)] = [
             ("requests made", requests), ("accepted", c["pairing_accepted"]), ("left at decide later", c["pairing_decided_later"]),
-            ("accepted later: tried", c["pairing_accepted_later"]), ("accepted later: went through", c["pairing_accepted_later_succeeded"]),
+            ("declined", c["pairing_declined"]), ("accepted later: tried", c["pairing_accepted_later"]), ("accepted later: went through", c["pairing_accepted_later_succeeded"]),
             ("accepted later: refused as gone (expired)", c["pairing_requests_gone"]), ("failures", c["pairing_failures"]),
         ]
         var out = table(["", "count"], rows.map { [e($0.0), String($0.1 ?? 0)] }, numeric: [1])
-        let latencies = ["pairing_request", "pairing_accept", "pairing_accept_later", "pairing_first_update"].compactMap { name in
+        let latencies = ["pairing_lookup", "pairing_request", "pairing_accept", "pairing_accept_later", "pairing_first_update"].compactMap { name in
             s.latencyMs[name].map { (name, $0) }
         }
         if !latencies.isEmpty {

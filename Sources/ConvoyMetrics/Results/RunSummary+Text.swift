@@ -112,6 +112,7 @@ extension RunSummary {
         }
 
         if let m = mailbox { out += mailboxSection(m) }
+        out += friendsSection() + sessionsSection()
         if let f = failures, !f.isEmpty { out += failuresSection(f) }
 
         if let p = probes {
@@ -200,6 +201,37 @@ extension RunSummary {
             out += "| \(f.operation) | \(f.reason) | \(f.count) | \(f.request.map { "`\($0)`" } ?? "-") | \(answer.prefix(200)) |\n"
         }
         return out
+    }
+
+    /// Friends made on the phones during the run (`pairing_*`), when there were any requests.
+    func friendsSection() -> String {
+        let c = counters
+        guard let requests = c["pairing_requests"], requests > 0 else { return "" }
+        var out = "\n## Friends made during the run\n\n\(requests) requests"
+        if let looked = latencyMs["pairing_lookup"] { out += " (each after a lookup: \(looked.count))" }
+        out += ": \(c["pairing_accepted"] ?? 0) accepted, \(c["pairing_decided_later"] ?? 0) left at decide later"
+        if let d = c["pairing_declined"] { out += ", \(d) declined" }
+        if let later = c["pairing_accepted_later"] { out += ", \(later) accepted later (\(c["pairing_accepted_later_succeeded"] ?? 0) went through)" }
+        if let gone = c["pairing_requests_gone"] { out += ", \(gone) gone (expired)" }
+        out += "; \(c["pairing_failures"] ?? 0) failed.\n"
+        if let a = latencyMs["pairing_accept"] {
+            out += "\nRequest to acceptance as the asking phone saw it: p50 \(Self.ms(a.p50)) ms, p99 \(Self.ms(a.p99)) ms"
+            out += " (the friend's poll or listener, its think time and the asker's next look).\n"
+        }
+        return out
+    }
+
+    /// Sessions renewed during the run: refreshes (and by how many phones), log-outs and in again.
+    func sessionsSection() -> String {
+        let c = counters
+        let (refreshes, relogins) = (c["token_refreshes"] ?? 0, c["relogins"] ?? 0)
+        let failed = (c["token_refresh_failures"] ?? 0) + (c["relogin_failures"] ?? 0)
+        guard refreshes + relogins + failed > 0 else { return "" }
+        var out = "\n## Sessions\n\n\(refreshes) token refreshes by \(c["token_refresh_phones"] ?? 0) of \(devices) phones"
+        out += ", \(c["token_refresh_failures"] ?? 0) failed"
+        if relogins + (c["relogin_failures"] ?? 0) > 0 { out += "; \(relogins) log-outs and in again, \(c["relogin_failures"] ?? 0) failed" }
+        if let again = c["sign_ins_again"] { out += "; \(again) signed in again after a refused refresh" }
+        return out + ".\n"
     }
 
     func mailboxSection(_ m: MailboxReport) -> String {

@@ -136,23 +136,22 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     public var friendsAreCouples: Bool { true }
 
     /// The inviter makes the invite and shows the code; the run hands it to the partner (`pendingRequests`).
-    public func requestFriendship(to invitee: String, preference: String, from session: Session,
-                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
+    public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         let code = try await createInvite(token: session.accessToken, via: http)
         ledger.made(code, by: session.userID)
-        ledger.text(code, from: session.userID, to: invitee)
-        return Self.number(code)
+        ledger.text(code, from: session.userID, to: invitee.userID)
+        return code
     }
 
-    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
-        let code = Self.code(id)
+    public func acceptFriendship(_ code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
         let couple = try await acceptInvite(code, token: token, via: http)
         if let me = Self.subject(token), let inviter = ledger.inviter(of: code) { ledger.paired(inviter, me, couple: couple) }
     }
 
     /// The codes passed to this phone's user since it last looked: what its user read off a screen or a text.
     public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
-        ledger.take(for: userID).map { .requested(id: Self.number($0.code), from: $0.from) }
+        ledger.take(for: userID).map { .requested(id: $0.code, from: $0.from) }
     }
 
     /// The inviter's own document, as its listener sees it: paired once `coupleId` is set; the partner from the couple.
@@ -160,21 +159,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
         let c = client(http)
         guard let couple = FirebaseClient.string(try await c.document("users/\(userID)", token: token), "coupleId") else { return [] }
         let partners = FirebaseClient.strings(try await c.document("couples/\(couple)", token: token), "userIds").filter { $0 != userID }
-        return partners.map { .accepted(id: 0, by: $0) }
-    }
-
-    /// A code as a number (base 62), for the pairing machinery's request ids.
-    static func number(_ code: String) -> Int64 {
-        code.reduce(Int64(0)) { $0 * 62 + Int64(codeAlphabet.firstIndex(of: $1) ?? 0) }
-    }
-
-    static func code(_ number: Int64) -> String {
-        var n = number, out: [Character] = []
-        for _ in 0..<6 {
-            out.append(codeAlphabet[Int(n % 62)])
-            n /= 62
-        }
-        return String(out.reversed())
+        return partners.map { .accepted(id: "", by: $0) }
     }
 
     /// The uid in an ID token (the phone's own; not verified here).

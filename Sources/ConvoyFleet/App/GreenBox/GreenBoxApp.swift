@@ -99,19 +99,20 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
 
     public var pairsDuringRun: Bool { pairing == .prd }
 
-    public func requestFriendship(to invitee: String, preference: String, from session: Session,
-                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
+    public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         // `preference` is kept on the phone (the device's pairing plan), never written: the PRD's table has no column for it.
-        let row = GreenBoxRows.FriendshipRequest(userID1: session.userID, userID2: invitee, requestedBy: session.userID)
+        let row = GreenBoxRows.FriendshipRequest(userID1: session.userID, userID2: invitee.userID, requestedBy: session.userID)
         let stored = try await SupabaseREST(http).insertReturning(GreenBoxRows.friendships, rows: row, token: session.accessToken,
                                                                   as: GreenBoxRows.FriendshipRow.self)
         guard let id = stored.first?.id else { throw SupabaseError(kind: .unexpectedResponse, message: "the friendship request came back empty") }
-        return id
+        return String(id)
     }
 
     /// Idempotent (a retry after a timeout that committed finds the row active); a PATCH that changed no
     /// row — the request gone, or hidden by the project's policies — is an error, not an acceptance.
-    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+    public func acceptFriendship(_ id: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        guard let id = Int64(id) else { throw SupabaseError(kind: .unexpectedResponse, message: "friendship \(id) is not a row id") }
         let rows = try await SupabaseREST(http).updateReturning(GreenBoxRows.friendships, query: "id=eq.\(id)",
                                                                 changes: GreenBoxRows.FriendshipAcceptance(),
                                                                 token: token, as: GreenBoxRows.FriendshipRow.self)
@@ -124,14 +125,14 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
         try await SupabaseREST(http).select(GreenBoxRows.friendships, query: "select=id,user_id_1,user_id_2,status,requested_by"
                                                 + "&user_id_2=eq.\(userID)&status=eq.pending&order=id.asc",
                                             token: token, as: GreenBoxRows.FriendshipRow.self).rows
-            .map { .requested(id: $0.id, from: $0.requestedBy) }
+            .map { .requested(id: String($0.id), from: $0.requestedBy) }
     }
 
     public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
         try await SupabaseREST(http).select(GreenBoxRows.friendships, query: "select=id,user_id_1,user_id_2,status,requested_by"
                                                 + "&requested_by=eq.\(userID)&status=eq.active&order=id.asc",
                                             token: token, as: GreenBoxRows.FriendshipRow.self).rows
-            .map { .accepted(id: $0.id, by: $0.userID1 == userID ? $0.userID2 : $0.userID1) }
+            .map { .accepted(id: String($0.id), by: $0.userID1 == userID ? $0.userID2 : $0.userID1) }
     }
 
     // MARK: Sharing (PRD §4.4, "To send a location")
@@ -183,7 +184,7 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
     private func friendshipChange(_ change: RealtimeClient.Change) -> Incoming {
         guard pairing == .prd else { return .notMine }
         let r = change.record
-        guard let id = r["id"].flatMap({ Int64($0) }), let status = r["status"], let from = r["requested_by"],
+        guard let id = r["id"], Int64(id) != nil, let status = r["status"], let from = r["requested_by"],
               let one = r["user_id_1"], let two = r["user_id_2"] else { return .malformed }
         switch (change.type, status) {
         case ("INSERT", "pending"): return .pairing(.requested(id: id, from: from))
@@ -238,7 +239,8 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
     public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {
         if pairing == .prd {
             for other in others {
-                let id = try await requestFriendship(to: other.userID, preference: "precise", from: friend, via: http)
+                let id = try await requestFriendship(to: Invitee(userID: other.userID, email: other.email ?? ""), preference: "precise",
+                                                     from: friend, via: http)
                 try await acceptFriendship(id, preference: "precise", token: other.accessToken, via: http)
             }
             return

@@ -4,7 +4,7 @@ import ConvoyWire
 
 /// What QuickPic does not do: it shares no locations, pushes nothing on Realtime, has no invite codes and no
 /// key rotation (quickpic-spec.md, "Out of Scope"). A phone never calls these for a mailbox app; a scenario
-/// that would (migration, pairing: prd) is refused when it is read.
+/// that would (migration) is refused when it is read.
 extension QuickPicApp {
     static func unsupported(_ what: String) -> SupabaseError {
         SupabaseError(kind: .unexpectedResponse, message: "QuickPic has no \(what)")
@@ -21,21 +21,6 @@ extension QuickPicApp {
     public func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
         throw Self.unsupported("invite codes (friends are asked by username)")
     }
-
-    public var pairsDuringRun: Bool { false }
-
-    public func requestFriendship(to invitee: String, preference: String, from session: Session,
-                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 {
-        throw Self.unsupported("pairing during the run")
-    }
-
-    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
-        throw Self.unsupported("pairing during the run")
-    }
-
-    public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] { [] }
-
-    public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] { [] }
 
     /// A probe cast's friendships: requested by `friend`, accepted by each of `others`.
     public func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError) {

@@ -11,13 +11,22 @@ import Foundation
 /// deletes it). Nothing here is Supabase: it speaks through `QuickPicClient`.
 public struct QuickPicApp: SharesNoLocations, RegisteredApp {
     static let appName = "quickpic"
-    static func make(_ options: AppOptions) -> QuickPicApp { QuickPicApp() }
+    static func make(_ options: AppOptions) -> QuickPicApp { QuickPicApp(pairing: options["pairing"].flatMap(Pairing.init(rawValue:)) ?? .setup) }
 
     public let name = "quickpic"
 
-    public init() {}
+    /// When friends are made: in set-up, before the timeline (the default), or on the phones during the run, timed
+    /// as load — look the friend up, ask, the friend sees it in `GET /friends/requests` and accepts (or rejects).
+    public enum Pairing: String, Sendable, CaseIterable {
+        case setup, run
+    }
 
-    static let modes: [(option: String, values: [String])] = []
+    public var pairing: Pairing
+
+    public init(pairing: Pairing = .setup) { self.pairing = pairing }
+
+    /// The scenario's mode: `pairing: setup|run`.
+    static let modes: [(option: String, values: [String])] = [("pairing", Pairing.allCases.map(\.rawValue))]
 
     /// What the signing key is derived from the device's X25519 key with (`SigningKeyPair(derivedFrom:context:)`).
     static let signingContext = "QuickPic Ed25519 signing key v1"
@@ -86,24 +95,58 @@ public struct QuickPicApp: SharesNoLocations, RegisteredApp {
 
     /// Friends' X25519 keys, as `GET /friends` lists them (a user who is not a friend is not there).
     public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
-        try await keys(of: userIDs, token: token, via: http, \.publicKey)
+        try await friendKeys(of: userIDs, token: token, via: http).mapValues(\.box)
     }
 
-    public func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
-        try await keys(of: userIDs, token: token, via: http, \.signingKey)
-    }
-
-    private func keys(of userIDs: [String], token: String, via http: SupabaseHTTP,
-                      _ field: KeyPath<QuickPic.Friend, String>) async throws(SupabaseError) -> [String: PublicKey] {
+    /// Both keys of each friend, from the one `GET /friends` the app makes.
+    public func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys] {
         let wanted = Set(userIDs)
-        var out: [String: PublicKey] = [:]
+        var out: [String: FriendKeys] = [:]
         for friend in try await QuickPicClient(http).friends(token: token).0 where wanted.contains(friend.id) {
-            guard let key = try? PublicKey(base64: friend[keyPath: field]) else {
+            guard let box = try? PublicKey(base64: friend.publicKey), let signing = try? PublicKey(base64: friend.signingKey) else {
                 throw SupabaseError(kind: .unexpectedResponse, message: "GET /friends: friend \(friend.id) has a key that is not 32 bytes of base64")
             }
-            out[friend.id] = key
+            out[friend.id] = FriendKeys(box: box, signing: signing)
         }
         return out
+    }
+
+    // MARK: Friends during the run (`pairing: run`)
+
+    public var pairsDuringRun: Bool { pairing == .run }
+
+    /// `GET /users/:username`, as the app shows who it is about to ask ("Add friends by username").
+    public func lookUpFriend(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        let (user, _) = try await QuickPicClient(http).user(Self.username(invitee.email), token: token)
+        guard user.id == invitee.userID else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "GET /users/\(Self.username(invitee.email)) answered user \(user.id), not \(invitee.userID)")
+        }
+        return true
+    }
+
+    /// `POST /friends/request` by username; the request's id.
+    public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> String {
+        try await QuickPicClient(http).requestFriend(Self.username(invitee.email), token: session.accessToken).0.id
+    }
+
+    public func acceptFriendship(_ id: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        _ = try await QuickPicClient(http).accept(id, token: token)
+    }
+
+    public func declineFriendship(_ id: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+        _ = try await QuickPicClient(http).reject(id, token: token)
+    }
+
+    /// `GET /friends/requests`: the requests waiting for this phone's answer.
+    public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        try await QuickPicClient(http).incomingRequests(token: token).0.filter { $0.status == "pending" }
+            .map { .requested(id: $0.id, from: $0.fromUserID) }
+    }
+
+    /// `GET /friends`: whoever is a friend now, whichever side asked (the phone keeps only those it asked).
+    public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
+        try await QuickPicClient(http).friends(token: token).0.map { .accepted(id: "", by: $0.id) }
     }
 
     /// Registration published the keys: a signed-in account has them.

@@ -31,10 +31,10 @@ extension SurvaleApp {
 
     public var pairsDuringRun: Bool { false }
 
-    public func requestFriendship(to invitee: String, preference: String, from session: Session,
-                                  via http: SupabaseHTTP) async throws(SupabaseError) -> Int64 { throw Self.none("friendship requests") }
+    public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
+                                  via http: SupabaseHTTP) async throws(SupabaseError) -> String { throw Self.none("friendship requests") }
 
-    public func acceptFriendship(_ id: Int64, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
+    public func acceptFriendship(_ id: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
         throw Self.none("friendship requests")
     }
 

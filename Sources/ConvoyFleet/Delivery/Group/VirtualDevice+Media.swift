@@ -141,7 +141,10 @@ extension VirtualDevice {
         tasks.append(Task { [weak self] in await self?.download(media, of: message, from: Int(sender), caughtUp: caughtUp) })
     }
 
-    private func download(_ media: MediaRef, of message: GroupMessage, from sender: Int, caughtUp: Bool) async {
+    /// How many times a download that failed for a curable reason is tried again (1, 2, then 4 s later, jittered).
+    static let downloadRetries = 3
+
+    private func download(_ media: MediaRef, of message: GroupMessage, from sender: Int, caughtUp: Bool, attempt: Int = 0) async {
         let clock = context.clock
         let started = clock.now()
         do {
@@ -166,7 +169,17 @@ extension VirtualDevice {
         } catch {
             spendHTTP(body: 0, since: started)
             metrics.count(.httpRequests)
-            context.media.failed(sender: sender, seq: message.seq, by: index, reason: "download_" + countFailure(error))
+            let reason = countFailure(error)
+            // The phone off its network mid-download, or the server saying "later": the app loads the image again.
+            if Self.cures(error), attempt < Self.downloadRetries, !life.isGone, !group.outOfGroup {
+                metrics.count(.mediaDownloadRetries)
+                let delay = Double(1 << attempt) * retryRNG.uniform(0.8, 1.2)
+                context.scheduler.at(clock.now() + delay) { [weak self] _ in
+                    await self?.download(media, of: message, from: sender, caughtUp: caughtUp, attempt: attempt + 1)
+                }
+                return
+            }
+            context.media.failed(sender: sender, seq: message.seq, by: index, reason: "download_" + reason)
         }
     }
 }

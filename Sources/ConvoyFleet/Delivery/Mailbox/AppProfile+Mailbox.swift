@@ -81,8 +81,8 @@ extension AppProfile {
 
     public var encrypts: Bool { true }
 
-    public func signingKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
-        [:]
+    public func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys] {
+        try await publicKeys(of: userIDs, token: token, via: http).mapValues { FriendKeys(box: $0) }
     }
 
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {

@@ -180,6 +180,11 @@ extension VirtualDevice {
             await acknowledge(item.id)
             return
         }
+        if becomingFriend(item.sender) {
+            // Pairing during the run: a friend this phone has just accepted (its keys on their way), or one it asked
+            // that accepted and wrote before this poll read the acceptance. It stays in the mailbox for the next poll.
+            return
+        }
         guard let sender = friendIndex[item.sender], let friend = friends.first(where: { $0.index == Int(sender) }), friend.active else {
             reject(item, reason: "not_a_friend")
             await acknowledge(item.id)
@@ -206,6 +211,12 @@ extension VirtualDevice {
         context.mailbox.delivered(sender: Int(sender), seq: message.seq)
         mailbox.shown.insert(item.id)
         await acknowledge(item.id)
+    }
+
+    /// Whether `userID` is a friend in the making: accepted here, keys not read yet; or asked by this phone, unanswered.
+    private func becomingFriend(_ userID: String) -> Bool {
+        if let index = friendIndex[userID] { return !friends.contains { $0.index == Int(index) } }
+        return pairing.asked[userID] != nil
     }
 
     private func reject(_ item: MailboxItem, reason: String) {

@@ -99,7 +99,8 @@ extension FleetRun {
         } else if app.pairsDuringRun {
             // The phones pair during the run, measured; set-up only plans whom each asks and how each answers.
             friends = Array(repeating: [], count: n)
-            pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]!.userID }, preference: preference, seed: seed,
+            pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]!.userID }, emails: (0..<n).map { accounts[$0]!.email },
+                                     preference: preference, seed: seed,
                                      options: configuration.device)
         } else if let shard = configuration.shard {
             (friends, remote) = try await pairAcrossShards(onboarding, shard: shard, graph: graph, accounts: accounts,
