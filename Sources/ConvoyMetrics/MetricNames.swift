@@ -50,6 +50,10 @@ extension HistogramName {
     public static let pairingRequest = HistogramName("pairing_request")
     /// The friend looked up before it is asked (QuickPic's `GET /users/:username`).
     public static let pairingLookup = HistogramName("pairing_lookup")
+    /// A group's whole after-action replay loaded by its owner (every page of its archive and chat).
+    public static let replayLoad = HistogramName("replay_load")
+    /// A direct message between two members of a group: intended send → received.
+    public static let directLatency = HistogramName("direct_latency")
     public static let pairingAccept = HistogramName("pairing_accept")
     public static let pairingAcceptLater = HistogramName("pairing_accept_later")
     public static let pairingFirstUpdate = HistogramName("pairing_first_update")
@@ -86,7 +90,7 @@ extension HistogramName {
     /// Every histogram a run may record.
     public static let all: [HistogramName] = [
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .schedulerLag, .subscribe, .signup,
-        .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .pairingLookup, .pairingRequest, .pairingAccept,
+        .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .replayLoad, .directLatency, .pairingLookup, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
         .teammateStaleness, .joinApproval, .joinChannel,
         .mediaUpload, .mediaLatency, .mediaDownload, .messageCatchUpLatency, .mediaCatchUpLatency,
@@ -231,6 +235,16 @@ extension CounterName {
     public static let mediaFailed = CounterName("media_failed")
     public static let mediaLost = CounterName("media_lost")
     public static let mediaRetried = CounterName("media_retried")
+    /// After-action replays loaded, the rows they brought (positions and chat lines), and those that failed.
+    public static let replays = CounterName("replays")
+    /// Direct messages sent, received, sent to a partner off line (nobody expects them), failed to send, and lost.
+    public static let directSent = CounterName("direct_sent")
+    public static let directReceived = CounterName("direct_received")
+    public static let directToOffline = CounterName("direct_to_offline")
+    public static let directFailures = CounterName("direct_failures")
+    public static let directLost = CounterName("direct_lost")
+    public static let replayRows = CounterName("replay_rows")
+    public static let replayFailures = CounterName("replay_failures")
     /// Downloads tried again after one failed for a reason a retry can cure (no answer, or "later").
     public static let mediaDownloadRetries = CounterName("media_download_retries")
     /// Media bytes uploaded (each attempt that completed) and downloaded; upload progress reports (libcurl's).
@@ -269,7 +283,7 @@ extension CounterName {
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
         .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried,
         .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
-        .mediaRetried, .mediaDownloadRetries, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
+        .mediaRetried, .mediaDownloadRetries, .replays, .replayRows, .replayFailures, .directSent, .directReceived, .directToOffline, .directFailures, .directLost, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
     ] + mailbox
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

@@ -288,6 +288,20 @@ extension FleetRunTests {
         let a = Accounting.reconcile([sender, DeviceLedger()], duplicates: 0, sentOffline: 0)
         #expect(a.lost == ["not_received": 2] && a.delivered == 0 && a.closes)
     }
+
+    /// A broadcast (nothing stores it) sent while its recipient's connection was down is lost for that, not for the
+    /// backend; where a backfill would bring it (pairwise rows), a miss in a gap stays the backend's `not_received`.
+    @Test func aBroadcastMissedInTheRecipientsGapIsLostForTheGap() {
+        var sender = DeviceLedger()
+        sender.sent = [.init(seq: 1, recipients: [1], failure: nil, wall: 100), .init(seq: 2, recipients: [1], failure: nil, wall: 110),
+                       .init(seq: 3, recipients: [1], failure: nil, wall: 125), .init(seq: 4, recipients: [1], failure: nil, wall: 140)]
+        var one = DeviceLedger()
+        one.gaps = [.init(from: 105, to: 120), .init(from: 138)]  // back at 120; gone for good at 138
+        let broadcast = Accounting.reconcile([sender, one], duplicates: 0, sentOffline: 0, gapsLose: true)
+        #expect(broadcast.lost == ["not_received": 2, "recipient_disconnected": 2] && broadcast.closes, "\(broadcast.lost)")
+        let rows = Accounting.reconcile([sender, one], duplicates: 0, sentOffline: 0)
+        #expect(rows.lost == ["not_received": 4])
+    }
 }
 
 @Suite struct CommitTimestampTests {

@@ -6,6 +6,21 @@ import Testing
 /// its grace after the last member left; sooner, later, or while someone was
 /// on the group, a finding that fails the run.
 @Suite struct GroupsReportTests {
+    /// The replay check: a short read back fails the groups' verdict; nothing read back is "not tested", never a pass.
+    @Test func aShortReplayFailsAndNoneReadBackIsNotTested() {
+        var r = GroupsReport(groups: 2, abandoned: 0, autoEndSeconds: 600, graceSeconds: 7)
+        var replay = ReplayReport()
+        r.replay = replay
+        #expect(r.holds && replay.verdict.hasPrefix("replay not tested"))
+        (replay.groups, replay.complete, replay.positionsExpected, replay.positionsReturned, replay.messagesExpected, replay.messagesReturned)
+            = (2, 2, 40, 40, 5, 5)
+        r.replay = replay
+        #expect(r.holds && replay.verdict.hasPrefix("replay complete: 2 of 2 groups"))
+        (replay.complete, replay.short, replay.positionsReturned) = (1, 1, 31)
+        r.replay = replay
+        #expect(!r.holds && r.verdict.contains("replay short for 1 of 2 groups (31 of 40 positions"), "\(r.verdict)")
+    }
+
     @Test func eachEndIsJudgedFromTheLastMemberLeaving() {
         var r = GroupsReport(groups: 7, abandoned: 5, autoEndSeconds: 600, graceSeconds: 7)
         let left = 1_000.0

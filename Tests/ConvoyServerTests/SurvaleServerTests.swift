@@ -136,6 +136,31 @@ import Testing
         await f.s.stop()
     }
 
+    /// Direct messages (spec §6: ephemeral, no storage): a pair's channel `op_{id}_dm_{a}_{b}` is the two's alone,
+    /// while both are current members of the active operation; a third member of the same operation is refused.
+    @Test(arguments: TestStore.all) func aPairsDirectChannelIsTheTwosAlone(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let m2 = try await f.member("A1", callsign: "M-2")
+        let op = try await f.activeOperation(by: ca, with: [m1, m2])
+        let (lo, hi) = ca.id < m1.id ? (ca.id, m1.id) : (m1.id, ca.id)
+        let topic = "realtime:op_\(op)_dm_\(lo)_\(hi)"
+        let one = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        let two = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await one.join(topic, token: m1.token, ack: true, isPrivate: true)) == "ok")
+        #expect(Self.status(try await two.join(topic, token: ca.token, isPrivate: true)) == "ok")
+        let third = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await third.join(topic, token: m2.token, isPrivate: true)) == "error", "a teammate joined another pair's channel")
+        // The two in the other order, or a name that is not a pair's: nobody's channel.
+        let swapped = try await PhoenixTestClient(url: f.s.keys.url, apikey: f.s.keys.anonKey)
+        #expect(Self.status(try await swapped.join("realtime:op_\(op)_dm_\(hi)_\(lo)", token: m1.token, isPrivate: true)) == "error")
+        let sent = one.send(topic, "broadcast", ["type": "broadcast", "event": "dm", "payload": ["from": m1.id, "seq": 1, "text": "on my way"]])
+        #expect(Self.status(try await one.reply(to: sent)) == "ok")
+        let got = try await two.next(topic: topic, event: "broadcast")
+        #expect(((got["payload"] as? [String: Any])?["payload"] as? [String: Any])?["text"] as? String == "on my way")
+        await f.s.stop()
+    }
+
     @Test(arguments: TestStore.all) func autoEndsAfterTenMinutesWithEveryoneOff(store: TestStore) async throws {
         let f = try await SurvaleFixture.server(store) { $0.tokenTTL = 86_400 }
         let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")

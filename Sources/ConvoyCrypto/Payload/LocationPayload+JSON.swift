@@ -4,7 +4,7 @@ import Foundation
 
 extension LocationPayload {
     fileprivate enum Key: String, CodingKey {
-        case lat, lon, ts, acc, seq, fix
+        case lat, lon, ts, acc, seq, fix, heading, speed
         case sentNanos = "sent_ns"
     }
 
@@ -16,6 +16,8 @@ extension LocationPayload {
         if let seq { text += ",\"seq\":\(seq)" }
         if let sentNanos { text += ",\"sent_ns\":\(sentNanos)" }
         if reduced { text += ",\"fix\":\"reduced\"" }
+        if let heading { text += ",\"heading\":\(Self.number(heading))" }
+        if let speed { text += ",\"speed\":\(Self.number(speed))" }
         text += "}"
         return Array(text.utf8)
     }
@@ -45,13 +47,17 @@ extension LocationPayload {
     static func scanned(_ bytes: UnsafeBufferPointer<UInt8>) -> LocationPayload? {
         guard case .object(let members)? = JSONScanner.parse(bytes) else { return nil }
         var lat: Double?, lon: Double?, ts: Double?, acc: Double?
-        var seq: UInt64?, sentNanos: Int64?, fix: String?
+        var seq: UInt64?, sentNanos: Int64?, fix: String?, heading: Double?, speed: Double?
         for m in members {
             switch m.key {
             case "lat": lat = double(m.value)
             case "lon": lon = double(m.value)
             case "ts": ts = double(m.value)
             case "acc": acc = double(m.value)
+            case "heading", "speed":
+                if m.value == .null { continue }
+                guard let v = double(m.value) else { return nil }
+                if m.key == "heading" { heading = v } else { speed = v }
             case "seq", "sent_ns", "fix":
                 if m.value == .null { continue }
                 switch (m.key, m.value) {
@@ -66,7 +72,7 @@ extension LocationPayload {
         // A repeated key, a missing or mistyped one: the decoder's answer (and its error) is the one to give.
         guard let lat, let lon, let ts, let acc, Set(members.map(\.key)).count == members.count else { return nil }
         var p = LocationPayload(lat: lat, lon: lon, ts: ts, acc: acc)
-        (p.seq, p.sentNanos, p.reduced) = (seq, sentNanos, fix == "reduced")
+        (p.seq, p.sentNanos, p.reduced, p.heading, p.speed) = (seq, sentNanos, fix == "reduced", heading, speed)
         return p
     }
 
@@ -118,6 +124,8 @@ extension LocationPayload {
             p.seq = try c.decodeIfPresent(UInt64.self, forKey: .seq)
             p.sentNanos = try c.decodeIfPresent(Int64.self, forKey: .sentNanos)
             p.reduced = try c.decodeIfPresent(String.self, forKey: .fix) == "reduced"
+            p.heading = try c.decodeIfPresent(Double.self, forKey: .heading)
+            p.speed = try c.decodeIfPresent(Double.self, forKey: .speed)
             payload = p
         }
     }

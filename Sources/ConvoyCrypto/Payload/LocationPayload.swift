@@ -22,6 +22,11 @@ public struct LocationPayload: Hashable, Sendable {
     public var sentNanos: Int64?
     /// A GPS-denied fix from Wi-Fi or cell (Survale's "reduced accuracy" badge): written `"fix":"reduced"`.
     public var reduced = false
+    /// Course over ground, degrees clockwise from true north, 0…<360 (Survale's marker rotates with it); nil: not
+    /// moving, or not sent.
+    public var heading: Double?
+    /// Speed over ground, metres a second, ≥ 0; nil: not sent.
+    public var speed: Double?
 
     public init(lat: Double, lon: Double, ts: Double, acc: Double, seq: UInt64? = nil, sentNanos: Int64? = nil) {
         self.lat = lat
@@ -45,6 +50,12 @@ public struct LocationPayload: Hashable, Sendable {
         }
         guard acc.isFinite, acc >= 0 else {
             throw .outOfRange("\"acc\" must be metres ≥ 0, got \(acc)", key: "acc")
+        }
+        if let heading, !(heading.isFinite && heading >= 0 && heading < 360) {
+            throw .outOfRange("\"heading\" must be degrees in 0…<360, got \(heading)", key: "heading")
+        }
+        if let speed, !(speed.isFinite && speed >= 0) {
+            throw .outOfRange("\"speed\" must be metres a second ≥ 0, got \(speed)", key: "speed")
         }
     }
 }

@@ -174,6 +174,14 @@ public protocol AppProfile: Sendable {
     /// A broadcast that arrived on the subscription, as an update for this phone.
     func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming
 
+    /// Group apps with direct messages (Survale: "DMs via ephemeral WebSocket relay (no storage)"): the members
+    /// `userID` exchanges them with, and the channels it is on for them (one a pair). Default: none.
+    func directPartners(of userID: String) -> [String]
+    func directChannels(for userID: String) -> [AppSubscription]
+
+    /// Sends `message` to `userID` alone, over Realtime (nothing stores it); the frame's bytes.
+    func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int
+
     /// What the phone tracks as its presence once subscribed; nil: none.
     func presence(for userID: String) -> [String: String]?
 
@@ -200,6 +208,10 @@ public protocol AppProfile: Sendable {
 
     /// Stores `fixes` (this phone's, oldest first) as the app keeps them for replay; the request body's bytes.
     func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
+    /// The after-action replay of `session`'s group as the app loads it (Survale §8: the archived positions and the
+    /// chat, `page` rows a request, oldest first): what came back. Default: the app has none.
+    func replay(as session: Session, page: Int, via http: SupabaseHTTP) async throws(SupabaseError) -> ReplayLoad
 
     /// The backend's id of `userID`'s group (Survale: its operation), for the retention check; nil: none.
     func groupID(of userID: String) -> String?
@@ -333,6 +345,8 @@ public enum Incoming: Sendable {
     case groupMessage(sender: String, GroupMessage)
     /// Someone asks to join the owner's group: the request's id (Survale: a join request the case agent sees).
     case joinRequest(String)
+    /// A direct message to this phone alone from `sender`, a member of its group (Survale's ephemeral DMs).
+    case directMessage(sender: String, GroupMessage)
     /// Something the app's client does not act on (another table, another event).
     case notMine
     /// An update the phone cannot read (a column missing).

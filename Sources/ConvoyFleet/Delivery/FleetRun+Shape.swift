@@ -19,6 +19,10 @@ extension FleetRun {
     /// A group app's retention counts from each group's end (Survale: operations purged after they end).
     static func retentionAfterGroupEnd(_ app: any AppProfile) -> Bool { app.shape == .group }
 
+    /// Whether an update missed while its recipient's connection was down is gone for good (a group's broadcast:
+    /// nothing stores it), rather than one a backfill should have brought (`Accounting.reconcile`'s `gapsLose`).
+    static func missedInAGapIsGone(_ app: any AppProfile) -> Bool { app.shape == .group }
+
     /// The hostile devices and their victims: in one team, in a couple, or among friends.
     static func shapeHostileCasts(_ app: any AppProfile, _ hostile: Hostile, graph: SocialGraph, seed: UInt64)
         -> (casts: [HostileCast], unmatched: [Int]) {

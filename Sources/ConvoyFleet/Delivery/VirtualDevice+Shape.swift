@@ -16,15 +16,17 @@ extension VirtualDevice {
     /// One tick's measured position, delivered: to the whole group at once, or sealed to each friend.
     func deliver(_ measured: Measured, intended: Double) async {
         switch app.shape {
-        case .group: await shareWithGroup(measured.position, accuracy: measured.accuracy, reduced: measured.reduced, intended: intended)
+        case .group: await shareWithGroup(measured, intended: intended)
         case .pairwise, .mailbox: await shareWithEachFriend(measured, intended: intended)
         }
     }
 
-    /// Connected: the shape's own timers (a group's archive of its members' positions).
+    /// Connected: the shape's own timers (a group's archive of its members' positions, and its owner's replays).
     func scheduleShapeTimers(from intended: Double) {
         guard app.shape == .group, let every = app.archiveEvery else { return }
         context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
+        scheduleReplays(from: intended)
+        scheduleDirect(from: intended)
     }
 
     /// It is off its channels (it left, lost its connection, or a channel closed): a group counts it

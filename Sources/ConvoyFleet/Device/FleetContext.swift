@@ -27,6 +27,10 @@ public final class FleetContext: Sendable {
     public let media = ChatLedger()
     /// Group apps' chat lines (without media): who should have each, and who did, live or after a gap.
     public let messages = ChatLedger()
+    /// Group apps' direct messages: each sent to a partner online, and whether it arrived.
+    public let direct = DirectLedger()
+    /// Group apps: each group's after-action replay as its owner read it back right after ending it.
+    public let replays = ReplayLedger()
     /// Mailbox apps' direct messages: each posted, and what became of it.
     public let mailbox = MailboxLedger()
     /// Why requests failed: the first of each kind with its request and answer (run.log, the summary).
@@ -83,6 +87,8 @@ public struct DeviceOptions: Sendable, Equatable {
     public var retry = RetryPolicy.none
     /// How a phone retries a chat line or a photo whose post or upload failed (the app's retry queue).
     var chatRetry = ChatRetryQueue<ChatPost>.Policy()
+    /// Group apps: how often each phone sends a direct message to a partner (`social.dm_every`); nil: never.
+    public var directEvery: ClosedRange<Double>?
     /// Group apps: a phone back from a gap loads the chat it missed (off: what it missed stays missed, as before).
     var catchUpChat = true
 

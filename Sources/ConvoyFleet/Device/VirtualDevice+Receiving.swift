@@ -26,6 +26,7 @@ extension VirtualDevice {
             context.logger.debug("device \(index): Realtime connection ended: \(reason)")
             // What was lost may have been on its way since the last message heard (a busy phone hears of the loss late).
             let now = context.clock.wallNow()
+            if ledger.gaps.last.map({ $0.to.isFinite }) ?? true { ledger.gaps.append(.init(from: min(now, lastHeard ?? now))) }
             life.lost(at: min(now, lastHeard ?? now))
             chatLost(at: min(now, lastHeard ?? now))
             context.health.disconnected(index, at: now)
@@ -49,6 +50,7 @@ extension VirtualDevice {
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
                 if pairing.plan != nil { Task { [weak self] in await self?.catchUpPairing() } }
             case .back(let since):
+                if let last = ledger.gaps.last, !last.to.isFinite { ledger.gaps[ledger.gaps.count - 1].to = context.clock.wallNow() }
                 // Back after a reconnect or a rejoin: fetch what Realtime could not deliver meanwhile,
                 // in a task of its own so that live changes are not held up behind it.
                 // Friends made meanwhile first, so that their rows in the backfill are not strangers'.
@@ -90,6 +92,7 @@ extension VirtualDevice {
             case .groupEnded: groupEnded()
             case .groupMessage(let sender, let message): receiveMessage(message, from: sender, at: change.receivedAt)
             case .joinRequest(let id): heardJoinRequest(id)
+            case .directMessage: metrics.count(.realtimeOtherChanges)
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
             }
@@ -114,7 +117,7 @@ extension VirtualDevice {
     func joinAgain(_ topic: String) {
         guard let realtime, !isGone else { return }
         metrics.count(.realtimeRejoins)
-        guard let subscription = app.subscriptions(for: account.userID).first(where: { $0.topic == topic }) else { return }
+        guard let subscription = channels.first(where: { $0.topic == topic }) else { return }
         realtime.join(topic, bindings: subscription.bindings, options: subscription.options)
     }
 

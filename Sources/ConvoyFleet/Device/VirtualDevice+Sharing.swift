@@ -13,7 +13,13 @@ extension VirtualDevice {
         var position: GeoPoint
         var accuracy: Double
         var reduced: Bool
+        /// Course over ground, degrees (nil: standing still, or a live fix), and speed, metres a second (nil: unknown).
+        var heading: Double? = nil
+        var speed: Double? = nil
     }
+
+    /// Below this speed (m/s) a course is noise: a phone standing still has none, as Core Location gives −1.
+    static let headingMinimumSpeed = 0.5
 
     /// One sharing tick at its intended time (greenbox-prd.md §4.4, "To send a location").
     func share(intended: Double) async {
@@ -34,7 +40,7 @@ extension VirtualDevice {
             metrics.count(.backgroundNotPermitted)
             return
         }
-        let measured: (position: GeoPoint, accuracy: Double, reduced: Bool)
+        let measured: Measured
         if let feed = profile.live {
             // A live receiver: its newest fix, as it is.
             guard let fix = feed.current(now: clock.wall(intended)) else {
@@ -42,7 +48,7 @@ extension VirtualDevice {
                 return
             }
             metrics.count(.liveShared)
-            measured = (fix.position, fix.accuracy, false)
+            measured = Measured(position: fix.position, accuracy: fix.accuracy, reduced: false)
         } else {
             let t = intended - since
             let fix = replayer.fix(at: t)
@@ -50,7 +56,9 @@ extension VirtualDevice {
                 metrics.count(.gpsDropouts)
                 return
             }
-            measured = (noisy.position, noisy.accuracy, noisy.reducedAccuracy)
+            // The course and speed a receiver reports come from Doppler, not from the noisy positions: the track's own.
+            measured = Measured(position: noisy.position, accuracy: noisy.accuracy, reduced: noisy.reducedAccuracy,
+                                heading: fix.speed >= Self.headingMinimumSpeed ? fix.heading : nil, speed: fix.speed)
         }
         if profile.background, profile.backgroundMode == .significantChange, let last = lastShare,
            intended - last.time < options.significantInterval || measured.position.distance(to: last.position) < options.significantDistance {
@@ -58,7 +66,7 @@ extension VirtualDevice {
             return
         }
         guard friends.contains(where: \.active) else { return }
-        await deliver(Measured(position: measured.position, accuracy: measured.accuracy, reduced: measured.reduced), intended: intended)
+        await deliver(measured, intended: intended)
     }
 
     /// `payload` sealed to `key`, timed (`seal`, or `encode` for an app that encrypts nothing, and the CPU it cost);

@@ -152,7 +152,7 @@ public actor VirtualDevice {
     func connect(at intended: Double) {
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
-        for subscription in app.subscriptions(for: account.userID) {
+        for subscription in channels {
             client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)
         }
         life.joinedRealtime()

@@ -30,6 +30,8 @@ struct DeviceLedger: Sendable {
     var decryptFailures: [Int32: Int] = [:]
     /// When the device counted as online (subscribed, until it left), Unix seconds; an open span ends at infinity.
     var online: [Span] = []
+    /// When its Realtime connection was down: from the last message it heard before the loss to its resubscription.
+    var gaps: [Span] = []
 
     struct Span: Sendable, Equatable {
         var from: Double
@@ -38,8 +40,10 @@ struct DeviceLedger: Sendable {
 }
 
 extension Accounting {
-    /// Matches each device's sent ticks with what its friends received.
-    static func reconcile(_ ledgers: [DeviceLedger], duplicates: Int, sentOffline: Int) -> Accounting {
+    /// Matches each device's sent ticks with what its friends received. With `gapsLose` (broadcasts, which nothing
+    /// stores), an update not received that was sent while its recipient's connection was down is lost for that
+    /// (`recipient_disconnected`), not for the backend (`not_received`).
+    static func reconcile(_ ledgers: [DeviceLedger], duplicates: Int, sentOffline: Int, gapsLose: Bool = false) -> Accounting {
         var a = Accounting()
         a.duplicates = duplicates
         a.sentOffline = sentOffline
@@ -64,6 +68,8 @@ extension Accounting {
                     } else if let n = decryptBudget[Int(r)][sender], n > 0 {
                         decryptBudget[Int(r)][sender] = n - 1
                         reason = "decrypt_failed"
+                    } else if gapsLose, recipient.gaps.contains(where: { $0.from <= tick.wall && tick.wall < $0.to }) {
+                        reason = "recipient_disconnected"
                     } else {
                         reason = "not_received"
                     }

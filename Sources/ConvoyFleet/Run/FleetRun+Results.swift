@@ -4,7 +4,7 @@ import ConvoyWire
 /// The run's results in the results' terms: the network conditions groups ran under, the battery model per group.
 extension FleetRun {
     /// The conditions each group with any ran under, for the results, with what its phones' tunnels went through (by group index).
-    static func network(_ scenario: Scenario, figures: [(tunnels: Int, cuts: Int)]?) -> [RunSummary.NetworkGroup]? {
+    static func network(_ scenario: Scenario, figures: [(tunnels: Int, cuts: Int, offlineShare: Double?)]?) -> [RunSummary.NetworkGroup]? {
         let groups = scenario.groups.enumerated().compactMap { i, g in g.conditions.map { (i, g.name, $0) } }
         guard !groups.isEmpty else { return nil }
         return groups.map { index, name, c in
@@ -15,9 +15,11 @@ extension FleetRun {
                 offline = "random: about \(Quantity.format(seconds: length)) about every \(Quantity.format(seconds: interval))"
             case nil: break
             }
-            return RunSummary.NetworkGroup(group: name, preset: c.name, rttMs: c.rtt * 1000, jitterMs: c.jitter * 1000, loss: c.loss,
-                                           upBps: c.up, downBps: c.down, resetEverySeconds: c.resetEvery > 0 ? c.resetEvery : nil,
-                                           offline: offline, summary: c.summary, tunnels: figures?[index].tunnels ?? 0, cuts: figures?[index].cuts ?? 0)
+            var group = RunSummary.NetworkGroup(group: name, preset: c.name, rttMs: c.rtt * 1000, jitterMs: c.jitter * 1000, loss: c.loss,
+                                                upBps: c.up, downBps: c.down, resetEverySeconds: c.resetEvery > 0 ? c.resetEvery : nil,
+                                                offline: offline, summary: c.summary, tunnels: figures?[index].tunnels ?? 0, cuts: figures?[index].cuts ?? 0)
+            if c.offline != nil { group.offlineShare = figures?[index].offlineShare }
+            return group
         }
     }
 

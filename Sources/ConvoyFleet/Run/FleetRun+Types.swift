@@ -56,6 +56,7 @@ extension FleetRun {
             self.device.workload = scenario.workload
             self.device.retentionLimit = scenario.retention.limit
             self.device.retry = scenario.retry
+            self.device.directEvery = scenario.social.directEvery
             // The scenario reader refuses a name `Apps` does not know.
             app = Apps.make(scenario.app.name, options: scenario.app.options) ?? GreenBoxApp()
         }

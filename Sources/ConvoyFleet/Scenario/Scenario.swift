@@ -266,6 +266,11 @@ public struct Social: Sendable, Equatable {
     public var approveAfter: ClosedRange<Double> = 1...3
     /// Group apps: the fraction of the members (not owners, not of abandoned groups) who leave their group
     /// during the steady part, `leaveAt` into it, and ask to join again `rejoinAfter` later.
+    /// Group apps: how often each owner loads its group's after-action replay during the run (`replay_every`); nil:
+    /// only once, right after it ends the group, for the replay check.
+    public var replayEvery: Double?
+    /// Group apps: how often each member sends a direct message to a partner (`dm_every`); nil: none.
+    public var directEvery: ClosedRange<Double>?
     public var leaveRejoin = 0.0
     public var leaveAt: ClosedRange<Double> = 30...90
     public var rejoinAfter: ClosedRange<Double> = 10...30

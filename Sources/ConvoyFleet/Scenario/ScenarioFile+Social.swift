@@ -5,7 +5,7 @@ import Yams
 /// teams, and the invite lifetime.
 extension Reader {
     static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl", "accept_later_at",
-                             "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after"]
+                             "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after", "replay_every", "dm_every"]
 
     func social() throws(ScenarioError) -> Social {
         let m = try mapping(Self.socialKeys)
@@ -45,6 +45,18 @@ extension Reader {
         if let l = m["leave_rejoin"] { social.leaveRejoin = try l.fraction() }
         if let l = m["leave_at"] { social.leaveAt = try l.range(fromZero: true) }
         if let r = m["rejoin_after"] { social.rejoinAfter = try r.range() }
+        if let d = m["dm_every"] {
+            guard social.groups != nil else { throw d.error("dm_every needs groups (direct messages between members of a group)") }
+            let every = try d.range()
+            guard every.lowerBound >= 0.5 else { throw d.error("at least 500ms") }
+            social.directEvery = every
+        }
+        if let r = m["replay_every"] {
+            guard social.groups != nil else { throw r.error("replay_every needs groups (an owner reading back its group's archive)") }
+            let every = try r.duration()
+            guard every >= 1 else { throw r.error("at least 1s") }
+            social.replayEvery = every
+        }
         if let a = m["approve_after"] {
             guard social.groups != nil else { throw a.error("approve_after needs groups (an owner deciding join requests)") }
             social.approveAfter = try a.range(fromZero: true)

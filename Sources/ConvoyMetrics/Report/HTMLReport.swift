@@ -19,9 +19,12 @@ public enum HTMLReport {
         // A mailbox app's delivery is its Mailbox section (messages, not updates).
         if s.mailbox == nil, s.showsLocations { body += section("Delivery", delivery(s)) }
         if let n = s.network, !n.isEmpty {
-            body += section("Network conditions", table(["group", "conditions", "tunnels", "cut"], n.map { [e($0.group), e($0.summary), String($0.tunnels), String($0.cuts)] },
-                                                        numeric: [2, 3]),
-                            note: "Every byte of these groups' phones went through their links; cut: times a phone's connections were closed by an offline window or a reset.")
+            let rows = n.map { g in
+                [e(g.group), e(g.summary), String(g.tunnels), String(g.cuts), g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"]
+            }
+            body += section("Network conditions", table(["group", "conditions", "tunnels", "cut", "offline"], rows, numeric: [2, 3, 4]),
+                            note: "Every byte of these groups' phones went through their links; cut: times a phone's connections were closed by an offline "
+                                + "window or a reset; offline: the share of the phones' time, from arrival to the end, their offline windows took in this run.")
         }
         if let b = s.battery { body += section("Battery", battery(b)) }
         if let r = s.retention { body += section("Retention", retention(r)) }

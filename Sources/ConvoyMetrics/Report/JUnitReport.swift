@@ -27,6 +27,15 @@ public enum JUnitReport {
                 correctness.append(Case(name: "media accounting closes (expected = delivered + lost)",
                                         failure: m.closes ? nil : "expected \(m.expected) ≠ delivered \(m.delivered) + lost \(m.lostTotal)"))
             }
+            if let m = g.direct {
+                correctness.append(Case(name: "direct messages accounting closes (expected = delivered + lost)",
+                                        failure: m.closes ? nil : "expected \(m.expected) ≠ delivered \(m.delivered) + lost \(m.lostTotal)"))
+            }
+            // Not read back (nothing ended by its owner, or nothing stored): no case, rather than a pass.
+            if let r = g.replay, r.groups > 0 {
+                correctness.append(Case(name: "replay: every archived position and chat line read back after the end",
+                                        failure: r.holds ? nil : r.verdict, output: r.holds ? r.verdict : nil))
+            }
         }
         if let m = s.mailbox {
             correctness.append(Case(name: "mailbox accounting closes (sent = delivered + lost)",

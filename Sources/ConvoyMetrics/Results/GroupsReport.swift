@@ -31,6 +31,10 @@ public struct GroupsReport: Codable, Sendable, Equatable {
     public var media: MediaReport?
     /// The groups' chat lines without media, accounted as media are (no bytes; nil: none was posted).
     public var messages: MediaReport?
+    /// The after-action replay each owner read back right after ending its group (nil: the app keeps no archive).
+    public var replay: ReplayReport?
+    /// Direct messages between members, accounted as chat lines are (nil: none was sent).
+    public var direct: MediaReport?
 
     public struct Finding: Codable, Sendable, Equatable {
         public var group: Int
@@ -44,7 +48,7 @@ public struct GroupsReport: Codable, Sendable, Equatable {
         (self.groups, self.abandoned, self.autoEndSeconds, self.graceSeconds) = (groups, abandoned, autoEndSeconds, graceSeconds)
     }
 
-    public var holds: Bool { autoEndLate == 0 && endedEarly == 0 && endedWhileConnected == 0 }
+    public var holds: Bool { autoEndLate == 0 && endedEarly == 0 && endedWhileConnected == 0 && replay?.holds != false }
 
     public var verdict: String {
         if holds {
@@ -55,15 +59,16 @@ public struct GroupsReport: Codable, Sendable, Equatable {
         if autoEndLate > 0 { parts.append("\(autoEndLate) abandoned group\(autoEndLate == 1 ? "" : "s") not ended by \(Self.s(autoEndSeconds + graceSeconds))") }
         if endedEarly > 0 { parts.append("\(endedEarly) ended sooner than \(Self.s(autoEndSeconds)) after the last member left") }
         if endedWhileConnected > 0 { parts.append("\(endedWhileConnected) ended by the backend while a member was on it") }
+        if let replay, !replay.holds { parts.append(replay.verdict) }
         return parts.joined(separator: "; ")
     }
 
-    mutating func record(_ finding: Finding) { if findings.count < 20 { findings.append(finding) } }
+    public mutating func record(_ finding: Finding) { if findings.count < 20 { findings.append(finding) } }
 
     static func s(_ seconds: Double) -> String { String(format: seconds >= 10 ? "%.0f s" : "%.1f s", seconds) }
 
     enum CodingKeys: String, CodingKey {
-        case groups, abandoned, findings, media, messages
+        case groups, abandoned, findings, media, messages, replay, direct
         case autoEndSeconds = "auto_end_s"
         case graceSeconds = "grace_s"
         case endedByOwner = "ended_by_owner"
@@ -113,5 +118,56 @@ extension GroupsReport {
         } else {
             autoEnded += 1
         }
+    }
+}
+
+/// The after-action replay check (Survale §8): each group its owner ended, read back by the owner right after —
+/// every position its members archived and every chat line they posted must come back. A group nobody ended
+/// (abandoned to the backend) is not read back: not tested, never passed.
+public struct ReplayReport: Codable, Sendable, Equatable {
+    /// Groups read back right after their owner ended them.
+    public var groups = 0
+    /// Of them, every archived position and every chat line came back.
+    public var complete = 0
+    /// Fewer came back than the members stored (a finding each).
+    public var short = 0
+    /// The read back failed (its reason is under "Why requests failed").
+    public var failed = 0
+    /// Groups not read back: abandoned to the backend's auto-end, or their owner's end failed.
+    public var notTested = 0
+    public var positionsExpected = 0
+    public var positionsReturned = 0
+    public var messagesExpected = 0
+    public var messagesReturned = 0
+    /// Of the positions returned, those with a heading (a moving phone's).
+    public var withHeading = 0
+
+    public init() {}
+
+    public var holds: Bool { short == 0 && failed == 0 }
+
+    public var verdict: String {
+        if groups == 0 { return "replay not tested: no group that stored anything was ended by its owner in this run" }
+        if holds {
+            var out = "replay complete: \(complete) of \(groups) groups read back whole after their end (\(positionsReturned) positions, "
+                + "\(withHeading) with a heading; \(messagesReturned) chat lines)"
+            if positionsExpected == 0 { out += "; no position was archived yet, so positions were not tested" }
+            if messagesExpected == 0 { out += "; no chat line was posted, so the chat was not tested" }
+            return out + (notTested > 0 ? "; \(notTested) not read back (abandoned, or nothing stored)" : "")
+        }
+        var parts: [String] = []
+        if short > 0 { parts.append("replay short for \(short) of \(groups) groups (\(positionsReturned) of \(positionsExpected) positions, \(messagesReturned) of \(messagesExpected) chat lines)") }
+        if failed > 0 { parts.append("replay failed for \(failed) of \(groups) groups") }
+        return parts.joined(separator: "; ")
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case groups, complete, short, failed
+        case notTested = "not_tested"
+        case positionsExpected = "positions_expected"
+        case positionsReturned = "positions_returned"
+        case messagesExpected = "messages_expected"
+        case messagesReturned = "messages_returned"
+        case withHeading = "with_heading"
     }
 }

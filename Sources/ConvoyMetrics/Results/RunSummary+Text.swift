@@ -43,10 +43,14 @@ extension RunSummary {
         var out = ""
 
         if let network, !network.isEmpty {
-            out += "## Network conditions\n\n| group | conditions | tunnels | cut |\n|---|---|---:|---:|\n"
-            for g in network { out += "| \(g.group) | \(g.summary) | \(g.tunnels) | \(g.cuts) |\n" }
+            out += "## Network conditions\n\n| group | conditions | tunnels | cut | offline |\n|---|---|---:|---:|---:|\n"
+            for g in network {
+                let offline = g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"
+                out += "| \(g.group) | \(g.summary) | \(g.tunnels) | \(g.cuts) | \(offline) |\n"
+            }
             out += "\nEvery byte of these groups' phones went through their links (docs/network.md); \"cut\": times a phone's open "
-            out += "connections were closed by an offline window or a reset.\n\n"
+            out += "connections were closed by an offline window or a reset; \"offline\": the share of the phones' time, from arrival "
+            out += "to the end, that their offline windows took in this run (few windows in a short run: it can be far from the mean).\n\n"
         }
 
         out += "## Latency (ms)\n\n| histogram | count | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
@@ -105,6 +109,20 @@ extension RunSummary {
             out += ".\n\n" + (g.holds ? "" : "**") + g.verdict.prefix(1).uppercased() + g.verdict.dropFirst() + (g.holds ? "" : "**") + ".\n"
             if let m = g.messages { out += "\n" + chatLine(m) + "\n" }
             if let m = g.media { out += "\n" + mediaLine(m) + "\n" }
+            if let d = g.direct {
+                out += "\nDirect messages: \(d.expected) sent to a partner online, \(d.delivered) delivered, \(d.lostTotal) lost"
+                if !d.lost.isEmpty { out += " (" + d.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")" }
+                if let off = counters["direct_to_offline"], off > 0 { out += "; \(off) more to a partner off line (nobody expects those)" }
+                if let failed = counters["direct_failures"], failed > 0 { out += "; \(failed) could not be sent" }
+                if let l = latencyMs["direct_latency"] { out += "; latency p50 \(Self.ms(l.p50)) ms, p99 \(Self.ms(l.p99)) ms" }
+                out += ".\n"
+            }
+            if let r = g.replay {
+                let v = r.verdict
+                out += "\n" + (r.holds ? "" : "**") + v.prefix(1).uppercased() + v.dropFirst() + (r.holds ? "" : "**")
+                if let l = latencyMs["replay_load"] { out += "; \(l.count) replays loaded in all, p50 \(Self.ms(l.p50)) ms, p99 \(Self.ms(l.p99)) ms" }
+                out += ".\n"
+            }
             if !g.findings.isEmpty {
                 out += "\n| group | finding | detail |\n|---:|---|---|\n"
                 for f in g.findings.prefix(10) { out += "| \(f.group) | \(f.kind) | \(f.detail) |\n" }

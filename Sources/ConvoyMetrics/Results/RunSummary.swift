@@ -106,6 +106,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
         /// (an offline window began, or a reset), over the whole run.
         public var tunnels: Int
         public var cuts: Int
+        /// Of the phones' time from arrival to the run's end, the share their offline windows took, as drawn
+        /// (nil: no offline windows). A short run draws few windows: its share can be far from the mean the conditions give.
+        public var offlineShare: Double?
 
         public init(group: String, preset: String, rttMs: Double, jitterMs: Double, loss: Double, upBps: Double, downBps: Double,
                     resetEverySeconds: Double?, offline: String?, summary: String, tunnels: Int, cuts: Int) {
@@ -115,6 +118,7 @@ public struct RunSummary: Codable, Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case group, preset, loss, offline, summary, tunnels, cuts
+            case offlineShare = "offline_share"
             case rttMs = "rtt_ms"
             case jitterMs = "jitter_ms"
             case upBps = "up_bps"

@@ -38,6 +38,8 @@ public final class NetworkLink: Sendable {
         var nextReset = Double.infinity
         /// The last time `cut(since:)` looked.
         var lastCutCheck = 0.0
+        /// Every offline window drawn, kept (`windows` drops those over) for `offlineTime`.
+        var offlineDrawn: [(start: Double, end: Double)] = []
     }
 
     public init(conditions: NetworkConditions, phone: Int, seed: UInt64) {
@@ -71,6 +73,17 @@ public final class NetworkLink: Sendable {
             guard s.start != nil else { return false }
             draw(&s, until: t)
             return s.windows.contains { $0.start <= t && t < $0.end }
+        }
+    }
+
+    /// Seconds the phone had no network between its arrival and `t`, and the seconds from its arrival to `t`
+    /// (nil before it arrived): what share of its time the offline windows took, as drawn.
+    public func offlineTime(until t: Double) -> (offline: Double, total: Double)? {
+        state.withLock { s in
+            guard let start = s.start, t > start else { return nil }
+            draw(&s, until: t)
+            let offline = s.offlineDrawn.reduce(0.0) { sum, w in sum + max(0, min(w.end, t) - max(w.start, start)) }
+            return (offline, t - start)
         }
     }
 
@@ -124,6 +137,7 @@ public final class NetworkLink: Sendable {
         case .periodic(let every, let length)?:
             while s.drawnUntil <= t {
                 s.windows.append((s.drawnUntil, s.drawnUntil + length))
+                s.offlineDrawn.append((s.drawnUntil, s.drawnUntil + length))
                 s.drawnUntil += every
             }
         case .random(let interval, let length)?:
@@ -131,6 +145,7 @@ public final class NetworkLink: Sendable {
                 let start = s.drawnUntil + s.rng.exponential(mean: interval)
                 let end = start + max(1, s.rng.exponential(mean: length))
                 s.windows.append((start, end))
+                s.offlineDrawn.append((start, end))
                 s.drawnUntil = end
             }
         case nil:

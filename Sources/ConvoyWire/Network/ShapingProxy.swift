@@ -100,13 +100,18 @@ public final class ShapingProxy: Sendable {
     /// The proxy settings for `phone`.
     public func tunnel(for phone: Int) -> TunnelProxy { TunnelProxy(host: "127.0.0.1", port: port, phone: phone) }
 
-    /// Tunnels these phones opened, and times their open tunnels were cut (offline windows and resets).
-    public func figures(phones: some Sequence<Int>) -> (tunnels: Int, cuts: Int) {
+    /// Tunnels these phones opened, times their open tunnels were cut (offline windows and resets), and the share
+    /// of their time, from each one's arrival to now, that their offline windows took (nil: none arrived).
+    public func figures(phones: some Sequence<Int>) -> (tunnels: Int, cuts: Int, offlineShare: Double?) {
         let counts = core.counts.withLock { $0 }
-        return phones.reduce((0, 0)) { sum, phone in
+        let now = Self.now()
+        var (tunnels, cuts, offline, total) = (0, 0, 0.0, 0.0)
+        for phone in phones {
             let c = counts[phone] ?? (0, 0)
-            return (sum.0 + c.tunnels, sum.1 + c.cuts)
+            (tunnels, cuts) = (tunnels + c.tunnels, cuts + c.cuts)
+            if let time = core.links[phone]?.offlineTime(until: now) { (offline, total) = (offline + time.offline, total + time.total) }
         }
+        return (tunnels, cuts, total > 0 ? offline / total : nil)
     }
 
     public func stop() async {

@@ -23,7 +23,7 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     public let name = "survale"
 
     /// The operation of each user and its callsign, learnt in set-up.
-    private let members = Mutex([String: Member]())
+    let members = Mutex([String: Member]())
 
     struct Member: Sendable {
         var operation: String
@@ -117,7 +117,7 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     }
 
     public func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming {
-        guard broadcast.event == Self.positionEvent else { return .notMine }
+        guard broadcast.event == Self.positionEvent else { return broadcast.event == Self.directEvent ? direct(broadcast) : .notMine }
         guard let sender = broadcast.payload["user_id"] else { return .malformed }
         return .update(IncomingUpdate(sender: sender, body: broadcast.json))
     }
@@ -221,9 +221,12 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
     /// One bulk insert into `locations_archive`, as the user, `return=minimal`.
     public func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
         guard let operation = operation(of: session.userID), !fixes.isEmpty else { return 0 }
-        let rows: [JSONValue] = fixes.map { f in
-            ["operation_id": .string(operation), "user_id": .string(session.userID), "lat": JSONValue(f.lat), "lon": JSONValue(f.lon),
-             "accuracy": JSONValue(f.acc), "fix": f.reduced ? "reduced" : "gps", "recorded_at": .string(CommitTimestamp.format(f.ts))]
+        let rows: [JSONValue] = fixes.map { (f: LocationPayload) -> JSONValue in
+            let heading: JSONValue = f.heading.map { JSONValue($0) } ?? .null
+            let speed: JSONValue = f.speed.map { JSONValue($0) } ?? .null
+            return ["operation_id": .string(operation), "user_id": .string(session.userID), "lat": JSONValue(f.lat), "lon": JSONValue(f.lon),
+                    "accuracy": JSONValue(f.acc), "heading": heading, "speed": speed,
+                    "fix": f.reduced ? "reduced" : "gps", "recorded_at": .string(CommitTimestamp.format(f.ts))]
         }
         let body = Array(JSONValue.array(rows).text.utf8)
         try await SupabaseREST(http).insert("locations_archive", json: body, token: session.accessToken)

@@ -29,6 +29,14 @@ extension AppProfile {
 
     public func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming { .notMine }
 
+    public func directPartners(of userID: String) -> [String] { [] }
+
+    public func directChannels(for userID: String) -> [AppSubscription] { [] }
+
+    public func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no direct messages")
+    }
+
     public func presence(for userID: String) -> [String: String]? { nil }
 
     public func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError) {}
@@ -61,6 +69,23 @@ extension AppProfile {
     public func fetchMedia(_ media: MediaRef, as session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no media")
     }
+
+    public func replay(as session: Session, page: Int, via http: SupabaseHTTP) async throws(SupabaseError) -> ReplayLoad {
+        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no replay")
+    }
+}
+
+/// A group's after-action replay as one reader loaded it: its archived positions (by member), the chat lines, how
+/// many of the positions carried a heading, the requests and bytes it took.
+public struct ReplayLoad: Sendable, Equatable {
+    public var positions = 0
+    public var positionsByMember: [String: Int] = [:]
+    public var withHeading = 0
+    public var messages = 0
+    public var requests = 0
+    public var bytes = 0
+
+    public init() {}
 }
 
 

@@ -47,6 +47,7 @@ extension FleetRun {
             for (j, d) in members.enumerated() {
                 let asks = j > 0 && social.joinByRequest > 0 && rng.uniform() < social.joinByRequest
                 roles[d] = GroupRole(owner: j == 0, abandons: k < social.abandoned, joinsByRequest: asks, approveAfter: social.approveAfter)
+                if j == 0 { roles[d]?.replayEvery = social.replayEvery }
                 // Its own stream: the draws above stay what they were for every seed.
                 var leaving = SeededGenerator(seed: seed ^ UInt64(d), stream: 0x1EA7E)
                 if j > 0, k >= social.abandoned, social.leaveRejoin > 0, leaving.uniform() < social.leaveRejoin {
@@ -79,6 +80,14 @@ extension FleetRun {
         var report = GroupsReport(groups: graph.groups.count, abandoned: min(social.abandoned, graph.groups.count),
                                   autoEndSeconds: social.autoEnd, graceSeconds: social.autoEndGrace ?? (min(5, social.autoEnd / 20) + 5))
         (report.media, report.messages) = (media, messages)
+        if let context, !context.direct.isEmpty {
+            var gaps: [Int: [DeviceLedger.Span]] = [:]
+            for (i, d) in devices.enumerated() { if let d { gaps[i] = await d.ledger.gaps } }
+            let direct = context.direct.close { gaps[$0] ?? [] }
+            metrics.count(.directLost, by: direct.lostTotal)
+            report.direct = direct
+        }
+        if app.archiveEvery != nil, let context { report.replay = await replayReport(graph, devices: devices, app: app, ledger: context.replays, into: &report) }
         var lastLeft: [Int: Double] = [:]
         for k in 0..<report.abandoned {
             var last: Double?
@@ -104,5 +113,52 @@ extension FleetRun {
                        endedAt: end?.endedAt, lastLeft: lastLeft[k])
         }
         return report
+    }
+
+    /// Each group its owner ended, as the owner read it back right after: what came back against what its members stored.
+    private func replayReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, ledger: ReplayLedger,
+                              into report: inout GroupsReport) async -> ReplayReport {
+        var out = ReplayReport()
+        let entries = ledger.all
+        for (k, members) in graph.groups.enumerated() {
+            guard let owner = members.first, let ownerDevice = devices[owner], let groupID = await app.groupID(of: ownerDevice.account.userID),
+                  let entry = entries[groupID] else {
+                out.notTested += 1
+                continue
+            }
+            var (positions, lines) = (0, 0)
+            for d in members {
+                guard let device = devices[d] else { continue }
+                let stored = await device.group.contributed
+                positions += stored[.archive] ?? 0
+                // A photo's line counts under messages too (`.media` is its object in Storage).
+                lines += stored[.messages] ?? 0
+            }
+            // Nothing stored: nothing to read back, nothing tested.
+            guard positions + lines > 0 else {
+                out.notTested += 1
+                continue
+            }
+            out.groups += 1
+            guard let load = entry.load else {
+                out.failed += 1
+                report.record(GroupsReport.Finding(group: k, kind: "replay_failed", detail: "its owner could not read it back after ending it"))
+                continue
+            }
+            out.positionsExpected += positions
+            out.messagesExpected += lines
+            out.positionsReturned += load.positions
+            out.messagesReturned += load.messages
+            out.withHeading += load.withHeading
+            // More than stored is a write whose answer was lost after it committed: all there all the same.
+            if load.positions >= positions, load.messages >= lines {
+                out.complete += 1
+            } else {
+                out.short += 1
+                report.record(GroupsReport.Finding(group: k, kind: "replay_short",
+                                                   detail: "\(load.positions) of \(positions) archived positions, \(load.messages) of \(lines) chat lines"))
+            }
+        }
+        return out
     }
 }

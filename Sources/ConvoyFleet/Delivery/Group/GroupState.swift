@@ -32,6 +32,8 @@ struct GroupState: Sendable {
     var contributed: [GroupItem: Int] = [:]
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
+    /// Its count of direct messages sent (`VirtualDevice+Direct`).
+    var directSeq: UInt64 = 0
 
     init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy) {
         self.role = role

@@ -13,7 +13,7 @@ import ConvoyWire
 extension VirtualDevice {
     /// Whether `topic` is the channel its group's messages arrive on.
     func carriesMessages(_ topic: String) -> Bool {
-        app.subscriptions(for: account.userID).contains { $0.topic == topic && $0.carriesMessages }
+        channels.contains { $0.topic == topic && $0.carriesMessages }
     }
 
     /// Its chat channel went down at `wall` (the connection dropped, or the channel closed).

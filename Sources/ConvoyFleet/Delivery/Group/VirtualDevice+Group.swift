@@ -12,8 +12,10 @@ import Foundation
 extension VirtualDevice {
     /// One tick's update for the group: `expected` are the members online now (each should receive
     /// it), `remote` those on other shards, `offline` how many are not online.
-    /// `reduced`: a GPS-denied fix (Wi-Fi or cell), flagged as such in the update.
-    func shareWithGroup(_ position: GeoPoint, accuracy: Double, reduced: Bool, intended: Double) async {
+    /// A GPS-denied fix (Wi-Fi or cell) is flagged as such in the update; a moving one carries its heading and
+    /// speed (the teammates' markers rotate with it: survale-spec.md §5).
+    func shareWithGroup(_ measured: Measured, intended: Double) async {
+        let (position, accuracy, reduced) = (measured.position, measured.accuracy, measured.reduced)
         // Out of its group for a while (it left, and has not been let in again): nothing to share with.
         guard !group.outOfGroup else { return }
         let clock = context.clock
@@ -27,6 +29,8 @@ extension VirtualDevice {
             lat: (position.lat * 1e7).rounded() / 1e7, lon: (position.lon * 1e7).rounded() / 1e7,
             ts: (wall * 1000).rounded() / 1000, acc: (accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos)
         fix.reduced = reduced
+        fix.heading = measured.heading.map { ($0 * 10).rounded().truncatingRemainder(dividingBy: 3600) / 10 }
+        fix.speed = measured.speed.map { ($0 * 10).rounded() / 10 }
         if reduced { metrics.count(.reducedAccuracySent) }
         let payload = app.plaintext(of: fix)
         if app.archiveEvery != nil, group.archiveBuffer.count < Self.archiveBufferLimit { group.archiveBuffer.append(payload) }
@@ -64,6 +68,7 @@ extension VirtualDevice {
             case .update(let update):
                 if held.catchingUp { held.updates.append(update) } else { receive(update) }
             case .groupEnded: groupEnded()
+            case .directMessage(let sender, let direct): receiveDirect(direct, from: sender, at: message.receivedAt)
             case .pairing, .groupMessage, .joinRequest: break
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
@@ -94,7 +99,7 @@ extension VirtualDevice {
 
     /// Subscribed (again): tracks its presence, as the app does on joining its group's channel.
     func trackPresence(on topic: String) {
-        guard app.subscriptions(for: account.userID).first(where: { $0.topic == topic })?.tracksPresence == true,
+        guard channels.first(where: { $0.topic == topic })?.tracksPresence == true,
               let meta = app.presence(for: account.userID), let realtime else { return }
         context.convergence.subscribed(index, true)
         guard realtime.track(topic, meta: JSONValue(meta.mapValues(JSONValue.string))) != nil else { return }
@@ -116,11 +121,16 @@ extension VirtualDevice {
         group.sawGroupEnd = true
         do {
             try await app.leaveGroup(account.session, owner: true, via: http)
+            spendHTTP(body: 0, since: started)
+            metrics.count(.httpRequests)
         } catch {
             _ = countFailure(error)
+            spendHTTP(body: 0, since: started)
+            metrics.count(.httpRequests)
+            return
         }
-        spendHTTP(body: 0, since: started)
-        metrics.count(.httpRequests)
+        // Ended: what an analyst reads back of it now is the replay check's (`VirtualDevice+Replay`).
+        await finalReplay()
     }
 }
 
@@ -139,6 +149,9 @@ public struct GroupRole: Sendable, Equatable {
     /// A member who leaves its group this long into the steady part, and asks to join again `rejoinAfter` later.
     public var leavesAt: Double?
     public var rejoinAfter = 0.0
+    /// An owner: how often it loads its group's after-action replay during the run (`social.replay_every`); nil: only
+    /// once, right after it ends the group (the replay check).
+    public var replayEvery: Double?
 
     public init(owner: Bool, abandons: Bool, joinsByRequest: Bool = false, approveAfter: ClosedRange<Double> = 1...3) {
         (self.owner, self.abandons, self.joinsByRequest, self.approveAfter) = (owner, abandons, joinsByRequest, approveAfter)

@@ -59,7 +59,7 @@ extension VirtualDevice {
             if group.outOfGroup, let realtime {
                 // Back in: onto the channels it left, on the connection it kept.
                 group.rejoining = true
-                for s in app.subscriptions(for: account.userID) { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
+                for s in channels { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
             } else {
                 connect(at: clock.now())
             }
@@ -115,7 +115,7 @@ extension VirtualDevice {
               let realtime else { return }
         group.outOfGroup = true
         closeChatQueue("left")
-        for s in app.subscriptions(for: account.userID) { realtime.leave(s.topic) }
+        for s in channels { realtime.leave(s.topic) }
         context.convergence.subscribed(index, false)
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }

@@ -12,7 +12,7 @@ extension FleetRun {
         let groups: GroupsReport?
         let mailbox: MailboxReport?
         /// Per group index: the tunnels and cuts its phones went through; nil without network conditions.
-        let shaping: [(tunnels: Int, cuts: Int)]?
+        let shaping: [(tunnels: Int, cuts: Int, offlineShare: Double?)]?
     }
 
     func drain(_ stage: Stage, _ cast: Cast, _ fleet: Fleet, _ timeline: Timeline, _ checks: Checks, complete: Bool,

@@ -49,7 +49,8 @@ extension FleetRun {
             accounts.append(await d.currentAccount)
         }
         // A shard reconciles the pairs it holds both ends of; `convoy merge` the rest.
-        return Verified(accounting: Accounting.reconcile(ledgers, duplicates: duplicates, sentOffline: offline), accounts: accounts,
+        return Verified(accounting: Accounting.reconcile(ledgers, duplicates: duplicates, sentOffline: offline,
+                                                                  gapsLose: Self.missedInAGapIsGone(configuration.app)), accounts: accounts,
                         battery: Self.report(energy.summary(capacityMAh: scenario.battery.capacity), volts: volts, perDevice: perDevice,
                                              reconnects: reconnects),
                         entries: entries, neverSubscribed: deaf)

@@ -39,9 +39,25 @@ extension SurvaleServer {
 
     /// survale_channels_read: `is_current_member(operation_of_topic(realtime.topic()), ARRAY['draft', 'active'])`;
     /// survale_channels_write: `extension IN ('broadcast', 'presence') AND is_current_member(…, ARRAY['active'])`.
+    /// survale_direct: a pair's channel, `op_{id}_dm_{a}_{b}` (`a` < `b`), is the two's alone, while both are current
+    /// members of the active operation: `auth.uid() = ANY(dm_parties(topic))` and both `is_current_member`.
     static func realtimeAllows(_ action: ChannelAction, topic: String, as who: Principal, in db: Database) throws -> Bool {
         guard who.role == .authenticated, let uid = who.userID else { return false }
+        if let (operation, parties) = direct(ofTopic: topic) {
+            guard parties.contains(uid) else { return false }
+            for party in parties where try !isCurrentMember(operation, party, statuses: ["active"], db) { return false }
+            return true
+        }
         return try isCurrentMember(operation(ofTopic: topic), uid, statuses: action == .read ? ["draft", "active"] : ["active"], db)
+    }
+
+    /// `op_{operation}_dm_{a}_{b}`: the operation and the two user ids (lowercase UUIDs, `a` < `b`); nil for any other topic.
+    static func direct(ofTopic topic: String) -> (operation: String, parties: [String])? {
+        let parts = topic.split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 5, parts[0] == "op", parts[2] == "dm" else { return nil }
+        let ids = [parts[1], parts[3], parts[4]]
+        guard ids.allSatisfy({ $0.count == 36 && $0 == $0.lowercased() && UUID(uuidString: $0) != nil }), parts[3] < parts[4] else { return nil }
+        return (parts[1], [parts[3], parts[4]])
     }
 
     // MARK: The tables

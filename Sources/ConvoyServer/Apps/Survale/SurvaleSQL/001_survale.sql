@@ -166,8 +166,24 @@ $$;
 CREATE OR REPLACE FUNCTION public.operation_of_topic(topic text) RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
   SELECT (regexp_match(topic, '^op_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})_(locations|chat)$'))[1]::uuid
 $$;
+-- A pair's direct-message channel, op_{operation}_dm_{a}_{b} (user ids, a < b): true when the caller is one of
+-- the two and both are current members of the active operation; null for any other name.
+CREATE OR REPLACE FUNCTION public.direct_channel_allows(topic text) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp AS $$
+  WITH p AS (
+    SELECT m[1]::uuid AS op, m[2]::uuid AS a, m[3]::uuid AS b
+    FROM regexp_match(topic, '^op_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})_dm_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$') AS m
+    WHERE m[2] < m[3]
+  )
+  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM p) THEN NULL ELSE EXISTS (
+    SELECT 1 FROM p WHERE auth.uid() IN (p.a, p.b)
+      AND (SELECT count(*) FROM operation_members mm JOIN operations o ON o.id = mm.operation_id
+           WHERE mm.operation_id = p.op AND mm.user_id IN (p.a, p.b) AND mm.left_at IS NULL AND o.status = 'active') = 2
+  ) END
+$$;
 GRANT EXECUTE ON FUNCTION public.my_agency(), public.my_team(), public.is_operation_member(uuid),
-  public.is_current_member(uuid, text[]), public.is_case_agent(uuid), public.operation_of_topic(text) TO anon, authenticated, service_role;
+  public.is_current_member(uuid, text[]), public.is_case_agent(uuid), public.operation_of_topic(text),
+  public.direct_channel_allows(text) TO anon, authenticated, service_role;
 
 -- Row-level security --------------------------------------------------------------
 DROP POLICY IF EXISTS agencies_select ON public.agencies;
@@ -257,6 +273,13 @@ DROP POLICY IF EXISTS survale_channels_write ON realtime.messages;
 CREATE POLICY survale_channels_write ON realtime.messages FOR INSERT TO authenticated
   WITH CHECK (extension IN ('broadcast', 'presence')
               AND public.is_current_member(public.operation_of_topic(realtime.topic()), ARRAY['active']));
+-- Direct messages (spec §6: "DMs via ephemeral WebSocket relay (no storage)"): a pair's channel is the two's.
+DROP POLICY IF EXISTS survale_direct_read ON realtime.messages;
+CREATE POLICY survale_direct_read ON realtime.messages FOR SELECT TO authenticated
+  USING (public.direct_channel_allows(realtime.topic()));
+DROP POLICY IF EXISTS survale_direct_write ON realtime.messages;
+CREATE POLICY survale_direct_write ON realtime.messages FOR INSERT TO authenticated
+  WITH CHECK (extension = 'broadcast' AND public.direct_channel_allows(realtime.topic()));
 
 -- Rules no policy can express -------------------------------------------------------
 DO $$ DECLARE t text; BEGIN
