@@ -34,6 +34,18 @@ public struct PasswordHash: Hashable, Sendable {
         return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// A `length`-byte key from `password` and a 16-byte `salt` with Argon2id v1.3 at these limits (libsodium
+    /// `crypto_pwhash`; its memory limit is in bytes: KiB × 1024).
+    public func deriveKey(length: Int = 32, password: [UInt8], salt: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try Sodium.ensureReady()
+        guard salt.count == Int(crypto_pwhash_SALTBYTES) else { throw .badKey("Argon2id takes a \(crypto_pwhash_SALTBYTES)-byte salt") }
+        var out = [UInt8](repeating: 0, count: length)
+        let chars = password.map { CChar(bitPattern: $0) } + [0]
+        let rc = crypto_pwhash(&out, UInt64(length), chars, UInt64(password.count), salt, UInt64(operations), memoryBytes, crypto_pwhash_ALG_ARGON2ID13)
+        guard rc == 0 else { throw .badKey("Argon2id refused the limits (out of memory?)") }
+        return out
+    }
+
     /// True when `password` matches `encoded` (constant time in libsodium).
     public static func verify(_ password: String, against encoded: String) -> Bool {
         guard (try? Sodium.ensureReady()) != nil else { return false }

@@ -174,10 +174,10 @@ import Testing
             let a = try await onboarding.signUp(0), b = try await onboarding.signUp(1), c = try await onboarding.signUp(2)
             let http = SupabaseHTTP(engine: engine, target: target)
             let (toB, toC) = (Invitee(userID: b.userID, email: b.email), Invitee(userID: c.userID, email: c.email))
-            #expect(try await app.lookUpFriend(toB, token: a.session.accessToken, via: http))
+            #expect(try await app.prepareRequest(toB, token: a.session.accessToken, via: http))
             // A lookup that finds someone else than the friend meant is an error, not a friend.
             await #expect(throws: SupabaseError.self) {
-                _ = try await app.lookUpFriend(Invitee(userID: c.userID, email: b.email), token: a.session.accessToken, via: http)
+                _ = try await app.prepareRequest(Invitee(userID: c.userID, email: b.email), token: a.session.accessToken, via: http)
             }
             let idB = try await app.requestFriendship(to: toB, preference: "precise", from: a.session, via: http)
             let idC = try await app.requestFriendship(to: toC, preference: "precise", from: a.session, via: http)

@@ -1,10 +1,35 @@
+import ConvoySodium
 import ConvoyWire
 
 /// Pairing during the run, for apps that have less of it than the protocol names.
 extension AppProfile {
-    /// No lookup: the app asks by the friend's id (or hands a code over).
-    public func lookUpFriend(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool { false }
+    /// Nothing to do before asking: the app asks by the friend's id.
+    public func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool { false }
 
     /// No "no": the request stays pending (Green Box's "Decline/Decide Later", PRD §5.3; a Closer code nobody types in).
     public func declineFriendship(_ id: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {}
+}
+
+/// A change in a friendship, as a phone that pairs during the run sees it.
+public enum PairingEvent: Sendable, Equatable {
+    /// `from` asked this phone to be friends (request `id`, as the app names it: a row's number, a code, a UUID).
+    case requested(id: String, from: String)
+    /// `by` accepted this phone's request `id` (empty when the app says only who).
+    case accepted(id: String, by: String)
+}
+
+/// A friend's published keys: the one it is sealed to, and the one its signatures are checked with (nil: the app signs nothing).
+public struct FriendKeys: Sendable, Equatable {
+    public var box: PublicKey
+    public var signing: PublicKey?
+
+    public init(box: PublicKey, signing: PublicKey? = nil) { (self.box, self.signing) = (box, signing) }
+}
+
+/// A friend to ask, as the inviter knows it: its user id, and the address its user gave (what a username is made from).
+public struct Invitee: Sendable, Equatable {
+    public var userID: String
+    public var email: String
+
+    public init(userID: String, email: String) { (self.userID, self.email) = (userID, email) }
 }

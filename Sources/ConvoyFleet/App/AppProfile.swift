@@ -68,9 +68,10 @@ public protocol AppProfile: Sendable {
     /// another pair, not a friend of its friend (`AppProfile+Probes.swift`: false).
     var friendsAreCouples: Bool { get }
 
-    /// The inviter finds the friend it means to ask as the app's user does (QuickPic: `GET /users/:username`);
-    /// false for an app with no such step (nothing was sent). `invitee` is the friend's address.
-    func lookUpFriend(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
+    /// What the inviter's app does before it asks `invitee` (the friend's id and address): QuickPic looks the
+    /// friend up (`GET /users/:username`: true, timed as `pairing_lookup`); Closer makes the couple key on the
+    /// phone, off the async pool (no request: false, so `pairing_request` stays the call). Default: nothing, false.
+    func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
 
     /// The inviter asks `invitee` to be friends at `preference`; the request's id.
     func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
@@ -309,30 +310,6 @@ public struct IncomingUpdate: Sendable {
     public init(sender: String, body: String, id: Int64? = nil, createdAt: Double? = nil) {
         (self.sender, self.body, self.id, self.createdAt) = (sender, body, id, createdAt)
     }
-}
-
-/// A change in a friendship, as a phone that pairs during the run sees it.
-public enum PairingEvent: Sendable, Equatable {
-    /// `from` asked this phone to be friends (request `id`, as the app names it: a row's number, a code, a UUID).
-    case requested(id: String, from: String)
-    /// `by` accepted this phone's request `id` (empty when the app says only who).
-    case accepted(id: String, by: String)
-}
-
-/// A friend's published keys: the one it is sealed to, and the one its signatures are checked with (nil: the app signs nothing).
-public struct FriendKeys: Sendable, Equatable {
-    public var box: PublicKey
-    public var signing: PublicKey?
-
-    public init(box: PublicKey, signing: PublicKey? = nil) { (self.box, self.signing) = (box, signing) }
-}
-
-/// A friend to ask, as the inviter knows it: its user id, and the address its user gave (what a username is made from).
-public struct Invitee: Sendable, Equatable {
-    public var userID: String
-    public var email: String
-
-    public init(userID: String, email: String) { (self.userID, self.email) = (userID, email) }
 }
 
 /// What a change on the subscription is to the phone.

@@ -22,9 +22,9 @@ extension VirtualDevice {
     func ask(_ request: DevicePairing.Request) async {
         guard life.onlineSince != nil else { return }
         var started = context.clock.now()
-        // The app's user finds the friend first where the app has that step (QuickPic's `GET /users/:username`).
+        // What the app does first: QuickPic looks the friend up (`GET /users/:username`), Closer makes the couple key.
         do {
-            if try await app.lookUpFriend(request.invitee, token: account.session.accessToken, via: http) {
+            if try await app.prepareRequest(request.invitee, token: account.session.accessToken, via: http) {
                 metrics.record(.pairingLookup, seconds: context.clock.now() - started)
                 metrics.count(.httpRequests)
                 spendHTTP(body: 0, response: 400, since: started)

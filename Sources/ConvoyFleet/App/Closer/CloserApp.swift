@@ -11,7 +11,8 @@ import Synchronization
 /// and pairs: the inviter makes a code and calls `createInviteCallable` with its wrapped couple key; the code
 /// reaches the partner out of band (read off the inviter's screen, or a text); the partner calls
 /// `acceptInviteCallable`, which makes the couple and returns the wrapped key; the inviter learns it from its
-/// own `users/{uid}` document (`coupleId`), as a Firestore listener would. What Convoy does not model of
+/// own `users/{uid}` document (`coupleId`), as a Firestore listener would. The couple key is made, wrapped and
+/// unwrapped as the manual's Android phones do it (`CloserCoupleKey`: Argon2id at m=46080 KiB, t=3, p=1). What Convoy does not model of
 /// Closer — the daily questions and sealed answers, games, FCM, RevenueCat — the phone does not do
 /// (docs/scenarios.md, "Closer").
 public struct CloserApp: SharesNoLocations, RegisteredApp {
@@ -86,17 +87,28 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     }
 
     /// `createInviteCallable` with a new code (another if the code is taken) and key material as an Android
-    /// inviter sends it: the couple key wrapped, its salt and KDF parameters, the recovery phrase sealed with
-    /// the code — random bytes of their sizes here, opaque to the server as the real ones are.
-    func createInvite(token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
-        func b64(_ n: Int) -> String { Data(Sodium.randomBytes(n)).base64EncodedString() }
+    /// inviter makes it (`CloserCoupleKey`): the couple key wrapped with Argon2id at the manual's limits, its salt
+    /// and KDF parameters, the recovery phrase sealed with the code.
+    func createInvite(token: String, prepared: (code: String, key: CloserCoupleKey)? = nil, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         var last: SupabaseError?
+        var prepared = prepared
         for _ in 0..<3 {
-            let code = Self.newCode()
+            let code: String, couple: CloserCoupleKey
+            if let p = prepared {
+                (code, couple) = p
+                prepared = nil
+            } else {
+                code = Self.newCode()
+                do { couple = try await CloserCoupleKey.makeOffPool(code: code) } catch {
+                    throw SupabaseError(kind: .unexpectedResponse, message: "cannot make the couple key: \(error)")
+                }
+            }
             do {
-                _ = try await client(http).call("createInviteCallable", ["code": .string(code), "wrappedKey": .string(b64(96)), "salt": .string(b64(16)),
-                                                                        "params": "argon2id:m=65536,t=3,p=1", "encryptedPhrase": .string(b64(120))],
+                _ = try await client(http).call("createInviteCallable", ["code": .string(code), "wrappedKey": .string(couple.wrappedKey),
+                                                                        "salt": .string(couple.salt), "params": .string(CloserCoupleKey.kdfParams),
+                                                                        "encryptedPhrase": .string(couple.encryptedPhrase)],
                                                 token: token)
+                ledger.keyed(code, couple.key)
                 return code
             } catch {
                 guard case .http(409, _) = error.kind else { throw error }
@@ -106,12 +118,23 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
         throw last!
     }
 
-    /// `acceptInviteCallable`; the couple's id.
+    /// `acceptInviteCallable`, then the couple key unwrapped as an Android acceptor does (the phrase opened with the
+    /// code, Argon2id at the returned parameters): it must be the inviter's. The couple's id.
     @discardableResult
     func acceptInvite(_ code: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         let result = try await client(http).call("acceptInviteCallable", ["code": .string(code)], token: token)
-        guard let couple = result["coupleId"]?.string, result["wrappedCoupleKey"]?.string != nil else {
-            throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: no couple or no wrapped key in the result")
+        guard let couple = result["coupleId"]?.string, let wrapped = result["wrappedCoupleKey"]?.string,
+              let salt = result["kdfSalt"]?.string, let params = result["kdfParams"]?.string,
+              let phrase = result["encryptedRecoveryPhrase"]?.string else {
+            throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: no couple, or no wrapped key, salt, parameters or phrase in the result")
+        }
+        let key: [UInt8]
+        do { key = try await CloserCoupleKey.unwrapOffPool(wrappedKey: wrapped, salt: salt, params: params, encryptedPhrase: phrase, code: code) } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: the couple key does not unwrap: \(error)")
+        }
+        // The code guessed or passed on by someone the run did not give it to (a probe's) has no key to compare with.
+        if let made = ledger.key(of: code), made != key {
+            throw SupabaseError(kind: .unexpectedResponse, message: "acceptInviteCallable: the unwrapped couple key is not the inviter's")
         }
         return couple
     }
@@ -135,10 +158,20 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// Couples: a phone has one partner, so a hostile device's victim is in another couple (docs/probes.md).
     public var friendsAreCouples: Bool { true }
 
+    /// Before the invite: its code and couple key, made on the phone (Argon2id), so that `pairing_request` is the call.
+    public func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        guard let me = Self.subject(token) else { return false }
+        let code = Self.newCode()
+        do { ledger.prepare(for: me, code: code, key: try await CloserCoupleKey.makeOffPool(code: code)) } catch {
+            throw SupabaseError(kind: .unexpectedResponse, message: "cannot make the couple key: \(error)")
+        }
+        return false
+    }
+
     /// The inviter makes the invite and shows the code; the run hands it to the partner (`pendingRequests`).
     public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
                                   via http: SupabaseHTTP) async throws(SupabaseError) -> String {
-        let code = try await createInvite(token: session.accessToken, via: http)
+        let code = try await createInvite(token: session.accessToken, prepared: ledger.prepared(for: session.userID), via: http)
         ledger.made(code, by: session.userID)
         ledger.text(code, from: session.userID, to: invitee.userID)
         return code
@@ -186,8 +219,18 @@ final class CloserLedger: Sendable {
         var inviterOf: [String: String] = [:]
         var latest: [String: String] = [:]
         var couple: [String: String] = [:]
+        /// Each code's couple key as its inviter made it, for the acceptor's to be checked against.
+        var keys: [String: [UInt8]] = [:]
+        var prepared: [String: (code: String, key: CloserCoupleKey)] = [:]
     }
     private let state = Mutex(State())
+
+    func keyed(_ code: String, _ key: [UInt8]) { state.withLock { $0.keys[code] = key } }
+
+    /// An invite's code and couple key made ahead (`prepareRequest`), taken once by the invite.
+    func prepare(for user: String, code: String, key: CloserCoupleKey) { state.withLock { $0.prepared[user] = (code, key) } }
+    func prepared(for user: String) -> (code: String, key: CloserCoupleKey)? { state.withLock { $0.prepared.removeValue(forKey: user) } }
+    func key(of code: String) -> [UInt8]? { state.withLock { $0.keys[code] } }
 
     func made(_ code: String, by inviter: String) {
         state.withLock { s in

@@ -116,7 +116,7 @@ public struct QuickPicApp: SharesNoLocations, RegisteredApp {
     public var pairsDuringRun: Bool { pairing == .run }
 
     /// `GET /users/:username`, as the app shows who it is about to ask ("Add friends by username").
-    public func lookUpFriend(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+    public func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
         let (user, _) = try await QuickPicClient(http).user(Self.username(invitee.email), token: token)
         guard user.id == invitee.userID else {
             throw SupabaseError(kind: .unexpectedResponse, message: "GET /users/\(Self.username(invitee.email)) answered user \(user.id), not \(invitee.userID)")
