@@ -102,12 +102,7 @@ extension HTMLReport {
         out += "<p>\(g.holds ? "" : "<strong>")\(e(g.verdict.prefix(1).uppercased() + g.verdict.dropFirst()))\(g.holds ? "" : "</strong>").</p>"
         if let m = g.messages { out += "<p>\(e("Chat: " + m.line(expecting: "receipts"))).</p>" }
         if let m = g.media { out += "<p>\(e("Media: " + m.line)).</p>" }
-        if let d = g.direct {
-            let reasons = d.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            let line = "Direct messages: \(d.expected) sent to a partner online, \(d.delivered) delivered, \(d.lostTotal) lost"
-                + (reasons.isEmpty ? "" : " (\(reasons))")
-            out += "<p>\(e(line)).</p>"
-        }
+        if let d = g.direct { out += "<p>\(e(d.directLine)).</p>" }
         if let r = g.replay {
             out += "<p>\(r.holds ? "" : "<strong>")\(e(r.verdict.prefix(1).uppercased() + r.verdict.dropFirst()))\(r.holds ? "" : "</strong>").</p>"
         }

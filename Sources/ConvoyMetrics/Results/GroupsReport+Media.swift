@@ -56,6 +56,12 @@ public struct MediaReport: Codable, Sendable, Equatable {
         return out
     }
 
+    /// Direct messages (`GroupsReport.direct`) in one line: expected, delivered, lost by reason.
+    public var directLine: String {
+        "Direct messages: \(expected) sent to a partner online, \(delivered) delivered, \(lostTotal) lost"
+            + (lost.isEmpty ? "" : " (\(Self.reasons(lost)))")
+    }
+
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
     static func reasons(_ r: [String: Int]) -> String { r.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
 }

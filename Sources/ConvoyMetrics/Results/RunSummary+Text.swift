@@ -110,8 +110,7 @@ extension RunSummary {
             if let m = g.messages { out += "\n" + chatLine(m) + "\n" }
             if let m = g.media { out += "\n" + mediaLine(m) + "\n" }
             if let d = g.direct {
-                out += "\nDirect messages: \(d.expected) sent to a partner online, \(d.delivered) delivered, \(d.lostTotal) lost"
-                if !d.lost.isEmpty { out += " (" + d.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")" }
+                out += "\n" + d.directLine
                 if let off = counters["direct_to_offline"], off > 0 { out += "; \(off) more to a partner off line (nobody expects those)" }
                 if let failed = counters["direct_failures"], failed > 0 { out += "; \(failed) could not be sent" }
                 if let l = latencyMs["direct_latency"] { out += "; latency p50 \(Self.ms(l.p50)) ms, p99 \(Self.ms(l.p99)) ms" }

@@ -33,22 +33,19 @@ struct CloserCoupleKey: Sendable, Equatable {
     /// `make(code:)` on a thread of its own: Argon2id holds a core for a fifth of a second and 46 MiB, which on
     /// the async pool's few threads would stall every other phone's timers meanwhile.
     static func makeOffPool(code: String) async throws(CryptoError) -> CloserCoupleKey {
-        let result: Result<CloserCoupleKey, CryptoError> = await withCheckedContinuation { done in
-            DispatchQueue.global(qos: .userInitiated).async {
-                done.resume(returning: Result { () throws(CryptoError) -> CloserCoupleKey in try make(code: code) })
-            }
-        }
-        return try result.get()
+        try await offPool { () throws(CryptoError) in try make(code: code) }
     }
 
     /// `unwrap` on a thread of its own (see `makeOffPool`).
     static func unwrapOffPool(wrappedKey: String, salt: String, params: String, encryptedPhrase: String, code: String) async throws(CryptoError) -> [UInt8] {
-        let result: Result<[UInt8], CryptoError> = await withCheckedContinuation { done in
-            DispatchQueue.global(qos: .userInitiated).async {
-                done.resume(returning: Result { () throws(CryptoError) -> [UInt8] in
-                    try unwrap(wrappedKey: wrappedKey, salt: salt, params: params, encryptedPhrase: encryptedPhrase, code: code)
-                })
-            }
+        try await offPool { () throws(CryptoError) in
+            try unwrap(wrappedKey: wrappedKey, salt: salt, params: params, encryptedPhrase: encryptedPhrase, code: code)
+        }
+    }
+
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws(CryptoError) -> T) async throws(CryptoError) -> T {
+        let result: Result<T, CryptoError> = await withCheckedContinuation { done in
+            DispatchQueue.global(qos: .userInitiated).async { done.resume(returning: Result { () throws(CryptoError) -> T in try work() }) }
         }
         return try result.get()
     }
