@@ -78,6 +78,7 @@ extension Convoy.Run {
         configuration.autoEndAfter = scenario.social.autoEnd
         configuration.tokenTTL = scenario.tokenTTL ?? ServerApps.defaultTokenTTL(of: configuration.app)
         configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)
+        if let every = scenario.social.questionEvery { configuration.questionEvery = every }
         return configuration
     }
 }

@@ -93,6 +93,12 @@ extension Convoy {
         @Option(name: .customLong("invite-ttl"), help: "How long an invite code lives (default: the app's; Green Box 7d, Closer 24h).")
         var inviteTTL: DurationArgument?
 
+        @Option(name: .customLong("question-every"), help: "Closer: how often every couple gets a new daily question (default 24h, the manual's day; shorter for a load test).")
+        var questionEvery: DurationArgument?
+
+        @Option(name: .customLong("reminder-every"), help: "Closer: how often scheduledOutcomesReminder reads every couple (default 1m, the manual's cron; 0 turns it off).")
+        var reminderEvery: DurationArgument?
+
         @Option(name: .customLong("login-limit"), help: "QuickPic: failed logins per username within --login-window before 429 (20× that per client address).")
         var loginLimit = 5
 
@@ -148,6 +154,10 @@ extension Convoy {
                 }
             }
             if let inviteTTL { guard inviteTTL.seconds >= 1 else { throw ValidationError("--invite-ttl must be at least 1s") } }
+            if questionEvery != nil || reminderEvery != nil, app != "closer" {
+                throw ValidationError("--question-every and --reminder-every are Closer's: add --app closer")
+            }
+            if let questionEvery { guard questionEvery.seconds >= 1 else { throw ValidationError("--question-every must be at least 1s") } }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
             guard autoEnd.seconds > 0 else { throw ValidationError("--auto-end must be > 0") }
             guard ["minimum", "interactive"].contains(passwordCost) else {
@@ -174,6 +184,8 @@ extension Convoy {
             config.objectSizeLimit = storageFileLimit.bytes
             if let weaken { _ = ServerApps.weaken(weaken, into: &config) }
             config.inviteTTL = inviteTTL?.seconds ?? ServerApps.defaultInviteTTL(of: app)
+            if let questionEvery { config.questionEvery = questionEvery.seconds }
+            if let reminderEvery { config.reminderEvery = reminderEvery.seconds }
             if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit
             config.loginWindow = loginWindow.seconds

@@ -25,9 +25,18 @@ import Testing
                 "\(measured)")
         let text = try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8)
         #expect(text.contains("`accept_brute_force_one_account` (Rate limiting on accept)") && text.contains("62^6 = 56,800,235,584"))
-        // Only the sections Closer has: no location accounting, no mailbox of messages (it sends none), no retention.
-        #expect(!text.contains("## Accounting") && !text.contains("## Mailbox") && !text.contains("## Retention"), "\(text.prefix(1500))")
-        #expect(summary["mailbox"] == nil && summary["shares_locations"] as? Bool == false)
+        // Only the sections Closer has: no location accounting, no retention; its mailbox is the daily question's answers.
+        #expect(!text.contains("## Accounting") && !text.contains("## Retention"), "\(text.prefix(1500))")
+        #expect(summary["shares_locations"] as? Bool == false)
+        // Answers: each one revealed to the partner or still awaiting the partner's own; none refused or lost to the
+        // backend (an answer released after its partner's last look, as the run ends, is `not_polled_since`).
+        let mailbox = try #require(summary["mailbox"] as? [String: Any])
+        let (sent, delivered, held) = (mailbox["sent"] as? Int ?? 0, mailbox["delivered"] as? Int ?? 0, mailbox["held"] as? Int ?? 0)
+        let lost = mailbox["lost"] as? [String: Int] ?? [:]
+        #expect(sent >= 10 && delivered >= sent / 2 && sent == delivered + held + lost.values.reduce(0, +)
+                && Set(lost.keys).isSubset(of: ["not_polled_since"]) && lost.values.reduce(0, +) <= 2
+                && mailbox["acknowledge_deletes"] as? Bool == false, "\(mailbox)")
+        #expect(text.contains("Mutual reveal: \(delivered) of \(sent) answers revealed") && !text.contains("ACK-then-delete"))
         let html = try String(contentsOf: dir.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(!html.contains("updates sent") && !html.contains(">Delivery<"), "no zero location cards")
         let junit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)

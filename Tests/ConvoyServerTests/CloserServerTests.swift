@@ -91,9 +91,9 @@ import Testing
         #expect(used == 404 && unknown == 404 && Self.error(u) == "NOT_FOUND" && (u["error"] as? [String: Any])?["message"] as? String
                     == (n["error"] as? [String: Any])?["message"] as? String)
         // Device keys: the owner's to write; its partner's and its own to read, no one else's.
-        #expect(try await h.call("PATCH", h.doc("users/\(a.uid)/devices/phone"), ["fields": ["publicKey": ["stringValue": "pub:v1:x"]]], token: a.token).0 == 200)
-        #expect(try await h.call("GET", h.doc("users/\(a.uid)/devices/phone"), token: b.token).0 == 200)
-        #expect(try await h.call("GET", h.doc("users/\(a.uid)/devices/phone"), token: c.token).0 == 403)
+        #expect(try await h.call("PATCH", h.doc("users/\(a.uid)/devices/primary"), ["fields": ["publicKey": ["stringValue": "pub:v1:x"]]], token: a.token).0 == 200)
+        #expect(try await h.call("GET", h.doc("users/\(a.uid)/devices/primary"), token: b.token).0 == 200)
+        #expect(try await h.call("GET", h.doc("users/\(a.uid)/devices/primary"), token: c.token).0 == 403)
         #expect(try await h.call("PATCH", h.doc("users/\(a.uid)"), ["fields": ["hasPremium": ["booleanValue": true]]], token: a.token).0 == 403)
     }
 

@@ -18,12 +18,15 @@ public enum PairingEvent: Sendable, Equatable {
     case accepted(id: String, by: String)
 }
 
-/// A friend's published keys: the one it is sealed to, and the one its signatures are checked with (nil: the app signs nothing).
+/// A friend's published keys: the one it is sealed to, the one its signatures are checked with (nil: the app signs
+/// nothing), and a device key of the app's own kind (Closer's P-256 point; such an app has no box key).
 public struct FriendKeys: Sendable, Equatable {
-    public var box: PublicKey
+    public var box: PublicKey?
     public var signing: PublicKey?
+    public var device: [UInt8]?
 
     public init(box: PublicKey, signing: PublicKey? = nil) { (self.box, self.signing) = (box, signing) }
+    public init(device: [UInt8]) { self.device = device }
 }
 
 /// A friend to ask, as the inviter knows it: its user id, and the address its user gave (what a username is made from).

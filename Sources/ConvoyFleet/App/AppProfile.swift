@@ -259,6 +259,15 @@ public protocol AppProfile: Sendable {
 
     /// `message` encoded as the app encodes it (a text, a photo), sealed to `friend` and signed by the sender's keys.
     func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage
+    /// What the phone sends `friend` now: `sealDirect`'s message, or nil when the app has nothing to send (Closer: no
+    /// question today, or today's answered already). An app with state per sender (Closer's) composes here.
+    func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
+    /// Whether the app's reads are a listener's (Firestore's): the phone is told of a change, and pays for that alone,
+    /// not for each look the harness takes (docs/battery.md, "Listeners and polls").
+    var listens: Bool { get }
+    /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
+    /// held at the end is awaiting the partner, not lost.
+    var holdsUntilAnswered: Bool { get }
 
     /// Posts a sealed message to its recipient's mailbox; the message's id and what the request moved.
     func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt

@@ -32,13 +32,16 @@ extension FleetRun {
     }
 
     /// What the shape reports at the end: a group app's groups (ends, messages, media), a mailbox app's
-    /// accounting of messages (not for couples, whose mailbox carries pairing only).
+    /// accounting of messages (for couples, their answers to the daily question, when they answered any).
     func shapeReports(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, purged: [String: GroupEnd],
                       mailbox ledger: MailboxLedger, purgeLimit: Double) async -> (groups: GroupsReport?, mailbox: MailboxReport?) {
         switch app.shape {
         case .group: return (await groupsReport(graph, devices: devices, app: app, purged: purged), nil)
-        case .mailbox where !app.friendsAreCouples: return (nil, closeMailbox(ledger, purgeLimit: purgeLimit))
-        case .mailbox, .pairwise: return (nil, nil)
+        case .mailbox:
+            var report = closeMailbox(ledger, purgeLimit: purgeLimit)
+            report.acknowledgeDeletes = !app.holdsUntilAnswered
+            return (nil, app.friendsAreCouples && report.sent == 0 ? nil : report)
+        case .pairwise: return (nil, nil)
         }
     }
 

@@ -22,13 +22,16 @@ public struct DeviceAccount: Sendable, CustomStringConvertible {
 public struct Friend: Sendable, Equatable {
     public let index: Int
     public let userID: String
-    public let publicKey: PublicKey
+    /// The key sealed boxes go to (nil for an app whose device keys are not X25519: Closer's P-256, `deviceKey`).
+    public let publicKey: PublicKey?
     /// How this device shares with the friend (`precise` or `general`).
     public let iShare: String
     /// Whether the friendship is active (false: the invite was left at "decide later").
     public let active: Bool
     /// The Ed25519 key the friend signs its messages with, for apps that sign (`AppProfile.signingKeys`).
     public var signingKey: PublicKey? = nil
+    /// The friend's device key in its app's own form (Closer: an uncompressed P-256 point), for apps with one.
+    public var deviceKey: [UInt8]? = nil
 }
 
 /// Everything before sharing (greenbox-prd.md §4–5): sign up, generate a key
@@ -158,7 +161,7 @@ extension Onboarding {
                 throw SupabaseError.unexpected("no public key for device \(other)")
             }
             return Friend(index: other, userID: userID(other), publicKey: key.box, iShare: preference(device, other),
-                          active: !pair.pending && !pair.declined, signingKey: key.signing)
+                          active: !pair.pending && !pair.declined, signingKey: key.signing, deviceKey: key.device)
         }
     }
 }

@@ -209,7 +209,8 @@ extension VirtualDevice {
             _ = countFailure(error, operation: "pairing_key_lookup")
             return
         }
-        let friend = Friend(index: other, userID: userID, publicKey: key.box, iShare: preference, active: true, signingKey: key.signing)
+        let friend = Friend(index: other, userID: userID, publicKey: key.box, iShare: preference, active: true, signingKey: key.signing,
+                            deviceKey: key.device)
         if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
         friendIndex[userID] = Int32(other)
         if let requestedAt { pairing.awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }

@@ -257,6 +257,8 @@ public struct Social: Sendable, Equatable {
     public var autoEnd = 600.0
     /// How long an invite code lives on the embedded backend (Closer's 24 h unless given; `social.invite_ttl`).
     public var inviteTTL: Double?
+    /// How often the embedded backend gives every couple a new daily question (Closer's day unless given; `social.question_every`).
+    public var questionEvery: Double?
     /// How late past `autoEnd` an end still counts as in time; nil: the backend's check interval (`autoEnd` ÷ 20, at most 5 s) + 5 s.
     public var autoEndGrace: Double?
     /// Group apps: the fraction of each group's members (not its owner) who are not invited in set-up but ask to

@@ -55,6 +55,9 @@ extension Reader {
         }
         let social = try m["social"]?.mapping(Self.socialKeys)
         try checkShapeKeys(m, social: social, app: choice, couples: couples)
+        if !couples, let q = social?["question_every"] {
+            throw q.error("question_every sets Closer's daily question; \(choice.name) has none")
+        }
         if couples {
             // One partner each: a second invite would be refused (the phone is in a couple already).
             let friends = social?["friends"]
@@ -63,8 +66,8 @@ extension Reader {
             }
             for g in try m["groups"]?.sequence() ?? [] {
                 let keys = try g.mapping(Self.groupKeys)
-                if let key = ["message_every", "photo_every", "photo_size"].first(where: { keys[$0] != nil }), let r = keys[key] {
-                    throw r.error("\(key): \(choice.name)'s phones send no messages here (its answers and games are not modelled)")
+                if let key = ["photo_every", "photo_size"].first(where: { keys[$0] != nil }), let r = keys[key] {
+                    throw r.error("\(key): \(choice.name)'s phones send no photos (their messages are answers to the daily question: message_every)")
                 }
             }
         }

@@ -8,7 +8,7 @@ extension HTMLReport {
         let latency = s.latencyMs[HistogramName.mailboxLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–"
         return [("messages sent", "\(m.sent)", false), ("delivered", "\(m.delivered)", false),
                 ("lost", "\(m.lostTotal) (\(String(format: "%.2f", loss)) %)", m.lostTotal > 0), ("e2e p50 / p99", latency, false),
-                ("served after ACK", "\(m.afterAck)", m.afterAck > 0)]
+                m.acknowledgeDeletes ? ("served after ACK", "\(m.afterAck)", m.afterAck > 0) : ("awaiting the partner", "\(m.held)", false)]
     }
 
     /// The "Mailbox" section: accounting with its reasons, ACK-then-delete, what polling cost, the latency split.
@@ -16,8 +16,9 @@ extension HTMLReport {
         var out = "<p>\(e(m.verdict)).</p>"
         var rows = [["sent", "\(m.sent)"], ["delivered (opened, shown, acknowledged)", "\(m.delivered)"]]
         rows += m.lost.sorted { $0.key < $1.key }.map { ["lost: \($0.key)", "\($0.value)"] }
-        rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"],
-                 ["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
+        if m.held > 0 || !m.acknowledgeDeletes { rows.append(["held: awaiting the partner's answer at the end", "\(m.held)"]) }
+        if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"]] }
+        rows += [["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
                  ["MB up / down", String(format: "%.1f / %.1f", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)]]
         out += table(["messages", "count"], rows, numeric: [1])
         let split = [HistogramName.mailboxLatency, .mailboxPollWait, .mailboxTransfer].compactMap { h in

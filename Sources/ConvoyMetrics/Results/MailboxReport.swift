@@ -1,5 +1,6 @@
-/// A mailbox app's messages (QuickPic): the accounting (every message sent is delivered or lost with a
-/// reason), the backend's two ACK checks, and what polling cost (summary.json's `mailbox`; docs/results.md).
+/// A mailbox app's messages (QuickPic's, and Closer's answers to the daily question): the accounting (every message
+/// sent is delivered, lost with a reason, or held for the partner's answer), the backend's two ACK checks where an
+/// ACK deletes, and what polling cost (summary.json's `mailbox`; docs/results.md).
 public struct MailboxReport: Codable, Sendable, Equatable {
     public var sent = 0
     public var delivered = 0
@@ -11,6 +12,11 @@ public struct MailboxReport: Codable, Sendable, Equatable {
     public var afterAck = 0
     /// Acknowledgements of a message just fetched that found it gone already.
     public var ackGone = 0
+    /// Messages still waiting at the end for their recipient's own answer (Closer's mutual reveal): neither
+    /// delivered nor lost.
+    public var held = 0
+    /// Whether an acknowledgement deletes (QuickPic); Closer's marks the answer revealed and keeps it.
+    public var acknowledgeDeletes = true
     public var polls = 0
     public var emptyPolls = 0
     public var pollFailures = 0
@@ -21,7 +27,8 @@ public struct MailboxReport: Codable, Sendable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case sent, delivered, lost, polls
+        case sent, delivered, lost, polls, held
+        case acknowledgeDeletes = "acknowledge_deletes"
         case afterAck = "after_ack"
         case ackGone = "ack_gone"
         case emptyPolls = "empty_polls"
@@ -30,20 +37,36 @@ public struct MailboxReport: Codable, Sendable, Equatable {
         case bytesDown = "bytes_down"
     }
 
+    /// Reads summaries written before `held` and `acknowledge_deletes` were.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        (sent, delivered, lost) = (try c.decode(Int.self, forKey: .sent), try c.decode(Int.self, forKey: .delivered), try c.decode([String: Int].self, forKey: .lost))
+        (afterAck, ackGone) = (try c.decode(Int.self, forKey: .afterAck), try c.decode(Int.self, forKey: .ackGone))
+        held = try c.decodeIfPresent(Int.self, forKey: .held) ?? 0
+        acknowledgeDeletes = try c.decodeIfPresent(Bool.self, forKey: .acknowledgeDeletes) ?? true
+        (polls, emptyPolls, pollFailures) = (try c.decode(Int.self, forKey: .polls), try c.decode(Int.self, forKey: .emptyPolls), try c.decode(Int.self, forKey: .pollFailures))
+        (bytesUp, bytesDown) = (try c.decode(Int.self, forKey: .bytesUp), try c.decode(Int.self, forKey: .bytesDown))
+    }
+
     public var lostTotal: Int { lost.values.reduce(0, +) }
 
     /// Whether the accounting closes: every message sent is delivered or lost with a reason.
-    public var closes: Bool { sent == delivered + lostTotal }
+    public var closes: Bool { sent == delivered + lostTotal + held }
 
     /// ACK-then-delete held: nothing served again after its ACK, nothing gone before it.
     public var holds: Bool { afterAck == 0 && ackGone == 0 && closes }
 
     public var verdict: String {
+        if !acknowledgeDeletes {
+            guard closes else { return "the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost + \(held) held" }
+            return "Mutual reveal: \(delivered) of \(sent) answers revealed to the partner, \(held) still awaiting the partner's answer at the end"
+                + (lostTotal > 0 ? ", \(lostTotal) lost" : "")
+        }
         if holds { return "ACK-then-delete held: \(delivered) of \(sent) delivered and acknowledged, none served again after its ACK" }
         var parts: [String] = []
         if afterAck > 0 { parts.append("\(afterAck) message(s) still served after their ACK succeeded (not deleted on ACK)") }
         if ackGone > 0 { parts.append("\(ackGone) message(s) gone before their ACK") }
-        if !closes { parts.append("the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost") }
+        if !closes { parts.append("the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost + \(held) held") }
         return parts.joined(separator: "; ")
     }
 }

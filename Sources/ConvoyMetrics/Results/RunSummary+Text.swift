@@ -254,6 +254,7 @@ extension RunSummary {
     func mailboxSection(_ m: MailboxReport) -> String {
         var out = "\n## Mailbox\n\n\(m.sent) messages sent, \(m.delivered) delivered"
         if !m.lost.isEmpty { out += ", lost: " + m.lost.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
+        if !m.acknowledgeDeletes { out += ", \(m.held) awaiting the partner's answer" }
         out += ". \(m.polls) polls (\(m.emptyPolls) empty, \(m.pollFailures) failed); "
         out += String(format: "%.1f MB up, %.1f MB down.\n\n", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)
         out += (m.holds ? "" : "**") + m.verdict.prefix(1).uppercased() + m.verdict.dropFirst() + (m.holds ? "" : "**") + ".\n"

@@ -43,6 +43,11 @@ public struct ServerConfiguration: Sendable {
     public var inviteTTL: Double
     /// Header, body and idle timeouts and header limits for each connection.
     public var limits = ConnectionLimits()
+    /// Closer: how often `assignDailyQuestion` gives every couple a new question, seconds (the manual's once a day;
+    /// `--question-every` compresses the day for a load test).
+    public var questionEvery: Double = 86_400
+    /// Closer: how often `scheduledOutcomesReminder` scans every couple, seconds (the manual's cron: each minute).
+    public var reminderEvery: Double = 60
     /// Survale: an active operation whose members have all been off its channels this long ends, seconds.
     public var autoEndAfter: Double = 600
     /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
@@ -135,7 +140,8 @@ public struct ServerConfiguration: Sendable {
         // Ten years bounds every duration: beyond it, timestamps stop being dates.
         let decade = 10 * 365.25 * 86_400
         for (name, value, low) in [("retention", retention, 1e-3), ("token TTL", tokenTTL, 1), ("invite TTL", inviteTTL, 1),
-                                   ("purge interval", purgeEvery, 0), ("auto-end time", autoEndAfter, 1e-3)] {
+                                   ("purge interval", purgeEvery, 0), ("auto-end time", autoEndAfter, 1e-3),
+                                   ("question interval", questionEvery, 1), ("reminder interval", reminderEvery, 0)] {
             guard value.isFinite, value >= low, value <= decade else {
                 throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
             }

@@ -71,6 +71,32 @@ public struct FirebaseClient: Sendable {
         _ = try await send("PATCH", documentPath(path), body: Array(body.text.utf8), token: token)
     }
 
+    /// A document's fields and when it was made (Unix seconds), or nil when there is none (404 `NOT_FOUND`).
+    public func documentIfAny(_ path: String, token: String) async throws(SupabaseError) -> (fields: JSONValue, created: Double)? {
+        do {
+            let r = try await send("GET", documentPath(path), body: nil, token: token)
+            let o = JSONScanner.parse(r.body)
+            let created = (o?["createTime"]?.string).flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }?.timeIntervalSince1970
+            return (o?["fields"] ?? .object([]), created ?? Date().timeIntervalSince1970)
+        } catch {
+            if case .http(404, _) = error.kind { return nil }
+            throw error
+        }
+    }
+
+    /// Creates a document, refused (409 `ALREADY_EXISTS`) if it is there already (`currentDocument.exists=false`).
+    public func create(_ path: String, fields: JSONValue, token: String) async throws(SupabaseError) {
+        let body: JSONValue = ["fields": fields]
+        _ = try await send("PATCH", documentPath(path) + "?currentDocument.exists=false", body: Array(body.text.utf8), token: token)
+    }
+
+    /// Changes only `fields`' keys of a document (`updateMask.fieldPaths`).
+    public func update(_ path: String, fields: JSONValue, token: String) async throws(SupabaseError) {
+        let mask = fields.members.map { "updateMask.fieldPaths=\($0.key)" }.joined(separator: "&")
+        let body: JSONValue = ["fields": fields]
+        _ = try await send("PATCH", documentPath(path) + "?" + mask, body: Array(body.text.utf8), token: token)
+    }
+
     public func documentPath(_ path: String) -> String { "/v1/projects/\(project)/databases/(default)/documents/\(path)" }
 
     /// A typed value's text (`stringValue`), or nil.

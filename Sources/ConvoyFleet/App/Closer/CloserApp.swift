@@ -7,14 +7,14 @@ import Foundation
 import Synchronization
 
 /// Closer (closer-engineering-manual.md): a couples app, paired by a 6-character code over server-mediated
-/// callables. A phone signs up with Firebase Auth, publishes its device key (`users/{uid}/devices/phone`),
+/// callables. A phone signs up with Firebase Auth, publishes its P-256 device key (`users/{uid}/devices/primary`),
 /// and pairs: the inviter makes a code and calls `createInviteCallable` with its wrapped couple key; the code
 /// reaches the partner out of band (read off the inviter's screen, or a text); the partner calls
 /// `acceptInviteCallable`, which makes the couple and returns the wrapped key; the inviter learns it from its
 /// own `users/{uid}` document (`coupleId`), as a Firestore listener would. The couple key is made, wrapped and
-/// unwrapped as the manual's Android phones do it (`CloserCoupleKey`: Argon2id at m=46080 KiB, t=3, p=1). What Convoy does not model of
-/// Closer — the daily questions and sealed answers, games, FCM, RevenueCat — the phone does not do
-/// (docs/scenarios.md, "Closer").
+/// unwrapped as the manual's Android phones do it (`CloserCoupleKey`: Argon2id at m=46080 KiB, t=3, p=1). Paired, each
+/// phone answers the daily question with a sealed answer and reveals its partner's (CloserApp+Questions.swift). What
+/// Convoy does not model of Closer — threads, games, FCM, RevenueCat — the phone does not do (docs/scenarios.md, "Closer").
 public struct CloserApp: SharesNoLocations, RegisteredApp {
     static let appName = "closer"
     static func make(_ options: AppOptions) -> CloserApp { CloserApp() }
@@ -23,6 +23,8 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// What passes between the phones outside the backend (codes, as people pass them), and what the run
     /// has seen of couples: one per run, shared by its phones.
     let ledger: CloserLedger
+    /// What each phone keeps on itself: its device key, today's question, its answers' one-time keys, what it revealed.
+    let phones = CloserPhones()
 
     public init() { ledger = CloserLedger() }
 
@@ -39,7 +41,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     public func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?,
                        via http: SupabaseHTTP) async throws(SupabaseError) -> Session {
         let session = try await client(http).signUp(email: email, password: password)
-        try await publishKey(keys.publicKey, session: session, via: http)
+        try await publishDeviceKey(session, via: http)
         return session
     }
 
@@ -54,26 +56,41 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// Firebase signs out on the phone alone.
     public func signOut(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {}
 
-    /// The device's public key (`pub:v1:`), readable by its owner and the owner's partner only.
-    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
-        try await client(http).write("users/\(session.userID)/devices/phone",
-                                     fields: ["publicKey": ["stringValue": .string("pub:v1:" + key.base64)], "platform": ["stringValue": "android"]],
+    /// The device's P-256 key as `UserKeyManager.kt` makes it (a fresh key pair; the private key stays on the phone),
+    /// its public point published as `pub:v1:` at `users/{uid}/devices/primary`, readable by its owner and partner only.
+    func publishDeviceKey(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        let keys = phones.deviceKey(of: session.userID)
+        try await client(http).write("users/\(session.userID)/devices/primary",
+                                     fields: ["publicKey": ["stringValue": .string(CloserAnswer.publicKeyText(keys.publicPoint))],
+                                              "platform": ["stringValue": "android"],
+                                              "updatedAt": ["timestampValue": .string(Date().formatted(.iso8601))]],
                                      token: session.accessToken)
     }
 
-    public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
-        (try? await client(http).document("users/\(userID)/devices/phone", token: token)).map { FirebaseClient.string($0, "publicKey") != nil } ?? false
+    /// Closer's device key is P-256, not the X25519 key Convoy hands every phone: this publishes the phone's own.
+    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await publishDeviceKey(session, via: http)
     }
 
+    public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        (try? await client(http).document("users/\(userID)/devices/primary", token: token))
+            .map { FirebaseClient.string($0, "publicKey").flatMap(CloserAnswer.point) != nil } ?? false
+    }
+
+    /// Closer has no X25519 keys; its partners' P-256 keys come from `friendKeys`.
     public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
-        var out: [String: PublicKey] = [:]
+        [:]
+    }
+
+    /// Each partner's P-256 point from `users/{id}/devices/primary` (its partner alone may read it).
+    public func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys] {
+        var out: [String: FriendKeys] = [:]
         for id in userIDs {
-            let fields = try await client(http).document("users/\(id)/devices/phone", token: token)
-            guard let text = FirebaseClient.string(fields, "publicKey"), text.hasPrefix("pub:v1:"),
-                  let key = try? PublicKey(base64: String(text.dropFirst(7))) else {
-                throw SupabaseError(kind: .unexpectedResponse, message: "users/\(id)/devices/phone has no pub:v1: key")
+            let fields = try await client(http).document("users/\(id)/devices/primary", token: token)
+            guard let point = FirebaseClient.string(fields, "publicKey").flatMap(CloserAnswer.point) else {
+                throw SupabaseError(kind: .unexpectedResponse, message: "users/\(id)/devices/primary has no pub:v1: P-256 key")
             }
-            out[id] = key
+            out[id] = FriendKeys(device: point)
         }
         return out
     }
@@ -198,16 +215,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// The uid in an ID token (the phone's own; not verified here).
     static func subject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"]?.string }
 
-    // MARK: No messages
-
     public var shape: DeliveryShape { .mailbox }
-
-    /// The phone's listener on its own `users/{uid}` document, read at each poll: no messages come this way
-    /// (answers and games are not modelled); pairing reads what it needs from it (`acceptedRequests`).
-    public func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage {
-        _ = try await client(http).document("users/\(session.userID)", token: session.accessToken)
-        return MailboxPage(items: [], malformed: 0, bytesUp: 0, bytesDown: 0)
-    }
 }
 
 /// What passes between a run's Closer phones outside the backend, and what the run learnt of couples.

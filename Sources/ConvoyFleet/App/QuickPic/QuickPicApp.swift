@@ -95,7 +95,7 @@ public struct QuickPicApp: SharesNoLocations, RegisteredApp {
 
     /// Friends' X25519 keys, as `GET /friends` lists them (a user who is not a friend is not there).
     public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {
-        try await friendKeys(of: userIDs, token: token, via: http).mapValues(\.box)
+        try await friendKeys(of: userIDs, token: token, via: http).compactMapValues(\.box)
     }
 
     /// Both keys of each friend, from the one `GET /friends` the app makes.
@@ -156,13 +156,13 @@ public struct QuickPicApp: SharesNoLocations, RegisteredApp {
 
     public var shape: DeliveryShape { .mailbox }
 
-
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
+        guard let box = friend.publicKey else { throw CryptoError.badKey("\(friend.userID) has no X25519 key") }
         let content: [UInt8]
         do { content = try QuickPicContent.encode(message, seed: message.seq &* 0x9E37_79B9 ^ UInt64(message.sentNanos)) } catch {
             throw CryptoError.badJSON("cannot encode the \(message.kind.rawValue): \(error)")
         }
-        let sealed = try QuickPicMessage.seal(content, contentType: message.kind == .photo ? .image : .text, to: friend.publicKey,
+        let sealed = try QuickPicMessage.seal(content, contentType: message.kind == .photo ? .image : .text, to: box,
                                               signedBy: try Self.signing(keys))
         return SealedMessage(recipient: friend.userID, kind: message.kind, ciphertext: sealed.encryptedContent, signature: sealed.signature)
     }

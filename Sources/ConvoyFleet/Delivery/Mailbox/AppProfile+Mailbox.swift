@@ -67,6 +67,11 @@ public struct MailboxPage: Sendable {
     public var malformed: Int
     public var bytesUp: Int
     public var bytesDown: Int
+    /// Ids of this phone's own held messages it let go of at this poll (`AppProfile.holdsUntilAnswered`: Closer
+    /// releases an answer's key once the partner's answer is there).
+    public var released: [String] = []
+    /// Whether anything the app listens to changed (`AppProfile.listens`): a listener is told then, and only then.
+    public var changed = true
 
     public init(items: [MailboxItem], malformed: Int = 0, bytesUp: Int, bytesDown: Int) {
         (self.items, self.malformed, self.bytesUp, self.bytesDown) = (items, malformed, bytesUp, bytesDown)
@@ -88,6 +93,14 @@ extension AppProfile {
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
         throw CryptoError.unsupportedVersion("\(name) sends no direct messages")
     }
+
+    public func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage? {
+        try sealDirect(message, to: friend, keys: keys)
+    }
+
+    public var listens: Bool { false }
+
+    public var holdsUntilAnswered: Bool { false }
 
     public func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")

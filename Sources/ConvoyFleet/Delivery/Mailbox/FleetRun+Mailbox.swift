@@ -7,7 +7,7 @@ extension FleetRun {
     func closeMailbox(_ ledger: MailboxLedger, purgeLimit: Double) -> MailboxReport {
         let closed = ledger.close(purgeLimit: purgeLimit)
         var report = MailboxReport()
-        (report.sent, report.delivered, report.lost) = (closed.sent, closed.delivered, closed.lost)
+        (report.sent, report.delivered, report.lost, report.held) = (closed.sent, closed.delivered, closed.lost, closed.held)
         (report.afterAck, report.ackGone) = (closed.afterAck, closed.ackGone)
         let c = metrics.snapshot().counters
         (report.polls, report.emptyPolls, report.pollFailures) = (c[.mailboxPolls], c[.mailboxPollsEmpty], c[.mailboxPollFailures])

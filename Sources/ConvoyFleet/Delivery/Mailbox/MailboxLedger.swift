@@ -33,6 +33,9 @@ public final class MailboxLedger: Sendable {
         var polls: [Int: [Double]] = [:]
         /// Recipients that never poll (`poll_every: never`): what is sent to them waits for the fallback purge.
         var parked: Set<Int> = []
+        /// Messages that wait for their recipient's answer before they can be read (Closer's mutual reveal), by id,
+        /// until their sender lets go of them.
+        var held: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -42,11 +45,16 @@ public final class MailboxLedger: Sendable {
     func parked(_ recipient: Int) { state.withLock { _ = $0.parked.insert(recipient) } }
 
     /// `sender`'s message `seq` to `recipient` was stored as `id` at `storedAt`.
-    func posted(sender: Int, seq: UInt64, to recipient: Int, id: String, storedAt: Double) {
+    func posted(sender: Int, seq: UInt64, to recipient: Int, id: String, storedAt: Double, held: Bool = false) {
         state.withLock { s in
             let key = Key(sender: sender, seq: seq)
             s.posts[key] = Post(recipient: recipient, id: id, storedAt: storedAt)
             s.byID[id] = key
+            // Held, it is owed to nobody until its sender lets go of it.
+            if held, !s.delivered.contains(key) {
+                s.held.insert(id)
+                return
+            }
             // Its recipient may have polled it before the sender read the answer.
             if !s.delivered.contains(key), s.rejected[key] == nil { s.owed[recipient, default: 0] += 1 }
         }
@@ -68,7 +76,10 @@ public final class MailboxLedger: Sendable {
     func delivered(sender: Int, seq: UInt64) {
         state.withLock { s in
             let key = Key(sender: sender, seq: seq)
-            if s.delivered.insert(key).inserted, s.rejected[key] == nil, let post = s.posts[key] { s.owed[post.recipient, default: 0] -= 1 }
+            guard s.delivered.insert(key).inserted, s.rejected[key] == nil, let post = s.posts[key] else { return }
+            // Read before its sender's poll reported the release: it was never owed.
+            if s.held.remove(post.id) != nil { return }
+            s.owed[post.recipient, default: 0] -= 1
         }
     }
 
@@ -82,6 +93,16 @@ public final class MailboxLedger: Sendable {
     }
 
     func acked(_ id: String) { state.withLock { _ = $0.acked.insert(id) } }
+
+    /// Its sender let go of held message `id` (Closer: the partner had answered, the answer's key was released).
+    /// Its recipient could read it from `at` (wall clock) on: what "polled in time" counts from.
+    func released(_ id: String, at: Double) {
+        state.withLock { s in
+            guard s.held.remove(id) != nil, let key = s.byID[id], let post = s.posts[key], !s.delivered.contains(key) else { return }
+            s.posts[key]?.storedAt = at
+            s.owed[post.recipient, default: 0] += 1
+        }
+    }
 
     func ackFoundGone(_ id: String) { state.withLock { _ = $0.ackGone.insert(id) } }
 
@@ -101,13 +122,15 @@ public final class MailboxLedger: Sendable {
 
     static func number(_ key: Key) -> Int64 { Int64(key.sender) << 32 | Int64(key.seq & 0xFFFF_FFFF) }
 
-    /// The accounting at the end: `sent = delivered + lost`, with the backend's two checks.
+    /// The accounting at the end: `sent = delivered + lost + held`, with the backend's two checks.
     public struct Closed: Equatable, Sendable {
         public var sent = 0
         public var delivered = 0
         public var lost: [String: Int] = [:]
         public var afterAck = 0
         public var ackGone = 0
+        /// Held at the end, waiting for the recipient's own answer: neither delivered nor lost.
+        public var held = 0
     }
 
     /// Closes the books. An undelivered message is lost `parked` when its recipient never polls (the fallback purge
@@ -121,6 +144,10 @@ public final class MailboxLedger: Sendable {
                 c.sent += 1
                 if s.delivered.contains(key) {
                     c.delivered += 1
+                    continue
+                }
+                if s.held.contains(post.id), s.rejected[key] == nil {
+                    c.held += 1
                     continue
                 }
                 let reason: String

@@ -80,9 +80,14 @@ extension VirtualDevice {
         let message = DirectMessage(kind: kind, seq: messageSeq, sentNanos: Int64(context.clock.wall(intended) * 1e9), size: size)
         let clock = context.clock
         var started = clock.now()
-        let sealed: SealedMessage
-        do { sealed = try app.sealDirect(message, to: friend, keys: account.keys) } catch {
+        let composed: SealedMessage?
+        do { composed = try app.composeDirect(message, to: friend, from: account.session, keys: account.keys) } catch {
             metrics.count(.sealFailures)
+            return
+        }
+        guard let sealed = composed else {
+            // Nothing to send now (Closer: no question yet, or today's answered): the number is not used.
+            messageSeq -= 1
             return
         }
         let sealing = clock.now() - started
@@ -97,7 +102,7 @@ extension VirtualDevice {
             metrics.count(.mailboxBytesUp, by: receipt.bytesUp)
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
             context.mailbox.posted(sender: index, seq: message.seq, to: friend.index, id: receipt.id ?? "",
-                                   storedAt: receipt.createdAt ?? clock.wallNow())
+                                   storedAt: receipt.createdAt ?? clock.wallNow(), held: app.holdsUntilAnswered)
         } catch {
             spendExchange(up: sealed.ciphertext.count * 4 / 3, down: 0, since: started)
             metrics.count(.mailboxSendFailed)
@@ -158,7 +163,13 @@ extension VirtualDevice {
         metrics.record(.mailboxPoll, seconds: clock.now() - started)
         metrics.count(.mailboxPolls)
         metrics.count(.mailboxBytesDown, by: page.bytesDown)
-        spendExchange(up: page.bytesUp, down: page.bytesDown, since: started)
+        // A listener (Closer's Firestore) is told of a change, pushed down its open stream; a poller pays for every look.
+        if !app.listens {
+            spendExchange(up: page.bytesUp, down: page.bytesDown, since: started)
+        } else if page.changed {
+            spendExchange(up: page.bytesUp, down: page.bytesDown, since: clock.now())
+        }
+        for id in page.released { context.mailbox.released(id, at: clock.wallNow()) }
         context.mailbox.polled(index, at: startedWall)
         if let arrived = life.onlineSince { markListening(arrivedAt: arrived) }
         if page.items.isEmpty { metrics.count(.mailboxPollsEmpty) }

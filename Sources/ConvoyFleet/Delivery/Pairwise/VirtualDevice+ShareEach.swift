@@ -32,7 +32,7 @@ extension VirtualDevice {
                 ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
             // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
             if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
-            guard let sealed = sealTimed(payload, to: friend.publicKey) else { continue }
+            guard let key = friend.publicKey, let sealed = sealTimed(payload, to: key) else { continue }
             outgoing.append(OutgoingUpdate(recipient: friend.userID, body: sealed))
             addressee(friend.index, online: online[i], expected: &expected, remote: &remote, offline: &offline)
         }

@@ -13,6 +13,10 @@ struct CloserSettings: Sendable {
     var bodyLimit: Int
     /// An invite's lifetime (the manual's 24 h unless `--invite-ttl`).
     var inviteTTL: Double
+    /// How often each couple gets a new daily question (the manual's day, or a load test's shorter one), seconds.
+    var questionEvery: Double = 86_400
+    /// When the server started: a compressed day counts from it.
+    var started = Date()
     var weaknesses: Set<CloserWeakness> = []
 
     func weak(_ w: CloserWeakness) -> Bool { weaknesses.contains(w) }
@@ -53,6 +57,7 @@ struct CloserRoutes: Sendable {
         router.post("/securetoken.googleapis.com/v1/token") { request, _ in try await refresh(request) }
         router.post("/createInviteCallable") { request, _ in try await createInvite(request) }
         router.post("/acceptInviteCallable") { request, _ in try await acceptInvite(request) }
+        router.post("/assignDailyQuestionCallable") { request, _ in try await assignDailyQuestion(request) }
         let documents: RouterPath = "/v1/projects/:project/databases/:database/documents/**"
         router.get(documents) { request, context in try await document(request, context, method: .get) }
         router.patch(documents) { request, context in try await document(request, context, method: .patch) }
@@ -267,6 +272,7 @@ struct CloserRoutes: Sendable {
             fields = parsed
         }
         let now = clock.date
+        let query = DocumentQuery(request.uri.queryParameters)
         let answer: [String: FirestoreValue]? = try store.with { s in
             switch (path.count, path[0]) {
             case (2, "users"):
@@ -302,6 +308,8 @@ struct CloserRoutes: Sendable {
                     s.users[owner]?.devices[device] = nil
                     return nil
                 }
+            case (4, "couples"), (6, "couples"), (8, "couples"):
+                return try questionDocument(&s, path: path, method: method, fields: fields, query: query, uid: uid, now: now)
             case (2, "couples"):
                 guard var c = s.couples[path[1]], c.userIds.contains(uid) || (method == .get && settings.weak(.readableDocuments)) else {
                     throw CloserError.permissionDenied
@@ -354,6 +362,8 @@ struct CloserRoutes: Sendable {
         f["createdAt"] = .timestamp(c.createdAt)
         f["streakCount"] = .integer(c.streakCount)
         f["encryptionVersion"] = .integer(c.encryptionVersion)
+        f["currentQuestionId"] = .optional(c.currentQuestionId)
+        f["lastAnsweredAt"] = c.lastAnsweredAt.map(FirestoreValue.timestamp) ?? .null
         f["wrappedCoupleKey"] = .optional(c.wrappedCoupleKey)
         f["kdfSalt"] = .optional(c.kdfSalt)
         f["kdfParams"] = .optional(c.kdfParams)

@@ -59,7 +59,8 @@ public final class CloserServer: BackendServer {
             }
         }
         let settings = CloserSettings(passwordHash: configuration.passwordHash, bodyLimit: configuration.bodyLimit,
-                                      inviteTTL: configuration.inviteTTL, weaknesses: configuration.closerWeaknesses)
+                                      inviteTTL: configuration.inviteTTL, questionEvery: configuration.questionEvery, started: clock.date,
+                                      weaknesses: configuration.closerWeaknesses)
         if !settings.weaknesses.isEmpty {
             logger.warning("closer: weakened on purpose: \(settings.weaknesses.map(\.rawValue).sorted().joined(separator: ", "))")
         }
@@ -84,6 +85,16 @@ public final class CloserServer: BackendServer {
         return gone
     }
 
+    /// One `scheduledOutcomesReminder` now: every couple read, each scan's cost logged (the manual's per-minute hot
+    /// spot: it grows with the couples, unpaginated). How many couples it read and reminders it queued.
+    @discardableResult
+    public func remindOutcomesOnce() -> (couples: Int, queued: Int) {
+        let started = clock.now()
+        let done = routes.remindOutcomes()
+        logger.info("closer: scheduledOutcomesReminder read \(done.couples) couple(s) in \(String(format: "%.2f", (clock.now() - started) * 1e3)) ms, queued \(done.queued) reminder(s)")
+        return done
+    }
+
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [],
                     onReady: @escaping @Sendable (ServerKeys) async -> Void = { _ in }) async throws {
         let router = Router(context: ClientRequestContext.self)
@@ -92,6 +103,17 @@ public final class CloserServer: BackendServer {
         if configuration.purgeEvery > 0 {
             services.append(PeriodicPurge(every: configuration.purgeEvery, clock: clock, logger: logger, label: "closer") { [self] in
                 _ = try await purgeOnce()
+            })
+        }
+        // The manual's two schedules: a new question for every couple each day (`assignDailyQuestion`), and the
+        // per-minute scan of every couple (`scheduledOutcomesReminder`).
+        services.append(PeriodicPurge(every: configuration.questionEvery, clock: clock, logger: logger, label: "closer assignDailyQuestion") { [self] in
+            let made = routes.assignDailyQuestions()
+            logger.info("closer: assignDailyQuestion gave \(made) couple(s) today's question")
+        })
+        if configuration.reminderEvery > 0 {
+            services.append(PeriodicPurge(every: configuration.reminderEvery, clock: clock, logger: logger, label: "closer scheduledOutcomesReminder") { [self] in
+                _ = remindOutcomesOnce()
             })
         }
         try await AppOwnServer.run(router, name: "closer", configuration: configuration, services: services, signals: signals,

@@ -2,9 +2,10 @@ import ConvoyJSON
 import Foundation
 import Synchronization
 
-/// Closer's server-side state, in memory (Firebase Auth's users and the Firestore documents pairing touches:
-/// `users/{uid}` and its `devices`, `invites/{code}`, `couples/{id}`, and each user's `invite_attempts`).
-/// What Convoy does not model of Closer's Firestore (questions, answers, games, billing) is not here.
+/// Closer's server-side state, in memory (Firebase Auth's users and the Firestore documents pairing and the daily
+/// question touch: `users/{uid}` with its `devices` and `notification_queue`, `invites/{code}`, `couples/{id}` with
+/// its `daily_question/{date}`, their `answers/{uid}` and those's `releaseKeys/{recipient}`).
+/// What Convoy does not model of Closer's Firestore (threads, games, billing) is not here.
 final class CloserStore: Sendable {
     struct User: Sendable {
         var id: String
@@ -16,7 +17,21 @@ final class CloserStore: Sendable {
         var fields: [String: FirestoreValue] = [:]
         /// `users/{uid}/devices/{deviceId}`: each device's typed fields (`publicKey`, `platform`).
         var devices: [String: [String: FirestoreValue]] = [:]
+        /// `users/{uid}/notification_queue`: what the scheduled functions queued for the user (server-only), newest last.
+        var notifications: [[String: FirestoreValue]] = []
         var createdAt: Date
+    }
+
+    /// `couples/{id}/daily_question/{date}`, with its answers and their release keys.
+    struct DailyQuestion: Sendable {
+        var questionId: String
+        var date: String
+        var assignedAt: Date
+        var expiresAt: Date
+        /// `answers/{uid}`: each partner's answer as written (and its reveal metadata as updated).
+        var answers: [String: [String: FirestoreValue]] = [:]
+        /// `answers/{uid}/releaseKeys/{recipient}`: keyed by answer owner, then recipient.
+        var releaseKeys: [String: [String: [String: FirestoreValue]]] = [:]
     }
 
     struct Invite: Sendable {
@@ -37,12 +52,18 @@ final class CloserStore: Sendable {
         var inviteCode: String
         var createdAt: Date
         var streakCount = 0
+        var lastAnsweredAt: Date?
         var encryptionVersion: Int
         var wrappedCoupleKey: String?
         var kdfSalt: String?
         var kdfParams: String?
         /// Fields a weakened server let members write (`client-couple-writes`).
         var clientFields: [String: FirestoreValue] = [:]
+        /// `daily_question/{date}` by date; the couple's latest assignment is `currentQuestionId`.
+        var questions: [String: DailyQuestion] = [:]
+        var currentQuestionId: String?
+        /// Which of the 30/60/90-day outcome reminders `scheduledOutcomesReminder` has queued.
+        var outcomesReminded: Set<Int> = []
     }
 
     struct State: Sendable {
@@ -64,6 +85,10 @@ final class CloserStore: Sendable {
     static let refreshTokensKept = 5
     /// Live invites a user keeps; a new one past them replaces the oldest.
     static let liveInvitesKept = 3
+    /// Daily questions a couple keeps (its latest days'); older ones go, so a long run's memory stays bounded.
+    static let questionsKept = 7
+    /// Queued notifications a user keeps.
+    static let notificationsKept = 20
 
     func with<T>(_ body: (inout State) throws -> T) rethrows -> T { try state.withLock { try body(&$0) } }
 
