@@ -5,20 +5,33 @@ import ConvoyTestSupport
 /// `convoy serve` as its own process on a free port, until `stop`.
 struct ServeProcess {
     let process: TestProcess
+    /// The server's standard error, kept beside its keys file: a failing test shows its tail (`diagnosis`).
+    let log: String
 
     /// Starts it and waits (bounded) for the keys file it writes once it listens.
     static func start(keys: String, _ arguments: String...) async throws -> ServeProcess {
         let server = TestProcess()
         server.executableURL = CLI.binary
         server.arguments = ["serve", "--port", "0", "--keys-file", keys] + arguments
+        let log = keys + ".serve.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        defer { try? handle.close() }
         server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
+        server.standardError = handle
         try server.run()
         let deadline = ContinuousClock.now + .seconds(60)
         while (try? Data(contentsOf: URL(fileURLWithPath: keys)))?.isEmpty ?? true, ContinuousClock.now < deadline, server.isRunning {
             try await Task.sleep(for: .milliseconds(50))
         }
-        return ServeProcess(process: server)
+        return ServeProcess(process: server, log: log)
+    }
+
+    /// Whether the server is still up (or how it ended) and the last lines it logged.
+    var diagnosis: String {
+        let state = process.isRunning ? "convoy serve is running" : "convoy serve ended (\(process.terminationReason), status \(process.terminationStatus))"
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        return "\(state); its log ends:\n" + lines.suffix(30).joined(separator: "\n")
     }
 
     func stop() {

@@ -44,7 +44,7 @@ import Testing
         defer { server.stop() }
         let out = dir.appendingPathComponent("results")
         let r = try await CLI.detached("run", Self.scenario, "--keys-file", keys, "--out", out.path, "--keep-roster")
-        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)\n\(server.diagnosis)")
         let summary = try Self.summary(out)
         let retention = try #require(summary["retention"] as? [String: Any])
         let findings = retention["findings"] as? [[String: Any]] ?? []
@@ -70,7 +70,7 @@ import Testing
         defer { server.stop() }
         let out = dir.appendingPathComponent("results")
         let r = try await CLI.detached("run", Self.scenario, "--keys-file", keys, "--out", out.path)
-        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.status == 99, "\(r.stdout)\n\(r.stderr)\n\(server.diagnosis)")
         let summary = try Self.summary(out)
         let mailbox = try #require(summary["mailbox"] as? [String: Any])
         #expect((mailbox["after_ack"] as? Int ?? 0) > 0, "\(mailbox)")
