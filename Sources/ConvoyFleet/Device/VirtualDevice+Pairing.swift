@@ -28,8 +28,9 @@ extension VirtualDevice {
                 metrics.record(.pairingLookup, seconds: context.clock.now() - started)
                 metrics.count(.httpRequests)
                 spendHTTP(body: 0, response: 400, since: started)
-                started = context.clock.now()
             }
+            // pairing_request is the request's round trip alone, whatever came before it.
+            started = context.clock.now()
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.pairingFailures)

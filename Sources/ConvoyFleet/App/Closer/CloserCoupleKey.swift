@@ -30,24 +30,18 @@ struct CloserCoupleKey: Sendable, Equatable {
     var salt: String
     var encryptedPhrase: String
 
-    /// `make(code:)` on a thread of its own: Argon2id holds a core for a fifth of a second and 46 MiB, which on
-    /// the async pool's few threads would stall every other phone's timers meanwhile.
+    /// `make(code:)` off the async pool, at low priority (`LowPriorityWork`): Argon2id holds a core for a tenth of
+    /// a second and 46 MiB, which a phone spends of its own; here it must not stall the other phones' timers or
+    /// the calls the run times (at 20 arrivals a second on 2 cores the derivations alone would take both).
     static func makeOffPool(code: String) async throws(CryptoError) -> CloserCoupleKey {
-        try await offPool { () throws(CryptoError) in try make(code: code) }
+        try await LowPriorityWork.shared.run { () throws(CryptoError) in try make(code: code) }
     }
 
-    /// `unwrap` on a thread of its own (see `makeOffPool`).
+    /// `unwrap` off the async pool, at low priority (see `makeOffPool`).
     static func unwrapOffPool(wrappedKey: String, salt: String, params: String, encryptedPhrase: String, code: String) async throws(CryptoError) -> [UInt8] {
-        try await offPool { () throws(CryptoError) in
+        try await LowPriorityWork.shared.run { () throws(CryptoError) in
             try unwrap(wrappedKey: wrappedKey, salt: salt, params: params, encryptedPhrase: encryptedPhrase, code: code)
         }
-    }
-
-    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws(CryptoError) -> T) async throws(CryptoError) -> T {
-        let result: Result<T, CryptoError> = await withCheckedContinuation { done in
-            DispatchQueue.global(qos: .userInitiated).async { done.resume(returning: Result { () throws(CryptoError) -> T in try work() }) }
-        }
-        return try result.get()
     }
 
     /// A new couple key for an invite with `code`.
