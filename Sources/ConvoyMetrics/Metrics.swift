@@ -75,10 +75,13 @@ public struct MetricsSnapshot: Codable, Sendable, Equatable {
 
     public init() {}
 
+    /// A histogram as every snapshot makes them (1 µs to an hour, 3 significant digits).
+    static func emptyHistogram() -> Histogram<UInt64> {
+        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.highest, numberOfSignificantValueDigits: .three)
+    }
+
     public mutating func record(_ name: String, microseconds: UInt64) {
-        if histograms[name] == nil {
-            histograms[name] = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.highest, numberOfSignificantValueDigits: .three)
-        }
+        if histograms[name] == nil { histograms[name] = Self.emptyHistogram() }
         _ = histograms[name]!.record(Swift.min(Swift.max(microseconds, 1), Self.highest))
     }
 

@@ -98,6 +98,21 @@ extension Convoy {
             "Serve the run's metrics for Prometheus at http://HOST:PORT/metrics while it runs.", valueName: "host:port"))
         var metricsListen: String?
 
+        @Option(help: ArgumentHelp(
+            "Serve a live dashboard of the run at [HOST:]PORT (a bare port: loopback only; :PORT: every interface; 0: a free port): phase, phones, traffic, latency, errors, groups, the app's counters and the thresholds, once a second; report.html from it when the run ends.",
+            valueName: "[host:]port"))
+        var dashboard: String?
+
+        @Option(name: .customLong("dashboard-linger"), help: ArgumentHelp(
+            "After the run, keep the dashboard up this long to look at (its final state, report.html); Ctrl-C ends it sooner. The exit code is the run's.",
+            valueName: "duration"))
+        var dashboardLinger: DurationArgument?
+
+        @Option(name: .customLong("map-tiles"), help: ArgumentHelp(
+            "Raster tiles under the dashboard's fleet map: a URL template with {z}, {x} and {y} (Web Mercator, e.g. a tile server of your own); without it the map is drawn offline (a graticule and a scale bar).",
+            valueName: "url-template"))
+        var mapTiles: String?
+
         @Option(help: ArgumentHelp("Run part I of N of the fleet (1-based), e.g. 2/4.", valueName: "I/N"))
         var shard: String?
 
@@ -134,6 +149,15 @@ extension Convoy {
             }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning or error") }
             if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is HOST:PORT, e.g. 127.0.0.1:9464 or :9464") }
+            if let dashboard, DashboardServer(dashboard) == nil { throw ValidationError("--dashboard is [HOST:]PORT, e.g. 8089, 127.0.0.1:8089 or :8089") }
+            if dashboardLinger != nil, dashboard == nil { throw ValidationError("--dashboard-linger goes with --dashboard") }
+            if let dashboardLinger, dashboardLinger.seconds > 86_400 { throw ValidationError("--dashboard-linger is at most 24h") }
+            if let mapTiles {
+                guard dashboard != nil else { throw ValidationError("--map-tiles goes with --dashboard") }
+                guard ["{z}", "{x}", "{y}"].allSatisfy(mapTiles.contains), mapTiles.hasPrefix("http://") || mapTiles.hasPrefix("https://") else {
+                    throw ValidationError("--map-tiles is an http(s) URL with {z}, {x} and {y}, e.g. https://tiles.example/{z}/{x}/{y}.png")
+                }
+            }
         }
 
         func run() async throws {
@@ -248,6 +272,8 @@ extension Convoy {
             configuration.adminSignUp = signup == .admin
             let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), logger: logger)
             let progress = RunProgress(devices: here)
+            let live = try await startDashboard(scenario, fleet: fleet, devices: here, folder: folder, logger: logger)
+            defer { live?.server.cancel() }
 
             // SIGINT / SIGTERM: cancel the run, which stops it gracefully.
             let runTask = Task { () async throws -> FleetRun.Outcome in
@@ -255,7 +281,10 @@ extension Convoy {
                     progress.show(tick)
                     exporter?.set("devices_online", to: Double(tick.devicesOnline))
                     exporter?.set("elapsed_seconds", to: tick.elapsed)
+                    exporter?.set("realtime_down", to: Double(tick.health.realtimeDown))
+                    exporter?.set("retry_queue", to: Double(tick.health.queued))
                     if ![.onboarding, .pairing, .waiting].contains(tick.phase) { folder.append(row: progress.row(tick)) }
+                    live?.feed.publish(Self.second(tick))
                 }
             }
             let signals = Task {
@@ -294,6 +323,8 @@ extension Convoy {
             do {
                 if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
                 if let ledger = outcome.ledger { try folder.write("ledger.json", try ledger.json()) }
+                // The fleet map for report.html: where each phone last was, the tracked phones' tracks and what their friends got.
+                if outcome.sharesLocations, let map = fleet.map(), let json = try? JSONEncoder().encode(map) { try folder.write("map.json", json) }
                 try folder.finish(summary: summary, metrics: outcome.metrics)
             } catch {
                 throw CommandFailure.runtime("\(error)")
@@ -308,6 +339,10 @@ extension Convoy {
             print(summary.markdown())
             print("Results: \(folder.path)")
             logger.info("done: exit \(summary.exitCode)")
+            if let live {
+                signals.cancel()
+                await finishDashboard(live, summary: summary, folder: folder)
+            }
             if summary.exitCode != 0 {
                 throw CommandFailure(status: ExitStatus(rawValue: summary.exitCode) ?? .runtimeFailure,
                                      message: !complete ? "interrupted: the summary is marked incomplete"

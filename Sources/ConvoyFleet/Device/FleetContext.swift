@@ -35,11 +35,18 @@ public final class FleetContext: Sendable {
     public let mailbox = MailboxLedger()
     /// Why requests failed: the first of each kind with its request and answer (run.log, the summary).
     public let failures: FailureLog
+    /// Each group's sends and receipts, for the live view.
+    public let tally: GroupTally
+    /// Where each phone is and what its friends saw of it (the live map, report.html's map).
+    public let map: FleetMap
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
-                app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil) {
+                app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil, groups: [(name: String, size: Int)] = []) {
         self.app = app
+        let sizes = groups.isEmpty ? [presence.devices] : groups.map(\.size)
+        tally = GroupTally(sizes: sizes)
+        map = FleetMap(groups: groups.isEmpty ? ["all"] : groups.map(\.name), sizes: sizes)
         self.health = health ?? FleetHealth(devices: 0)
         convergence = PresenceConvergence(metrics: metrics)
         sentUpdates = SentUpdates(horizon: options.retentionLimit + 60)

@@ -201,6 +201,10 @@ extension VirtualDevice {
         showOnShapeMap(sender, update)
         metrics.count(dot ? .renderDot : .renderCircle)
         metrics.count(.received)
+        context.tally.received(by: index)
+        let sent = update.sentNanos.map { Double($0) / 1e9 }
+        context.map.received(by: index, from: Int(sender), sent: sent ?? update.ts, lat: update.lat, lon: update.lon, acc: update.acc,
+                             latency: sent.map { decrypted - $0 })
         if update.reduced { metrics.count(.reducedAccuracyReceived) }
         if !pairing.awaitingFirstUpdate.isEmpty { firstUpdate(from: sender) }
     }

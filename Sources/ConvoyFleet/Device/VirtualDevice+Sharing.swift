@@ -41,21 +41,30 @@ extension VirtualDevice {
             return
         }
         let measured: Measured
+        // The map: where the phone truly is, and whether it has a fix and a network.
+        let offline = profile.link?.isOffline(at: ShapingProxy.now()) == true
+        func mapped(_ position: GeoPoint?, _ state: FleetMapData.FixState) {
+            context.map.moved(index, at: clock.wall(intended), to: position, state: offline ? .offline : state)
+        }
         if let feed = profile.live {
             // A live receiver: its newest fix, as it is.
             guard let fix = feed.current(now: clock.wall(intended)) else {
                 metrics.count(.liveNoFix)
+                mapped(nil, .noFix)
                 return
             }
             metrics.count(.liveShared)
+            mapped(fix.position, .gps)
             measured = Measured(position: fix.position, accuracy: fix.accuracy, reduced: false)
         } else {
             let t = intended - since
             let fix = replayer.fix(at: t)
             guard let noisy = noise.apply(to: fix.position, at: t, hdop: fix.hdop) else {
                 metrics.count(.gpsDropouts)
+                mapped(fix.position, .noFix)
                 return
             }
+            mapped(fix.position, noisy.reducedAccuracy ? .reduced : .gps)
             // The course and speed a receiver reports come from Doppler, not from the noisy positions: the track's own.
             measured = Measured(position: noisy.position, accuracy: noisy.accuracy, reduced: noisy.reducedAccuracy,
                                 heading: fix.speed >= Self.headingMinimumSpeed ? fix.heading : nil, speed: fix.speed)
@@ -101,6 +110,7 @@ extension VirtualDevice {
     func recordTick(_ tick: UInt64, expected: [Int32], remote: [Int32], offline: Int, wall: Double) -> Int {
         metrics.count(.updates)
         metrics.count(.sent, by: expected.count)
+        context.tally.sent(by: index, expected.count)
         metrics.count(.sentOffline, by: offline)
         if !remote.isEmpty { metrics.count(.sentOtherShards, by: remote.count) }
         sentOffline += offline

@@ -108,6 +108,11 @@ public final class FleetHealth: Sendable {
 
     public var now: Now { state.withLock { $0.now } }
 
+    /// How many phones of each range of device indices are off Realtime now.
+    public func down(in ranges: [Range<Int>]) -> [Int] {
+        state.withLock { s in ranges.map { r in s.down.reduce(0) { $0 + (r.contains(Int($1)) ? 1 : 0) } } }
+    }
+
     /// What changed since the last call, as run.log lines; `wall` is now (Unix seconds).
     public func report(wall: Double) -> [String] {
         state.withLock { s in

@@ -27,7 +27,10 @@ extension FleetRun {
 
     /// Reports each second's measurements until cancelled,
     /// and says in run.log what the fleet's connections and sessions went through in it (`FleetHealth`).
-    func monitor(presence: Presence, health: FleetHealth, progress: @Sendable (Tick) -> Void) async {
+    func monitor(presence: Presence, health: FleetHealth, tally: GroupTally, progress: @Sendable (Tick) -> Void) async {
+        let groups = configuration.scenario.groups.map(\.name)
+        let ranges = groups.indices.map { tally.devices(of: $0) }
+        let sizes = ranges.map { r in configuration.shard.map { s in s.devices.filter(r.contains).count } ?? r.count }
         var next = clock.now() + 1
         while !Task.isCancelled {
             do { try await clock.monotonic.sleep(until: next) } catch { return }
@@ -39,8 +42,12 @@ extension FleetRun {
             for line in health.report(wall: clock.wallNow()) {
                 logger.notice("\(String(format: "%.0f", elapsed)) s: \(line)")
             }
+            let (online, down, counts) = (presence.onlineCounts(ranges), health.down(in: ranges), tally.totals())
+            let now = groups.indices.map { g in
+                GroupNow(name: groups[g], devices: sizes[g], online: online[g], offRealtime: down[g], sent: counts[g].sent, received: counts[g].received)
+            }
             progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
-                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now))
+                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now, groups: now))
             // The harness's own CPU once a second, for the cost of the steady part (`RunSummary.Resources.steady`).
             if !s.start.isNaN {
                 let sample = CostSample(t: elapsed, cpuSeconds: ProcessResources.current().cpuSeconds, received: totals[CounterName.received.name] ?? 0)

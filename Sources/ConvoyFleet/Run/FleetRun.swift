@@ -19,6 +19,8 @@ public final class FleetRun: Sendable {
     let clock: RunClock
     let logger: Logger
     let status = Mutex((phase: Phase.onboarding, onboarded: 0, start: Double.nan)), costs = Mutex([CostSample]())
+    /// The map and who is online, once set-up has made them (for the live map).
+    let live = Mutex<(map: FleetMap, presence: Presence)?>(nil)
 
     public init(_ configuration: Configuration, engine: HTTPEngine, metrics: Metrics = Metrics(), clock: RunClock = RunClock(),
                 logger: Logger = Logger(label: "convoy.run")) {
@@ -61,6 +63,18 @@ public final class FleetRun: Sendable {
         Double(s.deviceCount) / s.timeline.arrivalRate + s.timeline.steady + s.timeline.rampDown
     }
 
+    /// The fleet's map now (nil before set-up has made the phones' places); every phone off line once the run is over.
+    public func map() -> FleetMapData? {
+        guard let (map, presence) = live.withLock({ $0 }) else { return nil }
+        return map.snapshot(online: presence.areOnline(Array(0..<presence.devices)))
+    }
+
+    /// One phone on the map, with what each friend last received from it.
+    public func phone(_ device: Int) -> FleetMapData.PhoneDetail? {
+        guard let (map, presence) = live.withLock({ $0 }), device >= 0, device < presence.devices else { return nil }
+        return map.detail(device, online: presence.isOnline(device))
+    }
+
     /// Runs the scenario. Cancelling the calling task ends the run early and
     /// gracefully: sharing stops, in-flight updates drain, the outcome is
     /// marked incomplete. `progress` is called about once a second.
@@ -69,7 +83,9 @@ public final class FleetRun: Sendable {
     /// the steady part (`startChecks`, `steady`), the drain, verify, results.
     public func run(progress: @escaping @Sendable (Tick) -> Void = { _ in }) async throws -> Outcome {
         let stage = try await prepare()
-        let monitor = Task { [self] in await self.monitor(presence: stage.context.presence, health: stage.context.health, progress: progress) }
+        live.withLock { $0 = (stage.context.map, stage.context.presence) }
+        let monitor = Task { [self] in await self.monitor(presence: stage.context.presence, health: stage.context.health, tally: stage.context.tally,
+                                                           progress: progress) }
         defer { monitor.cancel() }
         let cast: Cast
         do {

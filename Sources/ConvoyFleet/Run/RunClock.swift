@@ -54,4 +54,12 @@ public final class Presence: Sendable {
     public func areOnline(_ devices: [Int]) -> [Bool] { online.withLock { o in devices.map { o[$0] } } }
 
     public var onlineCount: Int { count.load(ordering: .relaxed) }
+
+    /// How many devices there are.
+    public var devices: Int { online.withLock { $0.count } }
+
+    /// How many of each range of devices are online, under one lock.
+    public func onlineCounts(_ ranges: [Range<Int>]) -> [Int] {
+        online.withLock { o in ranges.map { r in r.reduce(0) { $0 + (o[$1] ? 1 : 0) } } }
+    }
 }

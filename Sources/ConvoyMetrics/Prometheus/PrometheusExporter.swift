@@ -43,6 +43,34 @@ public final class PrometheusExporter: MetricsObserver, Sendable {
         g.set(to: value)
     }
 
+    /// The gauges `convoy run` sets once a second: phones online, seconds since the first arrival, phones off
+    /// Realtime, updates waiting in retry queues.
+    public static let gauges = ["devices_online", "elapsed_seconds", "realtime_down", "retry_queue"]
+
+    /// Whether `metric` (as Prometheus sees it: `convoy_sent_total`, `convoy_e2e_latency_seconds_bucket`,
+    /// `convoy_devices_online`) is one a run can export: a counter Convoy records (a family's member included),
+    /// a histogram's series, or a gauge.
+    public static func exports(_ metric: String) -> Bool {
+        guard metric.hasPrefix("convoy_") else { return false }
+        let name = String(metric.dropFirst("convoy_".count))
+        if gauges.contains(name) { return true }
+        if name.hasSuffix("_total") {
+            let counter = String(name.dropLast("_total".count))
+            return CounterName.all.contains { sanitize($0.name) == counter }
+                || CounterName.families.contains { counter.hasPrefix(sanitize($0) + "_") && counter.count > $0.count + 1 }
+        }
+        for suffix in ["_seconds_bucket", "_seconds_sum", "_seconds_count", "_seconds"] where name.hasSuffix(suffix) {
+            let histogram = String(name.dropLast(suffix.count))
+            return HistogramName.all.contains { sanitize($0.name) == histogram }
+        }
+        return false
+    }
+
+    /// Whether `prefix` (`convoy_http_errors_`) begins the counters of one of Convoy's families.
+    public static func exportsFamily(_ prefix: String) -> Bool {
+        CounterName.families.contains { "convoy_" + sanitize($0) + "_" == prefix }
+    }
+
     /// The text exposition format (version 0.0.4) of everything so far.
     public func exposition() -> String { registry.emitToString() }
 

@@ -18,6 +18,7 @@ public enum HTMLReport {
         body += section("Errors", errors(input))
         // A mailbox app's delivery is its Mailbox section (messages, not updates).
         if s.mailbox == nil, s.showsLocations { body += section("Delivery", delivery(s)) }
+        if let map = input.map, s.showsLocations { body += section("Fleet map", SVGMap.render(map)) }
         if let n = s.network, !n.isEmpty {
             let rows = n.map { g in
                 [e(g.group), e(g.summary), String(g.tunnels), String(g.cuts), g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"]
@@ -37,7 +38,7 @@ public enum HTMLReport {
         if let p = s.probes { body += section("Hostile-device probes", probes(p)) }
         body += section("All latencies (ms)", latencyTable(s))
         if let r = s.resources { body += section("Harness", harness(r, embedded: s.target.kind == "embedded")) }
-        body += "<footer>convoy.run.summary v\(s.version) · drawn from summary.json, metrics.csv and histograms.json; <code>convoy report DIR</code> draws it again.</footer>"
+        body += "<footer>convoy.run.summary v\(s.version) · drawn from summary.json, metrics.csv, histograms.json and map.json; <code>convoy report DIR</code> draws it again.</footer>"
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -69,6 +70,9 @@ public enum HTMLReport {
         .note{color:#6b7280;font-size:12px;margin:4px 0}
         svg.chart{max-width:100%;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px}
         svg .axis{fill:#6b7280}
+        svg.fleet-map{width:100%;height:auto;border:1px solid #e5e7eb;border-radius:6px}svg.fleet-map text{font-size:10px;fill:#64748b}
+        svg.fleet-map text.count{fill:#fff;font-size:9px}.legend span{margin-right:14px;font-size:12px}
+        .legend i{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px;vertical-align:-1px}
         details{margin:4px 0}pre{white-space:pre-wrap;word-break:break-all;background:#f3f4f6;padding:6px;border-radius:4px;font-size:12px}
         footer{margin-top:32px;color:#9ca3af;font-size:12px}code{font-size:12px}
         """

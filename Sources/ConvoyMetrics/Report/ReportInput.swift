@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the report is drawn from: a results folder's `summary.json`,
-/// `metrics.csv` (one row a second) and `histograms.json`. `convoy report DIR`
+/// `metrics.csv` (one row a second), `histograms.json` and `map.json`. `convoy report DIR`
 /// reads them back, so a report can be drawn again from any folder.
 public struct ReportInput: Sendable {
     public var summary: RunSummary
@@ -9,9 +9,11 @@ public struct ReportInput: Sendable {
     public var series: [[String: String]]
     /// The histograms, losslessly (nil when histograms.json is missing).
     public var histograms: MetricsSnapshot?
+    /// Where the phones were and what their friends saw (nil when map.json is missing: an app without locations).
+    public var map: FleetMapData?
 
-    public init(summary: RunSummary, series: [[String: String]], histograms: MetricsSnapshot?) {
-        (self.summary, self.series, self.histograms) = (summary, series, histograms)
+    public init(summary: RunSummary, series: [[String: String]], histograms: MetricsSnapshot?, map: FleetMapData? = nil) {
+        (self.summary, self.series, self.histograms, self.map) = (summary, series, histograms, map)
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -39,7 +41,15 @@ public struct ReportInput: Sendable {
                 throw Failure(description: "\(file("histograms.json")): unreadable: \(Self.describe(error))")
             }
         }
-        return ReportInput(summary: summary, series: series, histograms: histograms)
+        var map: FleetMapData?
+        if let m = FileManager.default.contents(atPath: file("map.json")) {
+            do {
+                map = try JSONDecoder().decode(FleetMapData.self, from: m)
+            } catch {
+                throw Failure(description: "\(file("map.json")): unreadable: \(Self.describe(error))")
+            }
+        }
+        return ReportInput(summary: summary, series: series, histograms: histograms, map: map)
     }
 
     /// metrics.csv: a header line, then values without quoting (Convoy writes no commas inside values).

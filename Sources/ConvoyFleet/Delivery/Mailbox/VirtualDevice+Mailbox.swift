@@ -98,6 +98,7 @@ extension VirtualDevice {
             let receipt = try await postDirect(sealed)
             metrics.record(.mailboxPost, seconds: clock.now() - started)
             metrics.count(.mailboxSent)
+            context.tally.sent(by: index)
             if kind == .photo { metrics.count(.mailboxPhotosSent) }
             metrics.count(.mailboxBytesUp, by: receipt.bytesUp)
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
@@ -219,6 +220,7 @@ extension VirtualDevice {
         metrics.record(.mailboxPollWait, seconds: min(wait, max(0, latency)))
         metrics.record(.mailboxTransfer, seconds: max(0, latency - wait))
         metrics.count(.mailboxReceived)
+        context.tally.received(by: index)
         context.mailbox.delivered(sender: Int(sender), seq: message.seq)
         mailbox.shown.insert(item.id)
         await acknowledge(item.id)

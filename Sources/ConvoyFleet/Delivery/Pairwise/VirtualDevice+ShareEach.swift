@@ -25,6 +25,7 @@ extension VirtualDevice {
         var offline = 0
         for (i, friend) in active.enumerated() {
             let rule: PrivacyFuzz = friend.iShare == "general" ? profile.general : .precise
+            context.map.shares(index, with: friend.index, as: rule)
             let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
             let sentNanos = Int64(wall * 1e9)
             let payload = app.plaintext(of: LocationPayload(

@@ -50,7 +50,8 @@ extension FleetRun {
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
                                    scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: configuration.device,
-                                   shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count))
+                                   shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count),
+                                   groups: scenario.groups.map { ($0.name, $0.count) })
 
         // Network conditions: a link per phone of each group that has them, every connection through one shaping proxy.
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }

@@ -1,0 +1,73 @@
+/// A second's frame from what the run knows, and which counters the page shows as errors and as the app's.
+extension DashboardFeed {
+    static func frame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot) -> DashboardFrame {
+        // An app that shares no locations sends messages through a mailbox: its figures are those.
+        let mailbox = !header.sharesLocations
+        let latency: HistogramName = mailbox ? .mailboxLatency : .e2eLatency
+        let (sent, received): (CounterName, CounterName) = mailbox ? (.mailboxSent, .mailboxReceived) : (.sent, .received)
+        let planned = max(header.planned, 1)
+        let progress: Double = switch s.phase {
+        case "onboarding", "pairing", "waiting": 0
+        case "draining", "done": 1
+        default: min(max(s.elapsed / planned, 0), 1)
+        }
+        func ms(_ stat: String) -> Double? { s.interval.statistic(latency, stat).map { $0 / 1000 } }
+        return DashboardFrame(
+            t: s.elapsed, phase: s.phase, progress: progress, left: max(planned - max(s.elapsed, 0), 0), devices: header.devices,
+            onboarded: s.onboarded, online: s.online, offRealtime: s.offRealtime, retryQueued: s.retryQueued,
+            out: s.interval.counters[sent.name] ?? 0, inbound: s.interval.counters[received.name] ?? 0, latency: latency.name,
+            p50: ms("p50"), p99: ms("p99"), sent: s.totals[sent.name] ?? 0, received: s.totals[received.name] ?? 0,
+            errors: errorsByKind(s.totals), groups: s.groups, app: appCounters(s.totals),
+            thresholds: thresholds.map { now($0, measured) })
+    }
+
+    /// Families whose breakdown names the kind of error.
+    static let errorFamilies = ["http_errors", "transport_errors", "decrypt_failures", "messages_failed", "media_failed", "mailbox_send_failed"]
+
+    /// Errors by kind: a family's breakdown (`http_errors.503`), else the family's total, and every other counter
+    /// of failures (`*_failures`, `*_failed`) that is not zero.
+    public static func errorsByKind(_ totals: [String: Int]) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for (name, n) in totals where n > 0 {
+            if errorFamilies.contains(where: { name.hasPrefix($0 + ".") }) {
+                out[name] = n
+            } else if errorFamilies.contains(name) || name.hasSuffix("_failures") || name.hasSuffix("_failed") {
+                let broken = totals.contains { $0.key.hasPrefix(name + ".") && $0.value > 0 }
+                if !broken { out[name] = n }
+            }
+        }
+        return out
+    }
+
+    /// The app's own counters: what its phones did beyond locations (pairing, messages, media, mailbox,
+    /// probes, retention checks, migration, presence, joins, direct messages, live fixes).
+    static let appPrefixes = ["pairing_", "mailbox_", "messages_", "media_", "direct_", "probe_", "retention_", "migration_",
+                              "presence_", "join_", "group_", "replay", "archive", "chat_", "live_", "relogin"]
+
+    static func appCounters(_ totals: [String: Int]) -> [String: Int] {
+        totals.filter { name, n in n > 0 && appPrefixes.contains { name.hasPrefix($0) } }
+    }
+
+    /// Counters only the end's accounting fills in: a threshold on one cannot be judged during the run.
+    static let settledAtEnd = ["lost", "delivered", "mailbox_lost", "mailbox_delivered", "messages_lost", "media_lost", "direct_lost"]
+
+    static func atEnd(_ counter: String) -> Bool {
+        settledAtEnd.contains { counter == $0 || counter.hasPrefix($0 + ".") }
+    }
+
+    static func now(_ t: Threshold, _ measured: MetricsSnapshot) -> ThresholdNow {
+        let unit: String
+        var pending = false
+        switch t.subject {
+        case .statistic: unit = "ms"
+        case .counter(let c): (unit, pending) = ("count", atEnd(c))
+        case .ratio(let r):
+            unit = "ratio"
+            if let (n, d) = Threshold.ratios[r] { pending = atEnd(n) || atEnd(d) }
+        }
+        guard !pending else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "at_end") }
+        let outcome = t.evaluate(measured)
+        guard let value = outcome.value else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "no_data") }
+        return ThresholdNow(threshold: t.text, value: unit == "ms" ? value / 1000 : value, unit: unit, state: outcome.passed ? "passing" : "failing")
+    }
+}

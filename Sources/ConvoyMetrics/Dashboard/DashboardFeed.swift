@@ -1,0 +1,250 @@
+import Foundation
+import Histogram
+import Synchronization
+
+/// The live dashboard's state: the newest frame, a window of chart points, the end once it comes, and the
+/// pages listening. Memory is bounded: `window` seconds of points (older ones are dropped), and each
+/// listener holds at most a few unsent events (a slow page skips seconds; it never piles them up here).
+/// The run publishes once a second (`publish`), from its monitor; pages read `state()` once and then
+/// `listen()` (Server-Sent Events).
+public final class DashboardFeed: Sendable {
+    /// What does not change during the run.
+    public struct Header: Codable, Sendable, Equatable {
+        public var scenario: String
+        public var app: String
+        public var devices: Int
+        /// Ramp-up, steady and ramp-down, seconds.
+        public var planned: Double
+        /// Seconds of chart points kept.
+        public var window: Int
+        /// Whether the app's phones share locations (else the figures are a mailbox's messages).
+        public var sharesLocations: Bool
+        /// The groups, in the scenario's order.
+        public var groups: [String]
+        /// Raster tiles under the map (`--map-tiles`): a URL with {z}, {x} and {y}; nil: none.
+        public var mapTiles: String?
+        /// The scenario's thresholds, as written (`convoy dashboard` judges the shards' merged figures by them).
+        public var thresholds: [String]
+        /// `convoy dashboard`: the shards' dashboards it merges (nil for one run's own).
+        public var shards: [String]?
+
+        public init(scenario: String, app: String, devices: Int, planned: Double, window: Int = 900, sharesLocations: Bool = true,
+                    groups: [String], mapTiles: String? = nil, thresholds: [String] = [], shards: [String]? = nil) {
+            (self.scenario, self.app, self.devices, self.planned, self.window) = (scenario, app, devices, planned, window)
+            (self.sharesLocations, self.groups, self.mapTiles, self.thresholds, self.shards) = (sharesLocations, groups, mapTiles, thresholds, shards)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case scenario, app, devices, planned, window, groups, thresholds, shards
+            case sharesLocations = "shares_locations", mapTiles = "map_tiles"
+        }
+    }
+
+    /// One second of the charts.
+    public struct Point: Codable, Sendable, Equatable {
+        public var t: Double
+        public var online: Int
+        public var offRealtime: Int
+        public var out: Int
+        public var inbound: Int
+        public var p50: Double?
+        public var p99: Double?
+        public var errors: Int
+
+        enum CodingKeys: String, CodingKey {
+            case t, online, out, p50, p99, errors, offRealtime = "off_realtime", inbound = "in"
+        }
+    }
+
+    /// What the run knows once a second (a `FleetRun.Tick`, in plain values); `seq` numbers them (the feed sets it).
+    public struct Second: Codable, Sendable {
+        public var seq = 0
+        public var elapsed: Double
+        public var phase: String
+        public var onboarded: Int
+        public var online: Int
+        public var offRealtime: Int
+        public var retryQueued: Int
+        public var interval: MetricsSnapshot
+        public var totals: [String: Int]
+        public var groups: [DashboardFrame.Group]
+
+        public init(elapsed: Double, phase: String, onboarded: Int, online: Int, offRealtime: Int, retryQueued: Int,
+                    interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group]) {
+            (self.elapsed, self.phase, self.onboarded, self.online) = (elapsed, phase, onboarded, online)
+            (self.offRealtime, self.retryQueued, self.interval, self.totals, self.groups) = (offRealtime, retryQueued, interval, totals, groups)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case seq, elapsed, phase, onboarded, online, totals, groups, counters, histograms
+            case offRealtime = "off_realtime", retryQueued = "retry_queued"
+        }
+
+        // The second's histograms travel sparse, as [value, count] pairs of their non-empty buckets (a whole
+        // HdrHistogram is some 40 kB of JSON, nearly all zeros); read back into the same buckets, nothing is lost.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            (seq, elapsed, phase) = (try c.decode(Int.self, forKey: .seq), try c.decode(Double.self, forKey: .elapsed), try c.decode(String.self, forKey: .phase))
+            (onboarded, online) = (try c.decode(Int.self, forKey: .onboarded), try c.decode(Int.self, forKey: .online))
+            (offRealtime, retryQueued) = (try c.decode(Int.self, forKey: .offRealtime), try c.decode(Int.self, forKey: .retryQueued))
+            (totals, groups) = (try c.decode([String: Int].self, forKey: .totals), try c.decode([DashboardFrame.Group].self, forKey: .groups))
+            interval = MetricsSnapshot()
+            interval.counters = try c.decode([String: Int].self, forKey: .counters)
+            for (name, pairs) in try c.decode([String: [[UInt64]]].self, forKey: .histograms) {
+                var h = MetricsSnapshot.emptyHistogram()
+                for pair in pairs where pair.count == 2 && pair[1] > 0 {
+                    _ = h.record(min(max(pair[0], 1), MetricsSnapshot.highest), count: pair[1])
+                }
+                interval.histograms[name] = h
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(seq, forKey: .seq)
+            try c.encode(elapsed, forKey: .elapsed)
+            try c.encode(phase, forKey: .phase)
+            try c.encode(onboarded, forKey: .onboarded)
+            try c.encode(online, forKey: .online)
+            try c.encode(offRealtime, forKey: .offRealtime)
+            try c.encode(retryQueued, forKey: .retryQueued)
+            try c.encode(totals, forKey: .totals)
+            try c.encode(groups, forKey: .groups)
+            try c.encode(interval.counters, forKey: .counters)
+            try c.encode(interval.histograms.mapValues { h in h.recordedValues().map { [$0.value, $0.count] } }, forKey: .histograms)
+        }
+    }
+
+    private struct State {
+        var points: [Point] = []
+        var latest: DashboardFrame?
+        var end: DashboardEnd?
+        /// The histograms thresholds name, so far (merged from each second's).
+        var measured = MetricsSnapshot()
+        var listeners: [Int: AsyncStream<String>.Continuation] = [:]
+        var nextListener = 0
+        /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`), their histograms cut to those it shows.
+        var recent: [Second] = []
+        var published = 0
+    }
+
+    public let header: Header
+    private let thresholds: [Threshold]
+    private let store = Mutex(State())
+    /// Events a slow listener may have waiting before older ones are dropped.
+    static let listenerBuffer = 4
+
+    public init(_ header: Header, thresholds: [Threshold]) {
+        self.header = header
+        self.thresholds = thresholds
+    }
+
+    // MARK: The run
+
+    /// This second, as a frame every page listening receives.
+    public func publish(_ second: Second) {
+        let named = Set(thresholds.compactMap { t -> String? in if case .statistic(let h, _) = t.subject { h } else { nil } })
+        let event: String? = store.withLock { s in
+            guard s.end == nil else { return nil }
+            s.published += 1
+            var kept = second
+            kept.seq = s.published
+            kept.interval.histograms = second.interval.histograms.filter { Self.keptForShards.contains($0.key) || named.contains($0.key) }
+            s.recent.append(kept)
+            if s.recent.count > Self.recentKept { s.recent.removeFirst(s.recent.count - Self.recentKept) }
+            for name in named { if let h = second.interval.histograms[name] { s.measured.merge(MetricsSnapshot(histograms: [name: h])) } }
+            s.measured.counters = second.totals
+            let frame = Self.frame(second, header: header, thresholds: thresholds, measured: s.measured)
+            s.latest = frame
+            s.points.append(Point(t: frame.t, online: frame.online, offRealtime: frame.offRealtime, out: frame.out, inbound: frame.inbound,
+                                  p50: frame.p50, p99: frame.p99, errors: frame.errors.values.reduce(0, +)))
+            if s.points.count > header.window { s.points.removeFirst(s.points.count - header.window) }
+            guard !s.listeners.isEmpty else { return nil }
+            return Self.event("tick", frame)
+        }
+        if let event { broadcast(event) }
+    }
+
+    /// The run's end: every page gets it, and the streams close.
+    public func finish(_ end: DashboardEnd) {
+        let listeners = store.withLock { s -> [AsyncStream<String>.Continuation] in
+            s.end = end
+            defer { s.listeners = [:] }
+            return Array(s.listeners.values)
+        }
+        let event = Self.event("end", end)
+        for l in listeners {
+            l.yield(event)
+            l.finish()
+        }
+    }
+
+    // MARK: Pages
+
+    /// Everything a page needs to draw at once: the header, the window of points, the newest frame, the end.
+    public func state() -> Data {
+        struct Whole: Encodable {
+            var header: Header
+            var points: [Point]
+            var latest: DashboardFrame?
+            var end: DashboardEnd?
+        }
+        let whole = store.withLock { Whole(header: header, points: $0.points, latest: $0.latest, end: $0.end) }
+        return (try? Self.encoder.encode(whole)) ?? Data("{}".utf8)
+    }
+
+    /// The events from now on, as Server-Sent Events text (`event: tick` once a second, `event: end` last);
+    /// after the end, the end at once.
+    public func listen() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(Self.listenerBuffer))
+        let ended: DashboardEnd? = store.withLock { s in
+            guard s.end == nil else { return s.end }
+            let id = s.nextListener
+            s.nextListener += 1
+            s.listeners[id] = continuation
+            continuation.onTermination = { [weak self] _ in self?.store.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+            return nil
+        }
+        if let ended {
+            continuation.yield(Self.event("end", ended))
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge.
+    public func seconds(after seq: Int) -> [Second] { store.withLock { s in s.recent.filter { $0.seq > seq } } }
+
+    /// The end, once the run has one.
+    public var end: DashboardEnd? { store.withLock { $0.end } }
+
+    /// Seconds kept for `seconds(after:)`: a merging dashboard that misses a minute starts again from the newest.
+    static let recentKept = 60
+    /// The histograms a merging dashboard needs besides those thresholds name: the latencies it charts.
+    static let keptForShards: Set<String> = [HistogramName.e2eLatency.name, HistogramName.mailboxLatency.name]
+
+    /// How many pages are listening.
+    public var listeners: Int { store.withLock { $0.listeners.count } }
+
+    private func broadcast(_ event: String) {
+        for l in store.withLock({ Array($0.listeners.values) }) { l.yield(event) }
+    }
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return e
+    }()
+
+    static func event(_ name: String, _ value: some Encodable) -> String {
+        let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return "event: \(name)\ndata: \(json)\n\n"
+    }
+}
+
+extension MetricsSnapshot {
+    init(histograms: [String: Histogram<UInt64>]) {
+        self.init()
+        self.histograms = histograms
+    }
+}

@@ -1,0 +1,151 @@
+/// The dashboard page's script: state once, then Server-Sent Events; charts drawn as SVG paths.
+enum DashboardScript {
+    static let js = #"""
+    "use strict";
+    const $ = (id) => document.getElementById(id);
+    const view = { header: null, points: [], latest: null, end: null };
+    const fmt = (n) => n == null ? "–" : (Math.abs(n) >= 1000 ? Math.round(n).toLocaleString("en-US") : String(n));
+    const ms = (v) => v == null ? "–" : (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+    const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+    const duration = (s) => { s = Math.max(0, Math.round(s)); const m = Math.floor(s / 60); return m > 0 ? `${m} min ${s % 60} s` : `${s} s`; };
+
+    function rows(tbody, items) {
+      tbody.innerHTML = items.length ? items.join("") : `<tr><td colspan="6" class="muted">none</td></tr>`;
+    }
+
+    function value(t) {
+      if (t.value == null) return "–";
+      if (t.unit === "ms") return ms(t.value) + " ms";
+      if (t.unit === "ratio") return (100 * t.value).toFixed(3) + " %";
+      return fmt(t.value);
+    }
+    const stateText = { passing: "passing so far", failing: "failing so far", no_data: "no data yet", at_end: "at the end", passed: "passed", failed: "failed" };
+
+    // A line chart in `svg` (viewBox 520×200): series of [t, y] with gaps for null.
+    function chart(svg, series, yUnit) {
+      const W = 520, H = 200, L = 48, R = 8, T = 10, B = 24;
+      const pts = series.flatMap((s) => s.points.filter((p) => p[1] != null));
+      if (!pts.length) { svg.innerHTML = `<text x="${W / 2}" y="${H / 2}" text-anchor="middle">nothing yet</text>`; return; }
+      const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+      const x0 = Math.min(...xs), x1 = Math.max(x0 + 1, ...xs);
+      const raw = Math.max(1e-9, ...pts.map((p) => p[1])), step = niceStep(raw / 4), y1 = Math.ceil(raw / step) * step;
+      const px = (x) => L + (W - L - R) * (x - x0) / (x1 - x0), py = (y) => T + (H - T - B) * (1 - y / y1);
+      let out = "";
+      for (let y = 0; y <= y1 + step / 2; y += step) {
+        const yy = py(y).toFixed(1);
+        out += `<line x1="${L}" x2="${W - R}" y1="${yy}" y2="${yy}" stroke="#e5e7eb"/><text x="${L - 4}" y="${(+yy + 3).toFixed(1)}" text-anchor="end">${fmt(+y.toPrecision(3))}</text>`;
+      }
+      for (let i = 0; i <= 4; i++) {
+        const x = x0 + (x1 - x0) * i / 4;
+        out += `<text x="${px(x).toFixed(1)}" y="${H - 6}" text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}">${Math.round(x)} s</text>`;
+      }
+      series.forEach((s, k) => {
+        let d = "", pen = false;
+        for (const [x, y] of s.points) {
+          if (y == null) { pen = false; continue; }
+          d += `${pen ? "L" : "M"}${px(x).toFixed(1)} ${py(y).toFixed(1)}`; pen = true;
+        }
+        out += `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"/>`;
+        out += `<rect x="${L + 8 + k * 110}" y="${T}" width="10" height="3" fill="${s.color}"/><text x="${L + 22 + k * 110}" y="${T + 4}" style="fill:#111827">${esc(s.name)}</text>`;
+      });
+      if (yUnit) out += `<text x="4" y="${T + 4}">${esc(yUnit)}</text>`;
+      svg.innerHTML = out;
+    }
+    function niceStep(v) { const e = Math.pow(10, Math.floor(Math.log10(v))); for (const m of [1, 2, 2.5, 5, 10]) if (m * e >= v) return m * e; return 10 * e; }
+
+    function drawCharts() {
+      const p = view.points;
+      chart($("chart-phones"), [
+        { name: "online", color: "#2563eb", points: p.map((q) => [q.t, q.online]) },
+        { name: "off Realtime", color: "#dc2626", points: p.map((q) => [q.t, q.off_realtime]) },
+      ]);
+      chart($("chart-throughput"), [
+        { name: "out", color: "#ea580c", points: p.map((q) => [q.t, q.out]) },
+        { name: "in", color: "#16a34a", points: p.map((q) => [q.t, q.in]) },
+      ]);
+      chart($("chart-latency"), [
+        { name: "p50", color: "#2563eb", points: p.map((q) => [q.t, q.p50]) },
+        { name: "p99", color: "#9333ea", points: p.map((q) => [q.t, q.p99]) },
+      ], "ms");
+    }
+
+    function drawFrame(f) {
+      const h = view.header;
+      $("phase").textContent = f.phase;
+      $("bar").style.width = (100 * f.progress).toFixed(1) + "%";
+      $("progress-text").textContent = f.t < 0 || ["onboarding", "pairing", "waiting"].includes(f.phase)
+        ? (f.phase === "onboarding" ? `signed up ${f.onboarded} of ${f.devices}` : f.phase)
+        : `${duration(f.t)} in, ${f.left > 0 ? duration(f.left) + " left" : "past the planned end (" + f.phase + ")"}`;
+      $("online").textContent = fmt(f.online); $("devices").textContent = ` / ${fmt(f.devices)}`;
+      $("off-realtime").textContent = fmt(f.off_realtime); $("retry-queued").textContent = fmt(f.retry_queued);
+      $("sent").textContent = fmt(f.sent); $("received").textContent = fmt(f.received);
+      $("out").textContent = fmt(f.out); $("in").textContent = fmt(f.in);
+      $("p50").textContent = ms(f.p50); $("p99").textContent = ms(f.p99);
+      $("latency-label").textContent = `${f.latency.replace("_latency", "")} p50 / p99 (this second)`;
+      const errors = Object.entries(f.errors).sort((a, b) => b[1] - a[1]);
+      $("errors").textContent = fmt(errors.reduce((s, e) => s + e[1], 0));
+      rows($("errors-table").tBodies[0], errors.map(([k, n]) => `<tr><td>${esc(k)}</td><td class="n">${fmt(n)}</td></tr>`));
+      rows($("groups").tBodies[0], f.groups.map((g) => `<tr data-group="${esc(g.name)}"><td>${esc(g.name)}</td><td class="n">${fmt(g.devices)}</td><td class="n">${fmt(g.online)}</td><td class="n">${fmt(g.off_realtime)}</td><td class="n">${fmt(g.sent)}</td><td class="n">${fmt(g.received)}</td></tr>`));
+      rows($("app").tBodies[0], Object.entries(f.app).sort().map(([k, n]) => `<tr><td>${esc(k)}</td><td class="n">${fmt(n)}</td></tr>`));
+      if (!view.end) drawThresholds(f.thresholds);
+    }
+
+    function drawThresholds(list) {
+      rows($("thresholds").tBodies[0], list.map((t) => `<tr data-threshold="${esc(t.threshold)}" data-state="${t.state}"><td>${esc(t.threshold)}</td><td class="n">${value(t)}</td><td class="state ${t.state}">${stateText[t.state] || t.state}</td></tr>`));
+    }
+
+    function drawEnd(e) {
+      const box = $("end");
+      box.hidden = false;
+      box.className = e.exit_code === 0 ? "pass" : "fail";
+      const verdict = e.exit_code === 0 ? "passed" : e.exit_code === 99 ? "thresholds or checks failed" : (e.complete ? "failed" : "interrupted");
+      $("verdict").textContent = `Run ended after ${duration(e.duration_s)}: ${verdict}`;
+      $("exit-code").textContent = e.exit_code;
+      const a = e.accounting || e.mailbox;
+      if (a) {
+        const lost = Object.values(a.lost).reduce((s, n) => s + n, 0);
+        $("end-sent").textContent = fmt(a.sent); $("end-delivered").textContent = fmt(a.delivered); $("end-lost").textContent = fmt(lost);
+        $("end-sent-label").textContent = e.accounting ? "sent (updates × friends online)" : "messages sent";
+        $("end-lost-reasons").textContent = Object.entries(a.lost).map(([k, n]) => `${k} ${fmt(n)}`).join(", ");
+      }
+      $("report-link").href = e.report; $("results-path").textContent = e.results;
+      if (e.shards) $("end-shards").innerHTML = "Shards: " + e.shards.map((s) => `<a href="${esc(s.report)}">${esc(s.url)}</a> exit ${s.exit_code}`).join(" · ");
+      $("phase").textContent = "ended"; $("bar").style.width = "100%";
+      $("connection").textContent = "";
+      drawThresholds(e.thresholds);
+      if (typeof refreshMap === "function") refreshMap();
+    }
+
+    function apply(state) {
+      view.header = state.header; view.points = state.points || []; view.latest = state.latest; view.end = state.end;
+      const h = state.header;
+      document.title = `Convoy — ${h.scenario}`;
+      $("title").textContent = h.scenario;
+      $("subtitle").textContent = `${h.app} · ${fmt(h.devices)} phones · ${h.groups.length} group${h.groups.length === 1 ? "" : "s"} · planned ${duration(h.planned)}`;
+      $("window").textContent = h.window;
+      $("sent-label").textContent = h.shares_locations ? "sent (to friends online)" : "messages sent";
+      if (view.latest) drawFrame(view.latest);
+      drawCharts();
+      if (view.end) drawEnd(view.end);
+    }
+
+    async function start() {
+      const state = await (await fetch("api/state", { cache: "no-store" })).json();
+      apply(state);
+      if (view.end) return;
+      const events = new EventSource("api/events");
+      events.addEventListener("tick", (m) => {
+        const f = JSON.parse(m.data);
+        view.latest = f;
+        view.points.push({ t: f.t, online: f.online, off_realtime: f.off_realtime, out: f.out, in: f.in, p50: f.p50, p99: f.p99,
+                           errors: Object.values(f.errors).reduce((s, n) => s + n, 0) });
+        if (view.points.length > view.header.window) view.points.splice(0, view.points.length - view.header.window);
+        drawFrame(f); drawCharts();
+        $("connection").textContent = "live";
+      });
+      events.addEventListener("end", (m) => { view.end = JSON.parse(m.data); events.close(); drawEnd(view.end); });
+      events.onerror = () => { if (!view.end) $("connection").textContent = "reconnecting…"; };
+    }
+    start().catch((e) => { $("subtitle").textContent = "cannot read the run's state: " + e; });
+    """#
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import ConvoyMetrics
+import ConvoyWire
+import Foundation
+import Logging
+
+extension Convoy {
+    /// `convoy dashboard SHARD_URL…`: one live view of a sharded run, from its shards' own dashboards.
+    struct Dashboard: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "One live dashboard of a sharded run, from its shards' dashboards (convoy run --shard I/N --dashboard …).",
+            discussion: """
+                Each SHARD_URL is one shard's dashboard (http://host:port/). Once a second this reads what each shard \
+                published since (its seconds, with their histograms) and merges them as convoy merge does: histograms \
+                add losslessly (the p50 and p99 shown are of every shard's recordings), counts, phones and groups sum, \
+                the phase is the least advanced shard's; the thresholds are judged on the merged figures. The map shows \
+                every shard's phones; a click on one asks every shard for what its friends received. When every shard \
+                has ended, the page shows the worst exit code, the shards' accountings summed and each shard's verdict \
+                and report (a threshold passes here when it passed on every shard; convoy merge of the shards' folders \
+                judges the merged run, with delivery across shards reconciled). docs/distributed.md.
+
+                Exit codes: 0 every shard passed, 99 one failed its thresholds, 1 a shard failed or could not be \
+                reached, 2 bad input.
+                """)
+
+        @Argument(help: "The shards' dashboards, e.g. http://10.0.0.2:8089/.")
+        var shards: [String]
+
+        @Option(help: ArgumentHelp("Where this dashboard listens: [HOST:]PORT (a bare port: loopback only; :PORT: every interface).",
+                                   valueName: "[host:]port"))
+        var listen = "8090"
+
+        @Option(help: ArgumentHelp("After every shard has ended, stay up this long (Ctrl-C ends it sooner).", valueName: "duration"))
+        var linger: DurationArgument = DurationArgument(argument: "0s")!
+
+        @Option(help: ArgumentHelp("How long a shard may stay unreachable before this gives up on it.", valueName: "duration"))
+        var patience: DurationArgument = DurationArgument(argument: "60s")!
+
+        func validate() throws {
+            guard DashboardServer(listen) != nil else { throw ValidationError("--listen is [HOST:]PORT, e.g. 8090 or :8090") }
+            for s in shards {
+                guard let u = URL(string: s), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                    throw ValidationError("\(s): not a shard's dashboard URL (http://host:port/)")
+                }
+            }
+            guard Set(shards.map(Self.base)).count == shards.count else { throw ValidationError("a shard is named twice") }
+        }
+
+        static func base(_ url: String) -> String { url.hasSuffix("/") ? url : url + "/" }
+
+        func run() async throws {
+            let logger = Logger(label: "convoy.dashboard")
+            let urls = shards.map(Self.base)
+            let engine: HTTPEngine
+            do { engine = try HTTPEngine() } catch { throw CommandFailure.runtime("\(error)") }
+            defer { engine.shutdown() }
+            let client = ShardClient(engine: engine, timeout: 5)
+            // Every shard's header first (its dashboard is up before its phones sign up).
+            var headers: [DashboardFeed.Header] = []
+            for url in urls {
+                guard let h = await client.waitForHeader(url, patience: patience.seconds) else {
+                    throw CommandFailure.runtime("\(url): no dashboard answered within \(Format.duration(patience.seconds))")
+                }
+                headers.append(h)
+            }
+            let header = DashboardMerge.header(headers, shards: urls)
+            let thresholds = header.thresholds.compactMap { try? Threshold($0) }
+            let feed = DashboardFeed(header, thresholds: thresholds)
+            let server = DashboardServer(listen)!
+            let (ready, signal) = AsyncStream<Int>.makeStream()
+            let serving = Task {
+                try? await server.run(feed, report: { nil }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.self)) },
+                                      phone: { i in await DashboardMerge.detail(client.all(urls, "api/phone/\(i)", as: FleetMapData.PhoneDetail.self)) },
+                                      logger: logger) { port in signal.yield(port) }
+                signal.finish()
+            }
+            defer { serving.cancel() }
+            var it = ready.makeAsyncIterator()
+            guard let port = await it.next() else { throw CommandFailure.runtime("--listen \(listen): cannot listen") }
+            FileHandle.standardError.write(Data("convoy: dashboard of \(urls.count) shards at \(server.url(port: port))\n".utf8))
+
+            let end = await follow(urls, client: client, feed: feed)
+            feed.finish(end)
+            FileHandle.standardError.write(Data("convoy: every shard has ended: exit \(end.exitCode) (\(end.shards?.map { "\($0.url) \($0.exitCode)" }.joined(separator: ", ") ?? ""))\n".utf8))
+            if linger.seconds > 0 { try? await Task.sleep(for: .seconds(linger.seconds)) }
+            if end.exitCode != 0 {
+                throw CommandFailure(status: ExitStatus(rawValue: Int32(end.exitCode)) ?? .runtimeFailure, message: "a shard did not pass")
+            }
+        }
+
+        /// Merges the shards' seconds once a second until every shard has ended (or stopped answering).
+        func follow(_ urls: [String], client: ShardClient, feed: DashboardFeed) async -> DashboardEnd {
+            var after = Array(repeating: 0, count: urls.count)
+            var latest: [DashboardFeed.Second?] = Array(repeating: nil, count: urls.count)
+            var ends: [DashboardEnd?] = Array(repeating: nil, count: urls.count)
+            var silentSince: [Double?] = Array(repeating: nil, count: urls.count)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                var new: [DashboardFeed.Second] = []
+                for (k, url) in urls.enumerated() where ends[k] == nil {
+                    let now = Date().timeIntervalSince1970
+                    guard let seconds = await client.get(url + "api/seconds?after=\(after[k])", as: [DashboardFeed.Second].self) else {
+                        if silentSince[k] == nil { silentSince[k] = now }
+                        if now - silentSince[k]! > patience.seconds {
+                            ends[k] = DashboardMerge.unreachable(url)
+                        }
+                        continue
+                    }
+                    silentSince[k] = nil
+                    new += seconds
+                    if let last = seconds.last {
+                        after[k] = last.seq
+                        latest[k] = last
+                    } else if let state = await client.get(url + "api/state", as: ShardState.self), let end = state.end {
+                        ends[k] = end
+                    }
+                }
+                let known = latest.compactMap { $0 }
+                if !known.isEmpty { feed.publish(DashboardMerge.second(latest: known, new: new)) }
+                if ends.allSatisfy({ $0 != nil }) { return DashboardMerge.end(ends.map { $0! }, shards: urls) }
+            }
+            return DashboardMerge.end(ends.map { $0 ?? DashboardMerge.unreachable("") }, shards: urls)
+        }
+
+        struct ShardState: Decodable {
+            var header: DashboardFeed.Header
+            var end: DashboardEnd?
+        }
+    }
+
+    /// What `convoy dashboard` asks the shards' dashboards (through Convoy's own libcurl engine), each request bounded.
+    struct ShardClient: Sendable {
+        let engine: HTTPEngine
+        let timeout: Double
+
+        func get<T: Decodable>(_ url: String, as type: T.Type) async -> T? {
+            guard let response = try? await engine.send(HTTPRequest(url: url, timeout: timeout)), response.status == 200 else { return nil }
+            return try? JSONDecoder().decode(T.self, from: Data(response.body))
+        }
+
+        /// `path` from every shard that answers.
+        func all<T: Decodable & Sendable>(_ urls: [String], _ path: String, as type: T.Type) async -> [T] {
+            await withTaskGroup(of: T?.self) { group in
+                for url in urls { group.addTask { await get(url + path, as: T.self) } }
+                var out: [T] = []
+                for await r in group { if let r { out.append(r) } }
+                return out
+            }
+        }
+
+        func waitForHeader(_ url: String, patience: Double) async -> DashboardFeed.Header? {
+            let deadline = Date().addingTimeInterval(patience)
+            while Date() < deadline {
+                if let state = await get(url + "api/state", as: Dashboard.ShardState.self) { return state.header }
+                try? await Task.sleep(for: .seconds(1))
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ConvoyFleet
+import ConvoyMetrics
+import Foundation
+import Logging
+import UnixSignals
+
+/// `convoy run --dashboard`: the feed the run publishes to once a second, and the server that shows it.
+extension Convoy.Run {
+    struct LiveDashboard {
+        let feed: DashboardFeed
+        let server: Task<Void, Never>
+        let url: String
+    }
+
+    /// Starts the dashboard's server and waits until it listens (nil without `--dashboard`); a port that
+    /// cannot be bound is a runtime failure.
+    func startDashboard(_ scenario: Scenario, fleet: FleetRun, devices: Int, folder: ResultsFolder,
+                        logger: Logger) async throws -> LiveDashboard? {
+        guard let text = dashboard, let server = DashboardServer(text) else { return nil }
+        let header = DashboardFeed.Header(scenario: scenario.name, app: scenario.app.name, devices: devices,
+                                          planned: FleetRun.plannedLength(scenario), sharesLocations: fleet.configuration.app.sharesLocation,
+                                          groups: scenario.groups.map(\.name), mapTiles: mapTiles, thresholds: scenario.thresholds.map(\.text))
+        let feed = DashboardFeed(header, thresholds: scenario.thresholds)
+        let report = URL(fileURLWithPath: folder.path).appendingPathComponent("report.html")
+        let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let task = Task {
+            do {
+                try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map() },
+                                     phone: { fleet.phone($0) }, logger: logger) { port in
+                    signal.yield(.success(port))
+                }
+            } catch {
+                signal.yield(.failure(error))
+            }
+            signal.finish()
+        }
+        var it = ready.makeAsyncIterator()
+        switch await it.next() {
+        case .success(let port):
+            let url = server.url(port: port)
+            logger.info("dashboard at \(url)")
+            FileHandle.standardError.write(Data("convoy: dashboard at \(url)\n".utf8))
+            return LiveDashboard(feed: feed, server: task, url: url)
+        case .failure(let error):
+            throw CommandFailure.runtime("--dashboard \(text): \(error)")
+        case nil:
+            throw CommandFailure.runtime("--dashboard \(text): the server stopped before it listened")
+        }
+    }
+
+    /// A tick in the feed's plain terms.
+    static func second(_ tick: FleetRun.Tick) -> DashboardFeed.Second {
+        DashboardFeed.Second(elapsed: tick.elapsed, phase: tick.phase.rawValue, onboarded: tick.onboarded, online: tick.devicesOnline,
+                             offRealtime: tick.health.realtimeDown, retryQueued: tick.health.queued, interval: tick.interval,
+                             totals: tick.totals,
+                             groups: tick.groups.map { .init(name: $0.name, devices: $0.devices, online: $0.online, offRealtime: $0.offRealtime,
+                                                             sent: $0.sent, received: $0.received) })
+    }
+
+    /// The end to every page, then `--dashboard-linger` (Ctrl-C ends it sooner).
+    func finishDashboard(_ live: LiveDashboard, summary: RunSummary, folder: ResultsFolder) async {
+        live.feed.finish(DashboardEnd(summary, report: "report.html", results: folder.path))
+        guard let linger = dashboardLinger?.seconds, linger > 0 else { return }
+        FileHandle.standardError.write(Data("convoy: the dashboard stays at \(live.url) for \(Format.duration(linger)) (Ctrl-C ends it)\n".utf8))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: .seconds(linger)) }
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

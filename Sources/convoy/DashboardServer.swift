@@ -1,0 +1,97 @@
+import ConvoyMetrics
+import Foundation
+import Hummingbird
+import Logging
+
+/// `convoy run --dashboard [HOST:]PORT`: the live page (`/`), its state (`/api/state`), its events once a
+/// second (`/api/events`, Server-Sent Events), the fleet's map (`/api/map`, `/api/phone/N`; 204 for an app
+/// that shares no locations) and, once the run has written it, `/report.html`.
+struct DashboardServer {
+    let host: String
+    let port: Int
+
+    /// `PORT` (loopback), `HOST:PORT`, `:PORT` (all interfaces) or `[v6]:PORT`.
+    init?(_ text: String) {
+        if let port = Int(text) {
+            guard (0...65535).contains(port) else { return nil }
+            (host, self.port) = ("127.0.0.1", port)
+            return
+        }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.host = host.isEmpty ? "0.0.0.0" : host
+        self.port = port
+    }
+
+    /// The address to print: a wildcard host is reached on loopback from this machine.
+    func url(port bound: Int) -> String {
+        let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
+        return "http://\(shown):\(bound)/"
+    }
+
+    /// Serves until cancelled; `onReady` gets the bound port (useful with port 0). `report`: report.html once written;
+    /// `map` and `phone`: the fleet map and one phone's detail (nil: none yet, or no such phone).
+    func run(_ feed: DashboardFeed, report: @escaping @Sendable () async -> Data?, map: @escaping @Sendable () async -> FleetMapData?,
+             phone: @escaping @Sendable (Int) async -> FleetMapData.PhoneDetail?, logger: Logger,
+             onReady: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let router = Router()
+        router.get("api/map") { _, _ -> Response in
+            guard feed.header.sharesLocations else { return Response(status: .noContent) }
+            guard let data = await map(), let json = try? Self.encoder.encode(data) else {
+                return Self.response(.ok, "application/json", ByteBuffer(string: #"{"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
+            }
+            return Self.response(.ok, "application/json", ByteBuffer(bytes: json))
+        }
+        router.get("api/phone/:index") { _, context -> Response in
+            guard let index = context.parameters.get("index", as: Int.self), let detail = await phone(index), let json = try? Self.encoder.encode(detail) else {
+                return Self.response(.notFound, "application/json", ByteBuffer(string: #"{"error":"no such phone"}"#))
+            }
+            return Self.response(.ok, "application/json", ByteBuffer(bytes: json))
+        }
+        router.get("/") { _, _ -> Response in
+            Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: DashboardPage.html))
+        }
+        router.get("api/state") { _, _ -> Response in
+            Self.response(.ok, "application/json", ByteBuffer(bytes: feed.state()))
+        }
+        // For `convoy dashboard`: the seconds published after ?after=N (the newest minute at most), histograms included.
+        router.get("api/seconds") { request, _ -> Response in
+            let after = request.uri.queryParameters.get("after", as: Int.self) ?? 0
+            guard let json = try? Self.encoder.encode(feed.seconds(after: after)) else { return Response(status: .internalServerError) }
+            return Self.response(.ok, "application/json", ByteBuffer(bytes: json))
+        }
+        router.get("api/events") { _, _ -> Response in
+            let events = feed.listen()
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            // A retry hint for the browser, then each event as the run publishes it.
+            let body = ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+                for await event in events { try await writer.write(ByteBuffer(string: event)) }
+                try await writer.finish(nil)
+            }
+            return Response(status: .ok, headers: headers, body: body)
+        }
+        router.get("report.html") { _, _ -> Response in
+            guard let data = await report() else {
+                return Self.response(.notFound, "text/plain; charset=utf-8",
+                                     ByteBuffer(string: "report.html is written when the run ends: not yet\n"))
+            }
+            return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(bytes: data))
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "convoy"),
+                              onServerRunning: { channel in await onReady(channel.localAddress?.port ?? 0) }, logger: logger)
+        try await app.runService(gracefulShutdownSignals: [])
+    }
+
+    static let encoder = JSONEncoder()
+
+    private static func response(_ status: HTTPResponse.Status, _ type: String, _ body: ByteBuffer) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import ConvoyTestSupport
+
+/// `convoy dashboard SHARD_URL…`: two shards, each with its own dashboard, seen as one: the phones and groups of
+/// both, and at the end each shard's verdict and the shards' accountings summed, as their summaries have them.
+@Suite struct DistributedDashboardTests {
+    static func state(_ url: String) async -> [String: Any]? {
+        guard let (data, _) = try? await URLSession.shared.data(from: URL(string: url + "api/state")!) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    static func start(_ arguments: [String]) throws -> (TestProcess, OutputWatch) {
+        let p = TestProcess()
+        p.executableURL = CLI.binary
+        p.arguments = arguments
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        return (p, OutputWatch(err))
+    }
+
+    @Test func twoShardsAreOneLiveViewAndTheirEndsAreTheSummaries() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--rate-limits", "off")
+        defer { server.stop() }
+        let scenario = try DashboardTests.scenario(in: dir)
+        let startAt = String(Int(Date().timeIntervalSince1970) + 20)
+        var processes: [TestProcess] = []
+        defer { for p in processes where p.isRunning { p.terminate() } }
+        var urls: [String] = []
+        for i in 1...2 {
+            let (p, watch) = try Self.start(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
+                                             "--out", dir.appendingPathComponent("shard\(i)").path, "--dashboard", "127.0.0.1:0", "--dashboard-linger", "10m"])
+            processes.append(p)
+            urls.append(try #require(await watch.address(after: "dashboard at "), "shard \(i): \(watch.all)"))
+        }
+        let (merger, mergerWatch) = try Self.start(["dashboard"] + urls + ["--listen", "127.0.0.1:0", "--linger", "10m"])
+        processes.append(merger)
+        let url = try #require(await mergerWatch.address(after: "shards at "), "\(mergerWatch.all)")
+
+        // Live: both shards' phones online in one view, both groups.
+        var live: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(180)
+        while ContinuousClock.now < deadline {
+            if let s = await Self.state(url), let latest = s["latest"] as? [String: Any], (latest["online"] as? Int ?? 0) >= 10 { live = s; break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let header = try #require(live["header"] as? [String: Any], "no live view: \(live)\n\(mergerWatch.all)")
+        #expect(header["devices"] as? Int == 12 && (header["shards"] as? [String])?.count == 2)
+        let latest = try #require(live["latest"] as? [String: Any])
+        #expect(Set((latest["groups"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }) == ["walkers", "drivers"])
+        #expect((latest["groups"] as? [[String: Any]] ?? []).reduce(0) { $0 + ($1["devices"] as? Int ?? 0) } == 12)
+
+        // The map: every shard's phones, each once it has shared a position.
+        var placed = 0
+        while ContinuousClock.now < deadline, placed < 12 {
+            if let (data, _) = try? await URLSession.shared.data(from: URL(string: url + "api/map")!),
+               let map = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                placed = (map["phones"] as? [[String: Any]] ?? []).filter { $0["lat"] != nil && !($0["lat"] is NSNull) }.count
+            }
+            if placed < 12 { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(placed == 12, "both shards' phones on one map")
+
+        // The end: each shard's exit code, and their accountings summed, as their summaries say.
+        var end: [String: Any] = [:]
+        while ContinuousClock.now < deadline + .seconds(120) {
+            if let e = await Self.state(url)?["end"] as? [String: Any] { end = e; break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let summaries = try (1...2).map { i in
+            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("shard\(i)/summary.json"))) as? [String: Any])
+        }
+        let shards = try #require(end["shards"] as? [[String: Any]], "no end: \(end)\n\(mergerWatch.all)")
+        #expect(shards.map { $0["exit_code"] as? Int } == summaries.map { $0["exit_code"] as? Int })
+        let sum = { (key: String) in summaries.reduce(0) { $0 + (($1["accounting"] as? [String: Any])?[key] as? Int ?? 0) } }
+        let accounting = try #require(end["accounting"] as? [String: Any])
+        #expect(accounting["sent"] as? Int == sum("sent") && accounting["delivered"] as? Int == sum("delivered") && sum("sent") > 20, "\(accounting)")
+        #expect(end["exit_code"] as? Int == 99, "seal.p99 < 1us fails on each shard")
+    }
+}

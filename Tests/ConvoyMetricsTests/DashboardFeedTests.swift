@@ -1,0 +1,100 @@
+import ConvoyMetrics
+import Foundation
+import Testing
+
+/// The live dashboard's feed: frames from each second, a bounded window, thresholds as they stand, and the
+/// events pages receive.
+@Suite struct DashboardFeedTests {
+    static let header = DashboardFeed.Header(scenario: "s", app: "greenbox", devices: 10, planned: 100, window: 3, groups: ["a", "b"])
+
+    static func second(_ t: Double, latencyMs: [Int] = [], totals: [String: Int] = [:], phase: String = "steady") -> DashboardFeed.Second {
+        let m = Metrics()
+        for v in latencyMs { m.record(.e2eLatency, microseconds: UInt64(v * 1000)) }
+        m.count(.sent, by: 4)
+        m.count(.received, by: 3)
+        return DashboardFeed.Second(elapsed: t, phase: phase, onboarded: 10, online: 8, offRealtime: 1, retryQueued: 2, interval: m.snapshot(),
+                                    totals: totals, groups: [.init(name: "a", devices: 6, online: 5, offRealtime: 1, sent: 9, received: 7)])
+    }
+
+    static func decode(_ data: Data) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func theWindowKeepsTheNewestSecondsAndTheLatestFrameHasTheirFigures() throws {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        for t in 1...5 { feed.publish(Self.second(Double(t), latencyMs: [10, 20, 30], totals: ["sent": 40 * t, "received": 30 * t])) }
+        let state = try Self.decode(feed.state())
+        let points = try #require(state["points"] as? [[String: Any]])
+        #expect(points.compactMap { $0["t"] as? Double } == [3, 4, 5])
+        let latest = try #require(state["latest"] as? [String: Any])
+        #expect(latest["out"] as? Int == 4 && latest["in"] as? Int == 3 && latest["sent"] as? Int == 200 && latest["received"] as? Int == 150)
+        #expect(latest["online"] as? Int == 8 && latest["off_realtime"] as? Int == 1 && latest["retry_queued"] as? Int == 2)
+        #expect(abs((latest["p50"] as? Double ?? 0) - 20) < 0.1 && abs((latest["p99"] as? Double ?? 0) - 30) < 0.1)
+        #expect(abs((latest["progress"] as? Double ?? 0) - 0.05) < 1e-9 && latest["left"] as? Double == 95)
+        let groups = try #require(latest["groups"] as? [[String: Any]])
+        #expect(groups.first?["name"] as? String == "a" && groups.first?["received"] as? Int == 7)
+        #expect(state["end"] == nil)
+    }
+
+    @Test func thresholdsStandAsMeasuredSoFarAndLossWaitsForTheEnd() throws {
+        let thresholds = try ["e2e_latency.p99 < 25ms", "e2e_latency.p50 < 1s", "delivery.loss < 1%", "decrypt_failures == 0", "seal.p99 < 1ms"].map(Threshold.init)
+        let feed = DashboardFeed(Self.header, thresholds: thresholds)
+        feed.publish(Self.second(1, latencyMs: [10, 20]))
+        func states() throws -> [String: String] {
+            let latest = try #require(try Self.decode(feed.state())["latest"] as? [String: Any])
+            let list = try #require(latest["thresholds"] as? [[String: Any]])
+            return Dictionary(uniqueKeysWithValues: list.map { ($0["threshold"] as! String, $0["state"] as! String) })
+        }
+        #expect(try states() == ["e2e_latency.p99 < 25ms": "passing", "e2e_latency.p50 < 1s": "passing", "delivery.loss < 1%": "at_end",
+                                 "decrypt_failures == 0": "passing", "seal.p99 < 1ms": "no_data"])
+        // The latency histogram accumulates over seconds: a slow second makes p99 fail from then on, whatever comes next.
+        feed.publish(Self.second(2, latencyMs: Array(repeating: 400, count: 50), totals: ["decrypt_failures": 1]))
+        feed.publish(Self.second(3, latencyMs: [10]))
+        #expect(try states()["e2e_latency.p99 < 25ms"] == "failing")
+        #expect(try states()["decrypt_failures == 0"] == "passing", "counters are the totals of the latest second")
+        feed.publish(Self.second(4, totals: ["decrypt_failures": 1]))
+        #expect(try states()["decrypt_failures == 0"] == "failing")
+    }
+
+    @Test func errorsAreByKindWithAFamilysBreakdownInsteadOfItsTotal() {
+        let errors = DashboardFeed.errorsByKind(["http_errors": 5, "http_errors.503": 3, "http_errors.429": 2, "transport_errors.timeout": 1,
+                                                 "key_lookup_failures": 2, "seal_failures": 0, "messages_failed": 1, "sent": 100])
+        #expect(errors == ["http_errors.503": 3, "http_errors.429": 2, "transport_errors.timeout": 1, "key_lookup_failures": 2, "messages_failed": 1])
+    }
+
+    @Test func pagesGetEachSecondThenTheEndAndALatePageTheEndAlone() async throws {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        let events = feed.listen()
+        #expect(feed.listeners == 1)
+        feed.publish(Self.second(1))
+        feed.publish(Self.second(2))
+        let summary = RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 9,
+                                 target: .init(kind: "embedded", url: "http://x"), devices: 10, accounting: Accounting(),
+                                 metrics: MetricsSnapshot(), thresholds: []) { _ in 0 }
+        feed.finish(DashboardEnd(summary, report: "report.html", results: "/tmp/r"))
+        var received: [String] = []
+        for await e in events { received.append(e) }
+        #expect(received.count == 3 && received[0].hasPrefix("event: tick\ndata: {") && received[2].hasPrefix("event: end\ndata: {"))
+        #expect(received.allSatisfy { $0.hasSuffix("\n\n") })
+        #expect(feed.listeners == 0)
+        var late: [String] = []
+        for await e in feed.listen() { late.append(e) }
+        #expect(late.count == 1 && late[0].contains("\"exit_code\":0"))
+        feed.publish(Self.second(3))
+        #expect((try Self.decode(feed.state())["points"] as? [Any])?.count == 2, "nothing is published after the end")
+    }
+
+    @Test func aPageThatReadsNothingHoldsOnlyTheNewestFewEvents() async {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        let events = feed.listen()
+        for t in 1...50 { feed.publish(Self.second(Double(t))) }
+        let summary = RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 9,
+                                 target: .init(kind: "embedded", url: "http://x"), devices: 10, accounting: Accounting(),
+                                 metrics: MetricsSnapshot(), thresholds: []) { _ in 0 }
+        feed.finish(DashboardEnd(summary, report: "report.html", results: "/tmp/r"))
+        var received: [String] = []
+        for await e in events { received.append(e) }
+        #expect(received.count == 4 && received.last?.hasPrefix("event: end") == true)
+        #expect(received.first?.contains("\"t\":48") == true, "the oldest kept is three seconds before the end")
+    }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Opens `convoy run --dashboard`'s page in headless Chromium as a person would and reports what it shows.
+
+    dashboard_check.py URL [--timeout S] [--screenshot PNG]
+
+Waits (no fixed sleeps) for live data (the page says "live" and phones are online), reads the live figures,
+then waits for the run's end and reads the final ones: exit code, sent/delivered/lost, each threshold's
+state, the groups' rows; then follows the page's link to report.html. Prints one JSON object; exit 0 when
+every wait was met, 1 with the reason otherwise. The caller compares the figures with summary.json.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chromium import browser, fit_viewport  # noqa: E402
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+def number(text):
+    text = (text or "").strip().strip(" /").replace(",", "")
+    return None if text in ("", "–") else float(text) if "." in text else int(text)
+
+
+# What the page shows, read in one turn of its script (the tables are redrawn every second, so reading
+# them element by element from here could straddle a redraw).
+READ = """
+const t = (id) => (document.getElementById(id) || {}).textContent || "";
+const rows = (sel, attr) => Object.fromEntries([...document.querySelectorAll(sel)].map(
+  (r) => [r.getAttribute(attr), { cells: [...r.cells].map((c) => c.textContent), state: r.dataset.state || null }]));
+return { ids: Object.fromEntries(arguments[0].map((id) => [id, t(id)])),
+         end_shown: !document.getElementById("end").hidden,
+         groups: rows("#groups tbody tr[data-group]", "data-group"),
+         thresholds: rows("#thresholds tbody tr[data-threshold]", "data-threshold"),
+         chart_paths: document.querySelectorAll("#chart-phones path").length,
+         map: { markers: document.querySelectorAll("#map circle.phone").length,
+                clusters: document.querySelectorAll("#map g.cluster").length,
+                drawn_for: Number(document.getElementById("map").dataset.phones || 0),
+                online_in_data: mapView.data ? mapView.data.phones.filter((p) => p.online && p.lat != null).length : null,
+                placed_in_data: mapView.data ? mapView.data.phones.filter((p) => p.lat != null).length : null,
+                scale_bar: !!document.querySelector("#map #scale-bar") } };
+"""
+IDS = ["connection", "phase", "online", "devices", "subtitle", "sent", "received", "exit-code", "end-sent", "end-delivered",
+       "end-lost", "verdict"]
+
+
+def read(driver):
+    return driver.execute_script(READ, IDS)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--screenshot", help="a PNG of the page once live data shows")
+    a = ap.parse_args()
+    result = {}
+    with browser() as driver:
+        driver.get(a.url)
+        fit_viewport(driver, 1280, 900)
+        try:
+            WebDriverWait(driver, a.timeout).until(
+                lambda d: (lambda p: p["ids"]["connection"] == "live" and (number(p["ids"]["online"]) or 0) > 0)(read(d)))
+        except TimeoutException:
+            print(json.dumps({"error": "no live data", "page": read(driver)}))
+            return 1
+        page = read(driver)
+        result["live"] = {
+            "phase": page["ids"]["phase"], "online": number(page["ids"]["online"]), "devices": number(page["ids"]["devices"]),
+            "groups": {k: v["cells"] for k, v in page["groups"].items()}, "chart_paths": page["chart_paths"],
+            "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
+        }
+        # The map: one marker per online phone, as the map's own data has them.
+        WebDriverWait(driver, a.timeout).until(lambda d: read(d)["map"]["markers"] > 0)
+        m = read(driver)["map"]
+        result["live"]["map"] = m
+        # A click on a phone: its friends and the last updates each received from it.
+        driver.execute_script("selectPhone(Number(document.querySelector('#map circle.phone').dataset.i))")
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+            "return document.querySelectorAll('#phone-friends tbody tr').length > 0"))
+        WebDriverWait(driver, a.timeout).until(lambda d: d.execute_script(
+            "return [...document.querySelectorAll('#phone-friends tbody tr')].some((r) => r.textContent.includes(' ms'))"))
+        result["live"]["clicked"] = driver.execute_script(
+            "return { title: document.querySelector('#phone-panel h3').textContent,"
+            " rows: [...document.querySelectorAll('#phone-friends tbody tr')].map((r) => [...r.cells].map((c) => c.textContent)),"
+            " received_drawn: document.querySelectorAll('#map circle.received').length }")
+        if a.screenshot:
+            # A picture worth looking at: the steady part, with some of it charted.
+            WebDriverWait(driver, a.timeout).until(lambda d: read(d)["ids"]["phase"] in ("steady", "ramp-down", "draining", "ended"))
+            WebDriverWait(driver, a.timeout).until(lambda d: d.execute_script("return view.points.length") >= 12)
+            driver.save_screenshot(a.screenshot)
+        try:
+            WebDriverWait(driver, a.timeout).until(lambda d: read(d)["end_shown"])
+        except TimeoutException:
+            print(json.dumps({"error": "the run's end never showed", **result}))
+            return 1
+        # After the end the map shows every phone where it last was.
+        WebDriverWait(driver, 30).until(lambda d: (lambda m: m["placed_in_data"] and m["markers"] == m["placed_in_data"])(read(d)["map"]))
+        page = read(driver)
+        ids = page["ids"]
+        result["end"] = {
+            "exit_code": number(ids["exit-code"]), "sent": number(ids["end-sent"]), "delivered": number(ids["end-delivered"]),
+            "lost": number(ids["end-lost"]), "verdict": ids["verdict"], "received": number(ids["received"]),
+            "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
+            "map": page["map"],
+        }
+        driver.find_element(By.ID, "report-link").click()
+        WebDriverWait(driver, 30).until(lambda d: "report" in d.current_url and d.execute_script("return document.readyState") == "complete")
+        result["report"] = {"url": driver.current_url, "title": driver.title,
+                            "map_markers": len(driver.find_elements(By.CSS_SELECTOR, "svg.fleet-map circle.phone")),
+                            "map_scale_bar": len(driver.find_elements(By.CSS_SELECTOR, "svg.fleet-map g.scale-bar"))}
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

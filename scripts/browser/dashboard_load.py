@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""What an open dashboard page asks of `convoy run --dashboard`, without a browser (for scripts/bench-dashboard):
+/api/state once, the Server-Sent Events stream until its `end` event, and /api/map every two seconds meanwhile.
+Prints how many events and maps it read, and their bytes."""
+import sys
+import threading
+import time
+import urllib.request
+
+url = sys.argv[1].rstrip("/")
+done = threading.Event()
+counts = {"events": 0, "event_bytes": 0, "maps": 0, "map_bytes": 0}
+
+
+def maps():
+    while not done.is_set():
+        try:
+            with urllib.request.urlopen(url + "/api/map", timeout=10) as r:
+                counts["map_bytes"] += len(r.read())
+                counts["maps"] += 1
+        except OSError:
+            pass
+        done.wait(2)
+
+
+urllib.request.urlopen(url + "/api/state", timeout=10).read()
+threading.Thread(target=maps, daemon=True).start()
+try:
+    with urllib.request.urlopen(url + "/api/events", timeout=600) as stream:
+        for line in stream:
+            counts["event_bytes"] += len(line)
+            if line.startswith(b"event: "):
+                counts["events"] += 1
+                if line.strip() == b"event: end":
+                    break
+except OSError as e:
+    print("stream ended:", e)
+done.set()
+print(counts)
