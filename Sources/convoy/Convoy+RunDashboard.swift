@@ -25,7 +25,7 @@ extension Convoy.Run {
         let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
         let task = Task {
             do {
-                try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map() },
+                try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map(recent: Self.liveTrack) },
                                      phone: { fleet.phone($0) }, logger: logger) { port in
                     signal.yield(.success(port))
                 }
@@ -47,6 +47,10 @@ extension Convoy.Run {
             throw CommandFailure.runtime("--dashboard \(text): the server stopped before it listened")
         }
     }
+
+    /// The live map's tracks: each tracked phone's newest 120 fixes and receipts (read every two seconds; map.json
+    /// and report.html have all that is kept).
+    static let liveTrack = 120
 
     /// A tick in the feed's plain terms.
     static func second(_ tick: FleetRun.Tick) -> DashboardFeed.Second {

@@ -27,6 +27,9 @@ import Testing
         let track = map.snapshot(online: [true]).tracked[0].track
         #expect(track.count == FleetMap.trackLength && track.first?.t == 50 && track.last?.t == Double(FleetMap.trackLength + 49))
         #expect(zip(track, track.dropFirst()).allSatisfy { $0.t < $1.t }, "oldest first")
+        // The live map asks for the newest few only.
+        let recent = map.snapshot(online: [true], recent: 10).tracked[0].track
+        #expect(recent.map(\.t) == Array(track.suffix(10)).map(\.t))
     }
 
     @Test func aPhonesDetailListsItsFriendsWithTheirModeAndLastUpdatesNewestFirst() throws {

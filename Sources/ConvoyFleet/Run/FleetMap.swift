@@ -60,7 +60,7 @@ public final class FleetMap: Sendable {
         let every = max(1, Int((Double(n) / Double(max(tracking, 1))).rounded(.up)))
         tracked = Set(stride(from: 0, to: n, by: every))
         sampling = tracked.count == n ? "every phone's track is drawn"
-            : "the tracks of \(tracked.count) of \(n) phones are drawn (every \(every)th by index, so each group has its share); every phone's position is"
+            : "the tracks of \(tracked.count) of \(n) phones are drawn (one in every \(every) by index, so each group has its share); every phone's position is"
         store = Mutex(State(lat: Array(repeating: .nan, count: n), lon: Array(repeating: .nan, count: n),
                             state: Array(repeating: .gps, count: n)))
     }
@@ -109,15 +109,17 @@ public final class FleetMap: Sendable {
 
     // MARK: The map reads
 
-    /// The map now; `online` says which phones are (all false at the end).
-    public func snapshot(online: [Bool]) -> FleetMapData {
+    /// The map now; `online` says which phones are (all false at the end). `recent`: only each tracked phone's
+    /// newest that many fixes and receipts (the live map, read every two seconds); nil: all that is kept (map.json).
+    public func snapshot(online: [Bool], recent: Int? = nil) -> FleetMapData {
         store.withLock { s in
             let phones = s.lat.indices.map { i in
                 FleetMapData.Phone(i: i, g: tally.group(of: i), lat: s.lat[i].isNaN ? nil : Double(s.lat[i]),
                                    lon: s.lon[i].isNaN ? nil : Double(s.lon[i]), online: i < online.count && online[i], state: s.state[i])
             }
             let tracks = tracked.sorted().map { i in
-                FleetMapData.Tracked(i: i, g: tally.group(of: i), track: s.tracks[i]?.ordered ?? [], received: s.received[i]?.ordered ?? [])
+                FleetMapData.Tracked(i: i, g: tally.group(of: i), track: Array((s.tracks[i]?.ordered ?? []).suffix(recent ?? Int.max)),
+                                     received: Array((s.received[i]?.ordered ?? []).suffix(recent ?? Int.max)))
             }
             return FleetMapData(groups: groups, phones: phones, tracked: tracks, sampling: sampling)
         }

@@ -64,9 +64,10 @@ public final class FleetRun: Sendable {
     }
 
     /// The fleet's map now (nil before set-up has made the phones' places); every phone off line once the run is over.
-    public func map() -> FleetMapData? {
+    /// `recent`: each tracked phone's newest that many fixes and receipts only (the live map); nil: all (map.json).
+    public func map(recent: Int? = nil) -> FleetMapData? {
         guard let (map, presence) = live.withLock({ $0 }) else { return nil }
-        return map.snapshot(online: presence.areOnline(Array(0..<presence.devices)))
+        return map.snapshot(online: presence.areOnline(Array(0..<presence.devices)), recent: recent)
     }
 
     /// One phone on the map, with what each friend last received from it.
