@@ -351,31 +351,6 @@ extension Convoy {
             }
         }
 
-        /// Starts `--metrics-listen`'s server and waits until it listens; a port that cannot be bound is a runtime failure.
-        private func startMetricsListener(_ exporter: PrometheusExporter?, logger: Logger) async throws -> Task<Void, Never>? {
-            guard let exporter, let text = metricsListen, let listener = MetricsListener(text) else { return nil }
-            let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
-            let task = Task {
-                do {
-                    try await listener.run(exporter, logger: logger) { port in signal.yield(.success(port)) }
-                } catch {
-                    signal.yield(.failure(error))
-                }
-                signal.finish()
-            }
-            var it = ready.makeAsyncIterator()
-            switch await it.next() {
-            case .success(let port):
-                logger.info("Prometheus metrics at http://\(listener.host):\(port)/metrics")
-                FileHandle.standardError.write(Data("convoy: Prometheus metrics at http://\(listener.host):\(port)/metrics\n".utf8))
-                return task
-            case .failure(let error):
-                throw CommandFailure.runtime("--metrics-listen \(text): \(error)")
-            case nil:
-                throw CommandFailure.runtime("--metrics-listen \(text): the server stopped before it listened")
-            }
-        }
-
         /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.
         private func applyOverrides(_ s: inout Scenario) throws {
             if let seed { s.seed = seed }

@@ -4,7 +4,8 @@ import Foundation
 import Logging
 import UnixSignals
 
-/// `convoy run --dashboard`: the feed the run publishes to once a second, and the server that shows it.
+/// `convoy run`'s listeners: `--dashboard` (the feed the run publishes to once a second, and the server that shows
+/// it) and `--metrics-listen` (Prometheus).
 extension Convoy.Run {
     struct LiveDashboard {
         let feed: DashboardFeed
@@ -22,13 +23,35 @@ extension Convoy.Run {
                                           groups: scenario.groups.map(\.name), mapTiles: mapTiles, thresholds: scenario.thresholds.map(\.text))
         let feed = DashboardFeed(header, thresholds: scenario.thresholds)
         let report = URL(fileURLWithPath: folder.path).appendingPathComponent("report.html")
+        let (task, port) = try await Self.listening("--dashboard \(text)") { ready in
+            try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map(recent: Self.liveTrack) },
+                                 phone: { fleet.phone($0) }, logger: logger, onReady: ready)
+        }
+        let url = server.url(port: port)
+        logger.info("dashboard at \(url)")
+        FileHandle.standardError.write(Data("convoy: dashboard at \(url)\n".utf8))
+        return LiveDashboard(feed: feed, server: task, url: url)
+    }
+
+    /// Starts `--metrics-listen`'s server and waits until it listens (nil without the flag).
+    func startMetricsListener(_ exporter: PrometheusExporter?, logger: Logger) async throws -> Task<Void, Never>? {
+        guard let exporter, let text = metricsListen, let listener = MetricsListener(text) else { return nil }
+        let (task, port) = try await Self.listening("--metrics-listen \(text)") { ready in
+            try await listener.run(exporter, logger: logger, onReady: ready)
+        }
+        logger.info("Prometheus metrics at http://\(listener.host):\(port)/metrics")
+        FileHandle.standardError.write(Data("convoy: Prometheus metrics at http://\(listener.host):\(port)/metrics\n".utf8))
+        return task
+    }
+
+    /// A server started in a task of its own, once it listens: the task and the bound port. A port that cannot be
+    /// bound is a runtime failure named by `flag`.
+    static func listening(_ flag: String,
+                          _ serve: @escaping @Sendable (_ ready: @escaping @Sendable (Int) async -> Void) async throws -> Void) async throws -> (Task<Void, Never>, Int) {
         let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
         let task = Task {
             do {
-                try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map(recent: Self.liveTrack) },
-                                     phone: { fleet.phone($0) }, logger: logger) { port in
-                    signal.yield(.success(port))
-                }
+                try await serve { port in signal.yield(.success(port)) }
             } catch {
                 signal.yield(.failure(error))
             }
@@ -36,15 +59,9 @@ extension Convoy.Run {
         }
         var it = ready.makeAsyncIterator()
         switch await it.next() {
-        case .success(let port):
-            let url = server.url(port: port)
-            logger.info("dashboard at \(url)")
-            FileHandle.standardError.write(Data("convoy: dashboard at \(url)\n".utf8))
-            return LiveDashboard(feed: feed, server: task, url: url)
-        case .failure(let error):
-            throw CommandFailure.runtime("--dashboard \(text): \(error)")
-        case nil:
-            throw CommandFailure.runtime("--dashboard \(text): the server stopped before it listened")
+        case .success(let port): return (task, port)
+        case .failure(let error): throw CommandFailure.runtime("\(flag): \(error)")
+        case nil: throw CommandFailure.runtime("\(flag): the server stopped before it listened")
         }
     }
 
