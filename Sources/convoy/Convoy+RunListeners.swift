@@ -73,9 +73,7 @@ extension Convoy.Run {
     static func second(_ tick: FleetRun.Tick) -> DashboardFeed.Second {
         DashboardFeed.Second(elapsed: tick.elapsed, phase: tick.phase.rawValue, onboarded: tick.onboarded, online: tick.devicesOnline,
                              offRealtime: tick.health.realtimeDown, retryQueued: tick.health.queued, interval: tick.interval,
-                             totals: tick.totals,
-                             groups: tick.groups.map { .init(name: $0.name, devices: $0.devices, online: $0.online, offRealtime: $0.offRealtime,
-                                                             sent: $0.sent, received: $0.received) })
+                             totals: tick.totals, groups: tick.groups)
     }
 
     /// The end to every page, then `--dashboard-linger` (Ctrl-C ends it sooner).

@@ -16,6 +16,12 @@ import Testing
                                     totals: totals, groups: [.init(name: "a", devices: 6, online: 5, offRealtime: 1, sent: 9, received: 7)])
     }
 
+    /// A passing run's end.
+    static let end = DashboardEnd(RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(),
+                                             durationSeconds: 9, target: .init(kind: "embedded", url: "http://x"), devices: 10,
+                                             accounting: Accounting(), metrics: MetricsSnapshot(), thresholds: []) { _ in 0 },
+                                  report: "report.html", results: "/tmp/r")
+
     static func decode(_ data: Data) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
@@ -68,10 +74,7 @@ import Testing
         #expect(feed.listeners == 1)
         feed.publish(Self.second(1))
         feed.publish(Self.second(2))
-        let summary = RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 9,
-                                 target: .init(kind: "embedded", url: "http://x"), devices: 10, accounting: Accounting(),
-                                 metrics: MetricsSnapshot(), thresholds: []) { _ in 0 }
-        feed.finish(DashboardEnd(summary, report: "report.html", results: "/tmp/r"))
+        feed.finish(Self.end)
         var received: [String] = []
         for await e in events { received.append(e) }
         #expect(received.count == 3 && received[0].hasPrefix("event: tick\ndata: {") && received[2].hasPrefix("event: end\ndata: {"))
@@ -88,10 +91,7 @@ import Testing
         let feed = DashboardFeed(Self.header, thresholds: [])
         let events = feed.listen()
         for t in 1...50 { feed.publish(Self.second(Double(t))) }
-        let summary = RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 9,
-                                 target: .init(kind: "embedded", url: "http://x"), devices: 10, accounting: Accounting(),
-                                 metrics: MetricsSnapshot(), thresholds: []) { _ in 0 }
-        feed.finish(DashboardEnd(summary, report: "report.html", results: "/tmp/r"))
+        feed.finish(Self.end)
         var received: [String] = []
         for await e in events { received.append(e) }
         #expect(received.count == 4 && received.last?.hasPrefix("event: end") == true)

@@ -44,7 +44,7 @@ extension FleetRun {
             }
             let (online, down, counts) = (presence.onlineCounts(ranges), health.down(in: ranges), tally.totals())
             let now = groups.indices.map { g in
-                GroupNow(name: groups[g], devices: sizes[g], online: online[g], offRealtime: down[g], sent: counts[g].sent, received: counts[g].received)
+                DashboardFrame.Group(name: groups[g], devices: sizes[g], online: online[g], offRealtime: down[g], sent: counts[g].sent, received: counts[g].received)
             }
             progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
                           onboarded: s.onboarded, interval: interval, totals: totals, health: health.now, groups: now))

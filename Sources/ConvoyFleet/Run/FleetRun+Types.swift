@@ -85,19 +85,9 @@ extension FleetRun {
         public var totals: [String: Int]
         /// Phones off Realtime and updates waiting for a retry, now.
         public var health = FleetHealth.Now()
-        /// Each group, now.
-        public var groups: [GroupNow] = []
-    }
-
-    /// One group of phones, once a second: how many there are (on this shard), online, off Realtime, and what
-    /// they sent and received so far (updates per friend, or a mailbox app's messages).
-    public struct GroupNow: Sendable, Equatable {
-        public var name: String
-        public var devices: Int
-        public var online: Int
-        public var offRealtime: Int
-        public var sent: Int
-        public var received: Int
+        /// Each group now: its phones (on this shard), online, off Realtime, and what they sent and received so far
+        /// (updates per friend, or a mailbox app's messages), as the dashboard shows it.
+        public var groups: [DashboardFrame.Group] = []
     }
 
     /// What a run produced.
