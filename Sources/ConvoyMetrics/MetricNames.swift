@@ -76,6 +76,9 @@ extension HistogramName {
     public static let joinApproval = HistogramName("join_approval")
     /// Group apps: a member who joins by request asks → it is on its group's channel.
     public static let joinChannel = HistogramName("join_channel")
+    /// Group apps: `join_channel` less the seconds the member or its owner had no network meanwhile (their network
+    /// conditions' offline windows, their union): a phone in a tunnel neither hears nor gives an answer.
+    public static let joinChannelOnline = HistogramName("join_channel_online")
     /// Group apps' chat media: intended send time → the upload done (Survale: a signed upload URL, then the bytes to it).
     public static let mediaUpload = HistogramName("media_upload")
     /// Group apps' chat media: intended send time → a member has downloaded it (its chat line heard, then the object fetched).
@@ -92,7 +95,7 @@ extension HistogramName {
         .e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .schedulerLag, .subscribe, .signup,
         .tokenRefresh, .signInAgain, .realtimeHeartbeat, .keyLookup, .migrationRestore, .replayLoad, .directLatency, .pairingLookup, .pairingRequest, .pairingAccept,
         .pairingAcceptLater, .pairingFirstUpdate, .pairingFirstUpdateLater, .presenceConvergence, .presenceSeen, .broadcastAck, .messageLatency, .messagePost, .archivePost,
-        .teammateStaleness, .joinApproval, .joinChannel,
+        .teammateStaleness, .joinApproval, .joinChannel, .joinChannelOnline,
         .mediaUpload, .mediaLatency, .mediaDownload, .messageCatchUpLatency, .mediaCatchUpLatency,
     ] + mailbox
 }
@@ -237,10 +240,17 @@ extension CounterName {
     public static let mediaRetried = CounterName("media_retried")
     /// After-action replays loaded, the rows they brought (positions and chat lines), and those that failed.
     public static let replays = CounterName("replays")
-    /// Direct messages sent, received, sent to a partner off line (nobody expects them), failed to send, and lost.
+    /// Direct messages sent, received, not sent to a partner off line (nobody expects them), failed to send, and lost.
     public static let directSent = CounterName("direct_sent")
     public static let directReceived = CounterName("direct_received")
     public static let directToOffline = CounterName("direct_to_offline")
+    /// Direct messages not sent to a partner online whose pair channel the sender had not opened (it had not seen the
+    /// partner on the group's channel yet); pair channels joined, and refused or closed (let go until the partner is seen again).
+    public static let directNotOpen = CounterName("direct_not_open")
+    public static let directChannelsJoined = CounterName("direct_channels_joined")
+    public static let directChannelsRefused = CounterName("direct_channels_refused")
+    /// Group apps: an owner's end of its group tried again after it failed for a curable reason (no network, a 5xx).
+    public static let groupEndRetries = CounterName("group_end_retries")
     public static let directFailures = CounterName("direct_failures")
     public static let directLost = CounterName("direct_lost")
     public static let replayRows = CounterName("replay_rows")
@@ -283,7 +293,7 @@ extension CounterName {
         .reducedAccuracySent, .reducedAccuracyReceived, .messagesSent, .messagesExpected, .messagesReceived, .messagesFailed,
         .archived, .archiveFailures, .joinRequests, .joinPolls, .joinApproved, .joinRequestFailures, .groupLeaves, .groupRejoins, .messagesRetried,
         .mediaSent, .mediaExpected, .mediaReceived, .mediaFailed, .mediaLost,
-        .mediaRetried, .mediaDownloadRetries, .replays, .replayRows, .replayFailures, .directSent, .directReceived, .directToOffline, .directFailures, .directLost, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
+        .mediaRetried, .mediaDownloadRetries, .replays, .replayRows, .replayFailures, .directSent, .directReceived, .directToOffline, .directNotOpen, .directChannelsJoined, .directChannelsRefused, .groupEndRetries, .directFailures, .directLost, .mediaBytesUp, .mediaBytesDown, .mediaProgress, .chatCatchUps, .messagesCaughtUp, .mediaCaughtUp, .messagesLost,
     ] + mailbox
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.

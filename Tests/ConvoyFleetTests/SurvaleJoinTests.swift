@@ -88,6 +88,45 @@ import Testing
         #expect(c[.presenceUnconverged] == 0 && c[.realtimeJoinFailures] == 0 && c[.archiveFailures] <= 12, "\(c.sorted { $0.key < $1.key })")
     }
 
+    /// A member that asks and then loses its network cannot hear its answer, nor an owner off line give one:
+    /// `join_channel` is the whole wait, `join_channel_online` the same wait less the union of the two's offline
+    /// windows (here 3 s in every 8 s, each phone at its own phase).
+    @Test func aMembersOwnTimeOffTheNetworkIsTakenOutOfItsOnlineJoinFigure() async throws {
+        let scenario = try ScenarioFile.parse("""
+            name: survale-join-tunnels
+            seed: 5
+            app: survale
+            groups:
+              - name: units
+                count: 12
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+                conditions: { preset: lte, offline: { every: 8s, for: 3s } }
+            social:
+              groups: 4..4
+              join_by_request: 50%
+              approve_after: 1s..2s
+            timeline:
+              arrival_rate: 40/s
+              steady: 10s
+              ramp_down: 500ms
+            """, file: "survale-join-tunnels.yaml")
+        let outcome = try await SurvaleRunTests.run(scenario)
+        let m = outcome.metrics
+        let joined = try #require(m.statistic("join_channel", "count"))
+        #expect(joined > 0 && m.statistic("join_channel_online", "count") == joined)
+        let (whole, online) = (try #require(m.statistic("join_channel", "mean")), try #require(m.statistic("join_channel_online", "mean")))
+        #expect(online < whole, "some member was in a tunnel while it waited: \(online) µs against \(whole) µs")
+        #expect((m.statistic("join_channel_online", "max") ?? .infinity) <= (m.statistic("join_channel", "max") ?? 0))
+    }
+
+    @Test func offlineWindowsCountOnceWhereTheyOverlap() {
+        #expect(VirtualDevice.covered([]) == 0)
+        #expect(VirtualDevice.covered([(5, 8), (1, 3)]) == 5)
+        #expect(VirtualDevice.covered([(1, 4), (2, 6), (5, 7), (10, 11)]) == 7)
+        #expect(VirtualDevice.covered([(1, 9), (2, 3)]) == 8)
+    }
+
     @Test func theKeysAreReadStrictly() throws {
         #expect(try Self.scenario(share: "25%").social.joinByRequest == 0.25)
         #expect(throws: ScenarioError.self) { try Self.scenario(share: "lots") }

@@ -56,6 +56,18 @@ import Testing
         #expect((0..<900).map { same.0.isOffline(at: Double($0)) } == (0..<900).map { same.1.isOffline(at: Double($0)) }, "seeded")
     }
 
+    @Test func aSpanOfTimeGivesItsOfflineWindowsClippedToIt() {
+        let link = NetworkLink(conditions: NetworkConditions(offline: .periodic(every: 300, for: 60)), phone: 3, seed: 4)
+        #expect(link.offlineSpans(from: 0, to: 1_000).isEmpty, "nothing before it arrives")
+        link.begin(at: 1_000)
+        let spans = link.offlineSpans(from: 1_100, to: 2_350)
+        let seconds = spans.reduce(0.0) { $0 + $1.end - $1.start }
+        let counted = stride(from: 1_100.0, to: 2_350, by: 0.5).filter { link.isOffline(at: $0) }.count
+        #expect(abs(seconds - Double(counted) / 2) <= 1, "\(seconds) s in spans, \(Double(counted) / 2) s sampled offline")
+        #expect(spans.allSatisfy { $0.start >= 1_100 && $0.end <= 2_350 && $0.start < $0.end })
+        #expect(zip(spans, spans.dropFirst()).allSatisfy { $0.end <= $1.start }, "in order, apart")
+    }
+
     @Test func randomWindowsAndResetsFollowTheirMeans() {
         let link = NetworkLink(conditions: NetworkConditions(resetEvery: 60, offline: .random(meanInterval: 240, meanDuration: 60)), phone: 5, seed: 8)
         link.begin(at: 0)

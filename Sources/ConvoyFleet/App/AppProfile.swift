@@ -176,9 +176,9 @@ public protocol AppProfile: Sendable {
     func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming
 
     /// Group apps with direct messages (Survale: "DMs via ephemeral WebSocket relay (no storage)"): the members
-    /// `userID` exchanges them with, and the channels it is on for them (one a pair). Default: none.
+    /// `userID` exchanges them with, and the channel of `userID` and one of them (one a pair). Default: none.
     func directPartners(of userID: String) -> [String]
-    func directChannels(for userID: String) -> [AppSubscription]
+    func directChannel(for userID: String, with partner: String) -> AppSubscription?
 
     /// Sends `message` to `userID` alone, over Realtime (nothing stores it); the frame's bytes.
     func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyWire
 
 /// Where the phone hands over to its app's shape: the one place outside a room's own code that asks
 /// which shape the app has. The phone calls these; each shape's room does the rest.
@@ -35,9 +36,20 @@ extension VirtualDevice {
         if app.shape == .group { context.convergence.subscribed(index, false) }
     }
 
-    /// A join refused with `reason`: true when the shape takes it as the end of the phone's part (a
-    /// group's private channel that no longer lets the member in: its group ended, or it was taken out,
-    /// while it was away; it stops, as the app does, rather than knocking for ever).
+    /// A new Realtime connection: a group phone has opened no pair channel on it yet.
+    func resetShapeChannels() {
+        if app.shape == .group { resetDirect() }
+    }
+
+    /// A Realtime event about a channel of the shape's own (a group's pair channels for direct messages), which the
+    /// shape handles whole: true when it did, and the phone's lifecycle must not read it as about its subscription.
+    func shapeHandled(_ event: RealtimeClient.Event) -> Bool {
+        app.shape == .group && directChannelEvent(event)
+    }
+
+    /// A join of the group's own channel refused with `reason`: true when the shape takes it as the end of the
+    /// phone's part (a group's private channel that no longer lets the member in: its group ended, or it was taken
+    /// out, while it was away; it stops, as the app does, rather than knocking for ever).
     func joinRefusalEnds(_ reason: String) -> Bool {
         guard app.shape == .group, reason.hasPrefix("Unauthorized") else { return false }
         groupEnded()

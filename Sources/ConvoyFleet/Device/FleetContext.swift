@@ -39,11 +39,15 @@ public final class FleetContext: Sendable {
     public let tally: GroupTally
     /// Where each phone is and what its friends saw of it (the live map, report.html's map).
     public let map: FleetMap
+    /// Each shaped phone's network link (its offline windows), by device index: none without network conditions.
+    public let links: [Int: NetworkLink]
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
-                app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil, groups: [(name: String, size: Int)] = []) {
+                app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil, groups: [(name: String, size: Int)] = [],
+                links: [Int: NetworkLink] = [:]) {
         self.app = app
+        self.links = links
         let sizes = groups.isEmpty ? [presence.devices] : groups.map(\.size)
         tally = GroupTally(sizes: sizes)
         map = FleetMap(groups: groups.isEmpty ? ["all"] : groups.map(\.name), sizes: sizes)

@@ -10,6 +10,7 @@ import Logging
 /// and validated, rejoins, and catching up after a gap.
 extension VirtualDevice {
     func handle(_ event: RealtimeClient.Event) async {
+        if shapeHandled(event) { return }
         switch event {
         case .connected(let attempt):
             if attempt > 0 {
@@ -39,12 +40,7 @@ extension VirtualDevice {
             switch life.subscription() {
             case .first(let arrivedAt?):
                 // One that joined by request waited to be let in: its own figure, not the subscription's.
-                if let asked = group.joinAskedAt {
-                    metrics.record(.joinChannel, seconds: context.clock.now() - asked)
-                    group.joinAskedAt = nil
-                } else {
-                    metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt)
-                }
+                if !joinedByRequest() { metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt) }
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).

@@ -125,7 +125,7 @@ public actor VirtualDevice {
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
         retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
-        self.group = GroupState(role: group, chatRetry: context.options.chatRetry)
+        self.group = GroupState(role: group, chatRetry: context.options.chatRetry, seed: profile.seed)
     }
 
     var metrics: Metrics { context.metrics }
@@ -152,6 +152,7 @@ public actor VirtualDevice {
     func connect(at intended: Double) {
         let client = RealtimeClient(url: context.target.realtimeURL, accessToken: account.session.accessToken,
                                     clock: context.clock, heartbeatInterval: context.options.heartbeat, proxy: profile.tunnel)
+        resetShapeChannels()
         for subscription in channels {
             client.join(subscription.topic, bindings: subscription.bindings, options: subscription.options)
         }
@@ -208,7 +209,7 @@ public actor VirtualDevice {
 
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
     var isSettled: Bool { pairwise.outbox.isEmpty && !life.awaitingComeback && !held.catchingUp && pairwise.owedSince == nil && !pairwise.backfilling
-        && !group.missedChat.running && !group.missedChat.isOwed && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
+        && !group.missedChat.running && !group.missedChat.isOwed && !group.ending && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
 
     /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
     /// for it), or at `deadline` (the run's clock).

@@ -111,7 +111,8 @@ extension RunSummary {
             if let m = g.media { out += "\n" + mediaLine(m) + "\n" }
             if let d = g.direct {
                 out += "\n" + d.directLine
-                if let off = counters["direct_to_offline"], off > 0 { out += "; \(off) more to a partner off line (nobody expects those)" }
+                if let off = counters["direct_to_offline"], off > 0 { out += "; \(off) more not sent, to a partner off line" }
+                if let shut = counters["direct_not_open"], shut > 0 { out += "; \(shut) not sent, the pair's channel not open yet" }
                 if let failed = counters["direct_failures"], failed > 0 { out += "; \(failed) could not be sent" }
                 if let l = latencyMs["direct_latency"] { out += "; latency p50 \(Self.ms(l.p50)) ms, p99 \(Self.ms(l.p99)) ms" }
                 out += ".\n"

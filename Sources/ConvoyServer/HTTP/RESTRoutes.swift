@@ -53,7 +53,7 @@ struct RESTRoutes: Sendable {
             let rows = try await rest.insert(t, body: body, q, as: who,
                                              upsert: resolution == "merge-duplicates" || resolution == "ignore-duplicates",
                                              ignoreDuplicates: resolution == "ignore-duplicates",
-                                             returning: prefer["return"] == "representation")
+                                             returning: prefer["return"] == "representation", missingDefault: prefer["missing"] == "default")
             return respond(rows, prefer: prefer, status: .created, request: request)
         }
         group.patch("{table}") { request, context in

@@ -15,8 +15,8 @@ enum Values {
         switch c.type {
         case .text: return text.databaseValue
         case .uuid:
-            guard let u = UUID(uuidString: text) else { throw invalid(c, text) }
-            return u.uuidString.lowercased().databaseValue
+            guard let u = uuid(text) else { throw invalid(c, text) }
+            return u.databaseValue
         case .bigint:
             guard let n = bigint(text) else { throw invalid(c, text) }
             return n.databaseValue
@@ -32,14 +32,10 @@ enum Values {
         }
     }
 
-    /// A JSON body value for column `c`; JSON null is SQL NULL.
+    /// A JSON body value for column `c`; JSON null is SQL NULL. A NOT NULL column's is refused where PostgreSQL refuses
+    /// it, after the row-level security check on the row (a row the user may not write is 42501 first).
     static func fromJSON(_ value: JSONValue, as c: Schema.Column) throws(APIError) -> DatabaseValue {
-        if case .null = value {
-            guard c.nullable else {
-                throw .postgrest(.badRequest, "23502", "null value in column \"\(c.name)\" violates not-null constraint")
-            }
-            return .null
-        }
+        if case .null = value { return .null }
         let stored: DatabaseValue
         switch c.type {
         case .bigint:
@@ -86,6 +82,55 @@ enum Values {
         while lo < hi, isSpace(bytes[lo]) { lo += 1 }
         while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
         return lo == 0 && hi == bytes.count ? nil : Int64(String(decoding: bytes[lo..<hi], as: UTF8.self))
+    }
+
+    /// Text as PostgreSQL's `uuid_in` reads it, in its canonical form (lowercase, hyphenated): 32 hex digits in either
+    /// case, optionally in braces, with a hyphen allowed after any group of four digits.
+    static func uuid(_ text: String) -> String? {
+        var bytes = Array(text.utf8)
+        if bytes.first == UInt8(ascii: "{") {
+            guard bytes.last == UInt8(ascii: "}"), bytes.count >= 2 else { return nil }
+            bytes = Array(bytes.dropFirst().dropLast())
+        }
+        var hex: [UInt8] = []
+        hex.reserveCapacity(32)
+        var hyphenAt = -1
+        for b in bytes {
+            if b == UInt8(ascii: "-") {
+                guard !hex.isEmpty, hex.count % 4 == 0, hex.count < 32, hyphenAt != hex.count else { return nil }
+                hyphenAt = hex.count
+                continue
+            }
+            guard hex.count < 32, let h = hexDigit(b) else { return nil }
+            hex.append(h)
+        }
+        guard hex.count == 32, bytes.last != UInt8(ascii: "-") else { return nil }
+        var out = String(decoding: hex, as: UTF8.self)
+        for at in [8, 13, 18, 23] { out.insert("-", at: out.index(out.startIndex, offsetBy: at)) }
+        return out
+    }
+
+    /// `b` as a lowercase hex digit's byte, if it is one.
+    private static func hexDigit(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): b
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b + 32
+        default: nil
+        }
+    }
+
+    /// Text as `float8in` reads it: white space around a decimal number, `NaN`, `Infinity` or `inf` (any case, signed).
+    static func float8(_ text: String) -> Double? {
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch t.lowercased() {
+        case "nan": return .nan
+        case "infinity", "inf", "+infinity", "+inf": return .infinity
+        case "-infinity", "-inf": return -.infinity
+        default:
+            guard let first = t.unicodeScalars.first, first == "-" || first == "+" || first == "." || ("0"..."9").contains(first),
+                  let d = Double(t), d.isFinite else { return nil }
+            return d
+        }
     }
 
     /// C's `isspace` in the C locale, which `int8in` skips.

@@ -45,8 +45,10 @@ protocol TableStore: Sendable {
     func select(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, countExact: Bool) async throws -> (rows: JSONRows, total: Int?)
     /// One object or an array of them, all or nothing; with `upsert`, conflicts
     /// on `on_conflict` merge (or are skipped with `ignoreDuplicates`).
+    /// Inserts the union of the objects' keys (PostgREST): a key an object lacks is NULL for it, or with
+    /// `missingDefault` (`Prefer: missing=default`) its column's default.
     func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
-                ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows
+                ignoreDuplicates: Bool, returning: Bool, missingDefault: Bool) async throws -> JSONRows
     func update(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     func delete(_ t: Schema.Table, _ q: RESTQuery, as who: Principal, returning: Bool) async throws -> JSONRows
     /// `POST /rpc/{name}` with named arguments: the function's JSON result.

@@ -87,6 +87,18 @@ public final class NetworkLink: Sendable {
         }
     }
 
+    /// The phone's offline windows between `from` and `to`, clipped to them, in order (none before it arrived).
+    public func offlineSpans(from: Double, to: Double) -> [(start: Double, end: Double)] {
+        state.withLock { s in
+            guard let start = s.start, to > max(from, start) else { return [] }
+            draw(&s, until: to)
+            return s.offlineDrawn.compactMap { w in
+                let (a, b) = (max(w.start, from, start), min(w.end, to))
+                return a < b ? (a, b) : nil
+            }.sorted { $0.start < $1.start }
+        }
+    }
+
     /// Whether the phone's connections were cut between the last call and `t`: an offline window
     /// began, or a reset came. The proxy asks this every 100 ms and closes the phone's connections when so.
     public func cut(at t: Double) -> Bool {

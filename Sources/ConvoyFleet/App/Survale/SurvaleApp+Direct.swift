@@ -23,11 +23,9 @@ extension SurvaleApp {
         }
     }
 
-    public func directChannels(for userID: String) -> [AppSubscription] {
-        guard let operation = operation(of: userID) else { return [] }
-        return directPartners(of: userID).map {
-            AppSubscription(topic: Self.directTopic(operation, userID, $0), bindings: [], options: RealtimeClient.ChannelOptions(isPrivate: true))
-        }
+    public func directChannel(for userID: String, with partner: String) -> AppSubscription? {
+        guard let operation = operation(of: userID), directPartners(of: userID).contains(partner) else { return nil }
+        return AppSubscription(topic: Self.directTopic(operation, userID, partner), bindings: [], options: RealtimeClient.ChannelOptions(isPrivate: true))
     }
 
     public func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int {

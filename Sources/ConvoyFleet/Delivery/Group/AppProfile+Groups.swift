@@ -31,7 +31,7 @@ extension AppProfile {
 
     public func directPartners(of userID: String) -> [String] { [] }
 
-    public func directChannels(for userID: String) -> [AppSubscription] { [] }
+    public func directChannel(for userID: String, with partner: String) -> AppSubscription? { nil }
 
     public func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int {
         throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no direct messages")

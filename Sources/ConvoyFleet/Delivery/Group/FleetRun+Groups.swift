@@ -47,6 +47,7 @@ extension FleetRun {
             for (j, d) in members.enumerated() {
                 let asks = j > 0 && social.joinByRequest > 0 && rng.uniform() < social.joinByRequest
                 roles[d] = GroupRole(owner: j == 0, abandons: k < social.abandoned, joinsByRequest: asks, approveAfter: social.approveAfter)
+                roles[d]?.ownerIndex = members.first
                 if j == 0 { roles[d]?.replayEvery = social.replayEvery }
                 // Its own stream: the draws above stay what they were for every seed.
                 var leaving = SeededGenerator(seed: seed ^ UInt64(d), stream: 0x1EA7E)

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyGeo
 
 /// What a phone of a group app keeps (Survale: one broadcast to the team on a private channel,
 /// presence, chat and media in the group, an archive). The phone holds one, `VirtualDevice.group`;
@@ -11,6 +12,8 @@ struct GroupState: Sendable {
     /// Broadcasts awaiting the server's ack (by ref, when sent), and whether it saw its group end.
     var awaitingAck: [String: (sent: Double, entry: Int)] = [:]
     var sawGroupEnd = false
+    /// As its owner, its end of the group failed and is tried again (`VirtualDevice.endGroup`).
+    var ending = false
     /// The (sender, seq) pairs of group messages it has received.
     var messagesSeen: Set<String> = []
     /// The chat it owes itself since a gap (`VirtualDevice+ChatCatchUp`).
@@ -23,6 +26,8 @@ struct GroupState: Sendable {
     /// group's channel), and, as an owner, the requests it is deciding.
     var joinRequest: (id: String, askedAt: Double)?
     var joinAskedAt: Double?
+    /// When it asked, on the network links' clock (`join_channel_online`).
+    var joinAskedOnLinks = 0.0
     var deciding: Set<String> = []
     /// It left its group for a while (`leaveForAWhile`), and whether it is on its way back onto the channels.
     var outOfGroup = false
@@ -32,11 +37,16 @@ struct GroupState: Sendable {
     var contributed: [GroupItem: Int] = [:]
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
-    /// Its count of direct messages sent (`VirtualDevice+Direct`).
+    /// Its count of direct messages sent, the pair channels it has opened on its connection (topic → partner), and
+    /// the draws of when and to whom it writes, a stream of their own: a run with direct messages draws every other
+    /// schedule as the same run without them (`VirtualDevice+Direct`).
     var directSeq: UInt64 = 0
+    var directOpen: [String: (partner: String, channel: AppSubscription)] = [:]
+    var directRNG: SeededGenerator
 
-    init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy) {
+    init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy, seed: UInt64) {
         self.role = role
         chatQueue = ChatRetryQueue(policy: chatRetry)
+        directRNG = SeededGenerator(seed: seed, stream: 0xD1EC7)
     }
 }

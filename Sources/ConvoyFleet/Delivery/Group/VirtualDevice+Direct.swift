@@ -8,35 +8,82 @@ import Synchronization
 /// one to a partner drawn at random (`AppProfile.directPartners`: a member and its case agent) at that interval,
 /// over the pair's private channel. Nothing stores them: one sent while its partner is off its channel is gone.
 /// Accounted per message (`DirectLedger`); `direct_latency`: intended send → received.
+///
+/// A pair's channel lets the two in only while both are members of the running group, so a phone opens it when
+/// it sees its partner on the group's channel (its presence), not before: a member still asking to be let in, or
+/// out for a while, is not refused a channel meanwhile, and its partner is not refused one either. A pair's channel
+/// is the pair's alone: its joins, refusals and closes never stand for the phone's place in its group.
 extension VirtualDevice {
-    /// The channels this phone is on: its app's, and with direct messages, one per partner.
+    /// The channels this phone is on: its app's, and with direct messages, the pair channels it has opened.
     var channels: [AppSubscription] {
         let own = app.subscriptions(for: account.userID)
-        guard context.options.directEvery != nil else { return own }
-        return own + app.directChannels(for: account.userID)
+        guard !group.directOpen.isEmpty else { return own }
+        return own + group.directOpen.keys.sorted().map { group.directOpen[$0]!.channel }
     }
+
+    /// A new connection: no pair channel is open on it yet.
+    func resetDirect() { group.directOpen = [:] }
 
     func scheduleDirect(from arrival: Double) {
         guard let every = context.options.directEvery, !app.directPartners(of: account.userID).isEmpty else { return }
-        context.scheduler.at(arrival + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
+        context.scheduler.at(arrival + group.directRNG.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
+    }
+
+    /// Teammates seen on the group's channel: a partner among them is a member now, so their pair's channel is opened.
+    func sawTeammates(_ userIDs: [String]) {
+        guard context.options.directEvery != nil, let realtime, !group.outOfGroup, !group.sawGroupEnd else { return }
+        for partner in userIDs where partner != account.userID {
+            guard !group.directOpen.values.contains(where: { $0.partner == partner }),
+                  let channel = app.directChannel(for: account.userID, with: partner) else { continue }
+            group.directOpen[channel.topic] = (partner, channel)
+            realtime.join(channel.topic, bindings: channel.bindings, options: channel.options)
+        }
+    }
+
+    /// What happened on a pair's channel: true when `event` was about one (the phone's place in its group is not).
+    /// Refused (its partner left, or the group ended, since it was seen) or closed: the channel is let go, and opened
+    /// again when the partner is next seen.
+    func directChannelEvent(_ event: RealtimeClient.Event) -> Bool {
+        switch event {
+        case .subscribed(let topic):
+            guard group.directOpen[topic] != nil else { return false }
+            metrics.count(.directChannelsJoined)
+            return true
+        case .joinFailed(let topic, _), .channelClosed(let topic, _):
+            guard group.directOpen.removeValue(forKey: topic) != nil else { return false }
+            metrics.count(.directChannelsRefused)
+            realtime?.leave(topic)
+            return true
+        default:
+            return false
+        }
     }
 
     private func sendDirect(intended: Double) async {
         guard let every = context.options.directEvery, life.onlineSince != nil, !group.sawGroupEnd else { return }
-        context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
+        context.scheduler.at(intended + group.directRNG.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
         let partners = app.directPartners(of: account.userID)
         guard !group.outOfGroup, !partners.isEmpty else { return }
-        let partner = partners[Int(rng.next() % UInt64(partners.count))]
+        let partner = partners[Int(group.directRNG.next() % UInt64(partners.count))]
         guard let to = friendIndex[partner] else { return }
         group.directSeq += 1
         let wall = context.clock.wall(intended)
         let message = GroupMessage(seq: group.directSeq, sentNanos: Int64(wall * 1e9), text: "Convoy DM \(group.directSeq)")
-        let online = context.presence.areOnline([Int(to)])[0]
+        guard context.presence.areOnline([Int(to)])[0] else {
+            // Its partner is not on the group now: the app shows it offline, and nothing would carry the message.
+            metrics.count(.directToOffline)
+            return
+        }
+        guard group.directOpen.values.contains(where: { $0.partner == partner }) else {
+            // Online, yet not seen on the group's channel by this phone: the pair's channel is not open to write on.
+            metrics.count(.directNotOpen)
+            return
+        }
         do {
             let bytes = try app.sendDirect(message, to: partner, from: account.session, realtime: realtime)
             spendSent(bytes: bytes)
             metrics.count(.directSent)
-            if online { context.direct.posted(sender: index, seq: message.seq, to: Int(to), at: wall) } else { metrics.count(.directToOffline) }
+            context.direct.posted(sender: index, seq: message.seq, to: Int(to), at: wall)
         } catch {
             metrics.count(.directFailures)
             _ = countFailure(error, operation: "direct")

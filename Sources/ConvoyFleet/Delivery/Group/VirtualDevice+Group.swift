@@ -82,6 +82,7 @@ extension VirtualDevice {
             for key in present {
                 if let friend = friendIndex[key] { context.convergence.saw(Int(friend), by: index, at: at) }
             }
+            sawTeammates(present)
         case .pushReply(_, let ref, let status, _):
             guard let sent = group.awaitingAck.removeValue(forKey: ref) else { return }
             switch status {
@@ -117,18 +118,31 @@ extension VirtualDevice {
     /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
     func leaveGroup() async {
         guard app.shape == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
-        let started = context.clock.now()
         group.sawGroupEnd = true
+        await endGroup()
+    }
+
+    /// The owner's end of its group. One that failed for a reason another try can cure (no network: a case agent in a
+    /// garage) is tried again 2 s later while the phone runs, as its user taps End again (`group_end_retries`); the drain
+    /// waits for it (`isSettled`, within its settle time).
+    private func endGroup() async {
+        guard !isGone else { return }
+        let started = context.clock.now()
+        metrics.count(.httpRequests)
         do {
             try await app.leaveGroup(account.session, owner: true, via: http)
             spendHTTP(body: 0, since: started)
-            metrics.count(.httpRequests)
         } catch {
             _ = countFailure(error)
             spendHTTP(body: 0, since: started)
-            metrics.count(.httpRequests)
+            group.ending = Self.cures(error) && !isGone
+            if group.ending {
+                metrics.count(.groupEndRetries)
+                context.scheduler.at(context.clock.now() + 2) { [weak self] _ in await self?.endGroup() }
+            }
             return
         }
+        group.ending = false
         // Ended: what an analyst reads back of it now is the replay check's (`VirtualDevice+Replay`).
         await finalReplay()
     }
@@ -152,6 +166,8 @@ public struct GroupRole: Sendable, Equatable {
     /// An owner: how often it loads its group's after-action replay during the run (`social.replay_every`); nil: only
     /// once, right after it ends the group (the replay check).
     public var replayEvery: Double?
+    /// Its group's owner, by device index (who lets it in when it asks).
+    public var ownerIndex: Int?
 
     public init(owner: Bool, abandons: Bool, joinsByRequest: Bool = false, approveAfter: ClosedRange<Double> = 1...3) {
         (self.owner, self.abandons, self.joinsByRequest, self.approveAfter) = (owner, abandons, joinsByRequest, approveAfter)

@@ -16,7 +16,7 @@ extension VirtualDevice {
         guard life.onlineSince != nil, group.joinRequest == nil else { return }
         let clock = context.clock
         let started = clock.now()
-        group.joinAskedAt = group.joinAskedAt ?? started
+        if group.joinAskedAt == nil { (group.joinAskedAt, group.joinAskedOnLinks) = (started, ShapingProxy.now()) }
         metrics.count(.httpRequests)
         do {
             let id = try await app.askToJoin(account.session, via: http)
@@ -116,6 +116,7 @@ extension VirtualDevice {
         group.outOfGroup = true
         closeChatQueue("left")
         for s in channels { realtime.leave(s.topic) }
+        resetDirect()
         context.convergence.subscribed(index, false)
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
@@ -139,7 +140,30 @@ extension VirtualDevice {
         context.presence.set(index, online: true)
         ledger.online.append(.init(from: context.clock.wallNow()))
         metrics.count(.groupRejoins)
-        if let asked = group.joinAskedAt { metrics.record(.joinChannel, seconds: context.clock.now() - asked) }
+        _ = joinedByRequest()
+    }
+
+    /// On its group's channel: if it had asked to join, how long that took (`join_channel`; `join_channel_online`
+    /// without the time it or its owner had no network meanwhile: a phone in a tunnel neither hears nor gives an
+    /// answer), and true; false for a member who never asked.
+    func joinedByRequest() -> Bool {
+        guard let asked = group.joinAskedAt else { return false }
+        let waited = context.clock.now() - asked
+        metrics.record(.joinChannel, seconds: waited)
+        let (from, to) = (group.joinAskedOnLinks, ShapingProxy.now())
+        let spans = [index, group.role?.ownerIndex].compactMap { $0.flatMap { context.links[$0] } }.flatMap { $0.offlineSpans(from: from, to: to) }
+        metrics.record(.joinChannelOnline, seconds: max(0, waited - Self.covered(spans)))
         group.joinAskedAt = nil
+        return true
+    }
+
+    /// The seconds the union of `spans` covers.
+    static func covered(_ spans: [(start: Double, end: Double)]) -> Double {
+        var (total, reach) = (0.0, -Double.infinity)
+        for s in spans.sorted(by: { $0.start < $1.start }) where s.end > reach {
+            total += s.end - max(s.start, reach)
+            reach = s.end
+        }
+        return total
     }
 }

@@ -48,15 +48,14 @@ extension FleetRun {
         let batteryProfiles = try configuration.batteryProfiles ?? Self.batteryProfiles(for: configuration)
         let catalogue = try configuration.probeCatalogue ?? Self.probeCatalogue(for: configuration)
         let scheduler = Scheduler(clock: clock.monotonic, metrics: metrics)
-        let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
-                                   scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: configuration.device,
-                                   shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count),
-                                   groups: scenario.groups.map { ($0.name, $0.count) })
-
         // Network conditions: a link per phone of each group that has them, every connection through one shaping proxy.
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
         var links: [Int: NetworkLink] = [:]
         for i in mine { if let c = scenario.groups[groupOf[i]].conditions { links[i] = NetworkLink(conditions: c, phone: i, seed: scenario.seed) } }
+        let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
+                                   scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: configuration.device,
+                                   shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count),
+                                   groups: scenario.groups.map { ($0.name, $0.count) }, links: links)
         if !links.isEmpty, !configuration.connectionPerDevice {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "groups",
                                 message: "network conditions shape each phone's own connection: they cannot be used with one shared pool of connections")

@@ -31,8 +31,10 @@ struct InviteRPC: Sendable {
         return out
     }
 
+    /// `preference text DEFAULT 'precise'`, then `coalesce(preference, 'precise')`: absent or null is precise; any other
+    /// JSON scalar is its text, as `json_to_record` gives it (`5` is "5", refused).
     static func preference(_ args: [String: JSONValue]) throws(APIError) -> String {
-        let p = args["preference"]?.string ?? "precise"
+        let p = args["preference"]?.flatText ?? "precise"
         guard GreenBoxServer.preferences.contains(p) else {
             throw .postgrest(.badRequest, "22023", "preference must be 'precise' or 'general', got '\(p)'")
         }
@@ -68,9 +70,8 @@ struct InviteRPC: Sendable {
     /// with each side's sharing preference. One error for every kind of bad
     /// code, so codes cannot be told apart by probing.
     func accept(_ args: [String: JSONValue], as uid: String) async throws -> SQLiteTables.JSONRow {
-        guard let code = args["code"]?.string?.uppercased(), !code.isEmpty else {
-            throw APIError.postgrest(.badRequest, "22023", "code is required")
-        }
+        // `upper(code)` of a null code is NULL, which matches no invite: the one error for every bad code.
+        let code = args["code"]?.flatText?.uppercased() ?? ""
         let preference = try Self.preference(args)
         return try await store.write(at: Timestamps.format(clock.date)) { tx in
             let (db, now) = (tx.db, tx.now)

@@ -54,17 +54,19 @@ struct SurvaleRPC: Sendable {
 
     /// `survale_own_operation(op)`: the operation, if the caller is its case agent (one error for none and another's).
     static func ownOperation(_ args: [String: JSONValue], _ uid: String, _ db: Database, key: String = "operation_id") throws -> (Row, rowid: Int64) {
-        let id = try uuid(args, key)
-        guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM operations WHERE id = ?", arguments: [id]),
+        guard let id = try uuid(args, key),
+              let row = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM operations WHERE id = ?", arguments: [id]),
               (row["case_agent_id"] as String?) == uid
         else { throw denied("only the case agent can do this") }
         return (operations.values(of: row), row["_rowid"])
     }
 
+    /// `create_operation(name, incident_number)`: the name as given (`coalesce(trim(name), '') = ''` only refuses a blank one);
+    /// text arguments as `json_to_record` reads them (a number's digits, a boolean's word).
     static func create(_ args: [String: JSONValue], _ me: Row, _ tx: SQLiteTransaction) throws -> Row {
-        let name = (args["name"]?.string ?? "").trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty else { throw APIError.postgrest(.badRequest, "22023", "an operation needs a name") }
-        let incident: DatabaseValue = args["incident_number"]?.string?.databaseValue ?? .null
+        let name = args["name"]?.flatText ?? ""
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIError.postgrest(.badRequest, "22023", "an operation needs a name") }
+        let incident: DatabaseValue = args["incident_number"]?.flatText?.databaseValue ?? .null
         let id = UUID().uuidString.lowercased()
         let row = try tx.insert(into: operations, [
             "id": id.databaseValue, "agency_id": me["agency_id"]!, "team_id": me["team_id"]!, "case_agent_id": me["id"]!,
@@ -104,8 +106,8 @@ struct SurvaleRPC: Sendable {
     }
 
     static func respond(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
-        let id = try number(args, "invite_id")
-        guard let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM operation_invites WHERE id = ?", arguments: [id]),
+        guard let id = try number(args, "invite_id"),
+              let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM operation_invites WHERE id = ?", arguments: [id]),
               (row["invitee_id"] as String?) == uid
         else { throw denied("no such invite for you") }
         let invite = invites.values(of: row)
@@ -122,8 +124,8 @@ struct SurvaleRPC: Sendable {
     }
 
     static func decide(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
-        let id = try number(args, "request_id")
-        guard let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM join_requests WHERE id = ?", arguments: [id]) else {
+        guard let id = try number(args, "request_id"),
+              let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM join_requests WHERE id = ?", arguments: [id]) else {
             throw denied("only the case agent can do this")
         }
         let request = requests.values(of: row)
@@ -150,20 +152,23 @@ struct SurvaleRPC: Sendable {
     }
 
     static func leave(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
-        let op = try uuid(args, "operation_id")
-        guard let row = try GRDB.Row.fetchOne(tx.db, sql: """
+        guard let op = try uuid(args, "operation_id"),
+              let row = try GRDB.Row.fetchOne(tx.db, sql: """
             SELECT rowid AS _rowid, * FROM operation_members WHERE operation_id = ? AND user_id = ? AND left_at IS NULL AND role = 'member'
             """, arguments: [op, uid])
         else { throw denied("not a current member (a case agent ends the operation instead)") }
         return try updated(members, row["_rowid"], members.values(of: row), ["left_at": tx.now.databaseValue], tx)
     }
 
-    /// `nearby_operations(lat, lon, radius_m)`: generic markers of other agencies' active operations.
+    /// `nearby_operations(lat, lon, radius_m)`: generic markers of other agencies' active operations. A null among the
+    /// three makes every distance comparison NULL: no marker (`[]`), never all of them.
     static func nearby(_ args: [String: JSONValue], _ me: Row, _ db: Database) throws -> JSONValue {
-        guard let lat = args["lat"]?.double, let lon = args["lon"]?.double else {
+        guard args["lat"] != nil, args["lon"] != nil else {
             throw APIError.postgrest(.badRequest, "22023", "lat and lon are required numbers")
         }
-        let radius = args["radius_m"]?.double ?? 5000
+        guard let lat = try double(args, "lat"), let lon = try double(args, "lon"),
+              let radius = args["radius_m"] == nil ? 5000 : try double(args, "radius_m")
+        else { return .array([]) }
         let rows = try GRDB.Row.fetchAll(db, sql: """
             SELECT s.lat AS lat, s.lon AS lon, ca.callsign AS case_agent, a.name AS agency
               FROM operations o JOIN staging_areas s ON s.operation_id = o.id JOIN users ca ON ca.id = o.case_agent_id
@@ -194,23 +199,40 @@ struct SurvaleRPC: Sendable {
 
     static func json(_ row: Row) -> JSONValue { Values.object(row) }
 
-    static func uuid(_ args: [String: JSONValue], _ key: String) throws(APIError) -> String {
-        guard let s = args[key]?.string, let u = UUID(uuidString: s) else {
-            throw .postgrest(.badRequest, "22P02", "invalid input syntax for type uuid: \"\(args[key]?.flatText ?? "")\"")
+    // Arguments as `json_to_record` gives them to the SQL function: a JSON null is SQL NULL, never an absent argument
+    // (which takes the function's DEFAULT), and NULL matches no row and fails every test (`IF`, `CASE WHEN`, `<=`).
+
+    /// A uuid argument; nil for null (or absent). PostgreSQL's `uuid_in`: braces and hyphens optional (`Values.uuid`).
+    static func uuid(_ args: [String: JSONValue], _ key: String) throws(APIError) -> String? {
+        guard let value = args[key], value != .null else { return nil }
+        guard let text = value.flatText, let u = Values.uuid(text) else {
+            throw .postgrest(.badRequest, "22P02", "invalid input syntax for type uuid: \"\(value.flatText ?? "")\"")
         }
-        return u.uuidString.lowercased()
+        return u
     }
 
-    static func number(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Int64 {
-        if let i = args[key]?.int64 { return i }
-        if let s = args[key]?.string, let i = Values.bigint(s) { return i }
-        throw .postgrest(.badRequest, "22P02", "invalid input syntax for type bigint: \"\(args[key]?.flatText ?? "")\"")
+    /// A bigint argument; nil for null (or absent).
+    static func number(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Int64? {
+        guard let value = args[key], value != .null else { return nil }
+        if let i = value.int64 { return i }
+        if let s = value.string, let i = Values.bigint(s) { return i }
+        throw .postgrest(.badRequest, "22P02", "invalid input syntax for type bigint: \"\(value.flatText ?? "")\"")
     }
 
-    /// A boolean argument, true when absent or null (the SQL's `DEFAULT true`); otherwise what PostgreSQL's
-    /// `boolin` reads in its text (`json_to_record` gives a boolean argument `0`, `"f"` or `"no"` as text).
+    /// A double precision argument; nil for null. A string is read as `float8in` reads it.
+    static func double(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Double? {
+        guard let value = args[key], value != .null else { return nil }
+        if let d = value.double { return d }
+        if let s = value.string, let d = Values.float8(s) { return d }
+        throw .postgrest(.badRequest, "22P02", "invalid input syntax for type double precision: \"\(value.flatText ?? "")\"")
+    }
+
+    /// A boolean argument `DEFAULT true`: true when absent, false when null (`CASE WHEN NULL` takes the ELSE, `IF NULL`
+    /// does not run: declined, denied), otherwise what PostgreSQL's `boolin` reads in its text (`json_to_record` gives a
+    /// boolean argument `0`, `"f"` or `"no"` as text).
     static func flag(_ args: [String: JSONValue], _ key: String) throws(APIError) -> Bool {
-        guard let value = args[key], value != .null else { return true }
+        guard let value = args[key] else { return true }
+        if value == .null { return false }
         if let b = value.bool { return b }
         switch value.flatText?.trimmingCharacters(in: .whitespaces).lowercased() {
         case "t", "true", "y", "yes", "on", "1": return true

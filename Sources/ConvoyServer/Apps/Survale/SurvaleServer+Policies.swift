@@ -39,12 +39,13 @@ extension SurvaleServer {
 
     /// survale_channels_read: `is_current_member(operation_of_topic(realtime.topic()), ARRAY['draft', 'active'])`;
     /// survale_channels_write: `extension IN ('broadcast', 'presence') AND is_current_member(…, ARRAY['active'])`.
-    /// survale_direct: a pair's channel, `op_{id}_dm_{a}_{b}` (`a` < `b`), is the two's alone, while both are current
-    /// members of the active operation: `auth.uid() = ANY(dm_parties(topic))` and both `is_current_member`.
-    static func realtimeAllows(_ action: ChannelAction, topic: String, as who: Principal, in db: Database) throws -> Bool {
+    /// survale_direct_read / _write: a pair's channel, `op_{id}_dm_{a}_{b}` (`a` < `b`), is the two's alone, while both
+    /// are current members of the active operation (`direct_channel_allows(topic)`); written with broadcasts only
+    /// (`extension = 'broadcast'`): nobody tracks presence there.
+    static func realtimeAllows(_ action: ChannelAction, _ ext: RealtimeExtension, topic: String, as who: Principal, in db: Database) throws -> Bool {
         guard who.role == .authenticated, let uid = who.userID else { return false }
         if let (operation, parties) = direct(ofTopic: topic) {
-            guard parties.contains(uid) else { return false }
+            guard parties.contains(uid), action == .read || ext == .broadcast else { return false }
             for party in parties where try !isCurrentMember(operation, party, statuses: ["active"], db) { return false }
             return true
         }

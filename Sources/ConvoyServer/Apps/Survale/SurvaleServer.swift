@@ -37,7 +37,7 @@ struct SurvaleServer: SupabaseServerKind {
     }
 
     func realtimeAllows(_ action: ChannelAction, _ ext: RealtimeExtension, topic: String, as who: Principal, in db: Database) throws -> Bool {
-        try Self.realtimeAllows(action, topic: topic, as: who, in: db)
+        try Self.realtimeAllows(action, ext, topic: topic, as: who, in: db)
     }
 
     /// `purge_ended_operations`: every operation ended before `cutoff`, with its

@@ -39,7 +39,7 @@ struct PostgresTables: TableStore {
     // MARK: - Writes
 
     func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
-                ignoreDuplicates: Bool, returning: Bool) async throws -> JSONRows {
+                ignoreDuplicates: Bool, returning: Bool, missingDefault: Bool) async throws -> JSONRows {
         let objects = try Self.objects(body)
         guard !objects.isEmpty else { return .empty }
         // PostgREST inserts the union of the objects' keys; a key an object lacks is NULL for it.
@@ -55,6 +55,15 @@ struct PostgresTables: TableStore {
                 throw APIError.postgrest(.badRequest, "PGRST102", "A bulk insert of empty objects: give at least one column")
             }
             sql = "INSERT INTO \(name(t)) AS t DEFAULT VALUES"
+        } else if missingDefault, objects.contains(where: { $0.count != keys.count }) {
+            // `Prefer: missing=default`: each object's own keys, its column's DEFAULT for the others.
+            let list = keys.map(Schema.quote).joined(separator: ", ")
+            let values = objects.indices.map { i in
+                "(" + keys.map { key in
+                    objects[i][key] == nil ? "DEFAULT" : "(json_populate_record(NULL::\(name(t)), ($1[1]::json) -> \(i))).\(Schema.quote(key))"
+                }.joined(separator: ", ") + ")"
+            }
+            sql = "INSERT INTO \(name(t)) AS t (\(list)) VALUES \(values.joined(separator: ", "))"
         } else {
             let list = keys.map(Schema.quote).joined(separator: ", ")
             sql = "INSERT INTO \(name(t)) AS t (\(list)) SELECT \(list) FROM json_populate_recordset(NULL::\(name(t)), $1[1]::json)"

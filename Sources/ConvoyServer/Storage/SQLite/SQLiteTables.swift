@@ -63,15 +63,22 @@ struct SQLiteTables: TableStore {
     /// `returning` (`Prefer: return=representation`) needs the SELECT policy to
     /// allow each written row, as PostgreSQL checks for `INSERT … RETURNING`:
     /// a sender asking for the location rows it posted gets 42501.
+    /// A bulk insert inserts the union of its objects' keys, as PostgREST does: a key one object lacks is NULL for it,
+    /// or with `missingDefault` (`Prefer: missing=default`) the column's default.
     func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
-                ignoreDuplicates: Bool, returning: Bool = false) async throws -> JSONRows {
+                ignoreDuplicates: Bool, returning: Bool = false, missingDefault: Bool = false) async throws -> JSONRows {
         let objects = try Self.objects(body)
         let conflict = upsert ? (q.onConflict ?? t.primaryKey) : nil
         if let conflict, conflict != t.primaryKey, !t.unique.contains(conflict) {
             throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
         }
         let now = Timestamps.format(clock.date)
-        let rows = try objects.map { try provided($0, t, as: who, inserting: true) }
+        var given = try objects.map { try provided($0, t, as: who, inserting: true) }
+        if !missingDefault, objects.count > 1 {
+            let keys = Set(given.flatMap(\.keys))
+            for i in given.indices { for key in keys where given[i][key] == nil { given[i][key] = .null } }
+        }
+        let rows = given
         return try await write(at: now, q.columns) { tx in
             let db = tx.db
             var out: [JSONRow] = []
@@ -199,10 +206,10 @@ struct SQLiteTables: TableStore {
             case .value(let v): full[c.name] = v.databaseValue
             case .uuid: full[c.name] = UUID().uuidString.lowercased().databaseValue
             case .database, nil:
-                if !c.nullable, missing == nil { missing = c.name }
                 full[c.name] = .null
             }
         }
+        if let c = t.columns.first(where: { !$0.nullable && full[$0.name] == .null }) { missing = c.name }
         return (full, missing)
     }
 

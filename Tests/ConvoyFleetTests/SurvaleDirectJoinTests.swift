@@ -1,0 +1,85 @@
+@testable import ConvoyFleet
+import ConvoyMetrics
+import Testing
+
+/// Direct messages do not change what else a Survale run does. A pair's channel lets the two in only while both are
+/// members of the running operation; a case agent that knocked on its channel with a member still asking to be let in
+/// was refused, read the refusal as its operation's end, and so approved nobody, ended nothing, and showed offline to
+/// every member writing to it. The same scenario, with and without `dm_every`, must let in, end and account alike.
+@Suite(.serialized) struct SurvaleDirectJoinTests {
+    static func scenario(directMessages: Bool) throws -> Scenario {
+        try ScenarioFile.parse("""
+            name: survale-direct-join
+            seed: 5
+            app: survale
+            groups:
+              - name: units
+                count: 12
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+                message_every: 1s..2s
+            social:
+              groups: 4..4
+              join_by_request: 40%
+              approve_after: 200ms..600ms
+              leave_rejoin: 30%
+              leave_at: 3s..4s
+              rejoin_after: 1s..2s
+            \(directMessages ? "  dm_every: 500ms..1s" : "")
+            timeline:
+              arrival_rate: 40/s
+              steady: 10s
+              ramp_down: 500ms
+            """, file: "survale-direct-join.yaml")
+    }
+
+    struct Figures: Equatable, CustomStringConvertible {
+        var joinRequests = 0, joinApproved = 0, joinChannel = 0, leaves = 0, rejoins = 0, groups = 0, endedByOwner = 0, notEnded = 0
+        var description: String {
+            "asked \(joinRequests), approved \(joinApproved), on the channel \(joinChannel), left \(leaves), back \(rejoins), "
+                + "\(endedByOwner) of \(groups) ended by their case agent, \(notEnded) not ended"
+        }
+    }
+
+    static func figures(_ outcome: FleetRun.Outcome) throws -> Figures {
+        let c = outcome.metrics.counters
+        let groups = try #require(outcome.groups)
+        return Figures(joinRequests: c[.joinRequests], joinApproved: c[.joinApproved],
+                       joinChannel: Int(outcome.metrics.statistic("join_channel", "count") ?? 0), leaves: c[.groupLeaves], rejoins: c[.groupRejoins],
+                       groups: groups.groups, endedByOwner: groups.endedByOwner, notEnded: groups.notEnded)
+    }
+
+    @Test func theSameRunWithAndWithoutDirectMessagesLetsInEndsAndAccountsAlike() async throws {
+        let plain = try Self.scenario(directMessages: false), direct = try Self.scenario(directMessages: true)
+        #expect(plain.social.directEvery == nil && direct.social.directEvery == 0.5...1)
+        let graph = SocialGraph(devices: 12, social: plain.social, seed: plain.seed)
+        let roles = FleetRun.groupRoles(graph, social: plain.social, seed: plain.seed)
+        let (asking, leaving) = (roles.filter { $0?.joinsByRequest == true }.count, roles.filter { $0?.leavesAt != nil }.count)
+        #expect(asking > 0 && leaving > 0, "the scenario has members who ask and members who leave and ask again")
+        let planned = Figures(joinRequests: asking + leaving, joinApproved: asking + leaving, joinChannel: asking + leaving, leaves: leaving,
+                              rejoins: leaving, groups: 3, endedByOwner: 3, notEnded: 0)
+
+        for (scenario, dm) in [(plain, false), (direct, true)] {
+            let outcome = try await SurvaleRunTests.run(scenario)
+            let c = outcome.metrics.counters
+            let figures = try Self.figures(outcome)
+            #expect(figures == planned, "dm \(dm): \(figures), planned \(planned)")
+            #expect(c[.realtimeJoinFailures] == 0 && c[.groupNotJoined] == 0, "dm \(dm): nobody was refused its group's channel")
+            #expect(outcome.accounting.sent > 0 && outcome.accounting.closes)
+            #expect(outcome.accounting.lostTotal * 20 <= outcome.accounting.sent, "dm \(dm): \(outcome.accounting.lost)")
+            #expect(c[.presenceUnconverged] == 0 && c[.devicesNeverSubscribed] == 0, "dm \(dm): \(c.sorted { $0.key < $1.key })")
+            let report = try #require(outcome.groups)
+            guard dm else {
+                #expect(report.direct == nil && c[.directSent] == 0)
+                continue
+            }
+            // Each pair's channel opened once both were seen on the operation; what was written to a partner online arrived.
+            let messages = try #require(report.direct)
+            #expect(messages.expected > 40 && messages.closes && messages.unexpected == 0, "\(messages)")
+            #expect(messages.lostTotal * 20 <= messages.expected, "\(messages)")
+            #expect(c[.directChannelsJoined] > 0 && c[.directFailures] == 0, "\(c.sorted { $0.key < $1.key })")
+            // Only members out of their operation for a while (or not let in yet) are offline to a sender.
+            #expect(c[.directToOffline] + c[.directNotOpen] < messages.expected, "\(c.sorted { $0.key < $1.key })")
+        }
+    }
+}
