@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyMetrics
 import ConvoyWire
 
 /// Where the phone hands over to its app's shape: the one place outside a room's own code that asks
@@ -22,12 +23,63 @@ extension VirtualDevice {
         }
     }
 
-    /// Connected: the shape's own timers (a group's archive of its members' positions, and its owner's replays).
+    /// Connected: the shape's own timers (a group's archive of its members' positions, its owner's replays, direct
+    /// messages, chat and media).
     func scheduleShapeTimers(from intended: Double) {
-        guard app.shape == .group, let every = app.archiveEvery else { return }
-        context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
-        scheduleReplays(from: intended)
-        scheduleDirect(from: intended)
+        if app.shape == .group { scheduleGroupTimers(from: intended) }
+    }
+
+    /// A channel subscribed (first or again): a group tracks its presence there, hears the join requests it decides,
+    /// and loads the chat it missed; a member back in its group is on its channels again.
+    func shapeSubscribed(_ topic: String) {
+        if app.shape == .group { groupSubscribed(topic) }
+    }
+
+    /// The first subscription: true when the shape timed the wait itself (a member let in by request: `join_channel`),
+    /// so that it is not the phone's `subscribe` figure.
+    func shapeTimedFirstSubscription() -> Bool {
+        app.shape == .group && joinedByRequest()
+    }
+
+    /// Its connection or a channel (`topic`; nil: every channel) went down at `wall`: a group owes itself the chat since.
+    func shapeLost(at wall: Double, topic: String? = nil) {
+        if app.shape == .group { chatLost(at: wall, topic: topic) }
+    }
+
+    /// It stops sharing: a group's chat waiting to be tried again is given up.
+    func shapeLeft() {
+        if app.shape == .group { closeChatQueue(groupLeaveReason) }
+    }
+
+    /// It closes for good (`gone`: it had already): a group notes when it left its channels and what chat it is owed
+    /// then; what is still in the outbox stays unsent.
+    func shapeDisconnecting(gone: Bool, subscribed: Bool) {
+        if app.shape == .group, !gone { groupDisconnecting(subscribed: subscribed) }
+        abandonQueue()
+    }
+
+    /// Whether the shape has nothing queued or owed: rows to post again or to catch up on, a group's chat owed or its
+    /// end still being tried, a mailbox's messages owed to this phone.
+    var shapeSettled: Bool {
+        pairwise.isSettled && group.isSettled && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0)
+    }
+
+    /// A row that would not open: true the first time (`rowID` nil: no row, always), false for the same row again (it
+    /// came twice: live, then in a backfill).
+    func firstFailure(ofRow rowID: Int64?) -> Bool {
+        rowID.map { pairwise.undecryptableRows.insert($0).inserted } ?? true
+    }
+
+    /// An update from `sender` that would not open while this phone waits for that friend to read its new key.
+    func undecryptableAfterMigration(from sender: Int32) {
+        if pairwise.awaitingNewKey.contains(sender) { metrics.count(.migrationUndecryptable) }
+    }
+
+    /// An update from `sender` opened: if this phone was waiting for it after a migration, how long that took.
+    func restoredAfterMigration(from sender: Int32) {
+        if pairwise.awaitingNewKey.remove(sender) != nil, let migratedAt = pairwise.migratedAt {
+            metrics.record(.migrationRestore, seconds: context.clock.now() - migratedAt)
+        }
     }
 
     /// It is off its channels (it left, lost its connection, or a channel closed): a group counts it

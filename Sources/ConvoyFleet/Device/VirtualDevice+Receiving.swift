@@ -29,18 +29,15 @@ extension VirtualDevice {
             let now = context.clock.wallNow()
             if ledger.gaps.last.map({ $0.to.isFinite }) ?? true { ledger.gaps.append(.init(from: min(now, lastHeard ?? now))) }
             life.lost(at: min(now, lastHeard ?? now))
-            chatLost(at: min(now, lastHeard ?? now))
+            shapeLost(at: min(now, lastHeard ?? now))
             context.health.disconnected(index, at: now)
         case .subscribed(let topic):
             context.logger.debug("device \(index): subscribed")
-            if group.rejoining { backInGroup() }
-            if life.onlineSince != nil { trackPresence(on: topic) }
-            if group.role?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
-            chatSubscribed(topic)
+            shapeSubscribed(topic)
             switch life.subscription() {
             case .first(let arrivedAt?):
                 // One that joined by request waited to be let in: its own figure, not the subscription's.
-                if !joinedByRequest() { metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt) }
+                if !shapeTimedFirstSubscription() { metrics.record(.subscribe, seconds: context.clock.now() - arrivedAt) }
                 context.presence.set(index, online: true)
                 ledger.online.append(.init(from: context.clock.wallNow()))
                 // Requests made while it was away (the PRD's "has invited you!" right after onboarding).
@@ -73,7 +70,7 @@ extension VirtualDevice {
             offChannels()
             context.logger.debug("device \(index): channel closed: \(reason)")
             life.lost(at: context.clock.wallNow())
-            chatLost(at: context.clock.wallNow(), topic: topic)
+            shapeLost(at: context.clock.wallNow(), topic: topic)
             await rejoin(topic)
         case .change(_, let change):
             lastHeard = change.receivedAt
@@ -133,14 +130,14 @@ extension VirtualDevice {
             update = try app.open(incoming, with: account.keys)
         } catch {
             // A row that arrives twice (Realtime, then a backfill) fails once.
-            guard rowID.map({ pairwise.undecryptableRows.insert($0).inserted }) ?? true else {
+            guard firstFailure(ofRow: rowID) else {
                 metrics.count(.duplicate)
                 duplicates += 1
                 return
             }
             metrics.count(.decryptFailures)
             metrics.count(.decryptFailures(reason: error.reason))
-            if pairwise.awaitingNewKey.contains(sender) { metrics.count(.migrationUndecryptable) }
+            undecryptableAfterMigration(from: sender)
             ledger.decryptFailures[sender, default: 0] += 1
             return
         }
@@ -162,9 +159,7 @@ extension VirtualDevice {
             update.seq = sent.seq
             update.sentNanos = sent.sentNanos
         }
-        if pairwise.awaitingNewKey.remove(sender) != nil, let migratedAt = pairwise.migratedAt {
-            metrics.record(.migrationRestore, seconds: clock.now() - migratedAt)
-        }
+        restoredAfterMigration(from: sender)
         guard let seq = update.seq else {
             metrics.count(.receivedWithoutSeq)
             return

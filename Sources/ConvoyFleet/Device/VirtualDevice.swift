@@ -167,10 +167,6 @@ public actor VirtualDevice {
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
         context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
         scheduleShapeTimers(from: intended)
-        if let every = profile.messageEvery {
-            context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
-        }
-        scheduleMedia(from: intended)
     }
 
     private func consume(_ events: AsyncStream<RealtimeClient.Event>) async {
@@ -182,7 +178,7 @@ public actor VirtualDevice {
     /// came due before it and runs after it is still shared (−∞: nothing more is).
     public func leave(at intended: Double = -.infinity) {
         if life.leave(at: intended) { stopGPS(at: context.clock.now()) }
-        closeChatQueue(group.sawGroupEnd ? "group_ended" : "left")
+        shapeLeft()
         offChannels()
         context.presence.set(index, online: false)
         if let last = ledger.online.last, last.to == .infinity { ledger.online[ledger.online.count - 1].to = context.clock.wallNow() }
@@ -194,11 +190,9 @@ public actor VirtualDevice {
     /// Closes the Realtime connection; nothing more is sent or received.
     public func disconnect() {
         leave()
-        if group.disconnectedAt == nil, !life.isGone, life.subscribed { group.disconnectedAt = context.clock.wallNow() }
+        shapeDisconnecting(gone: life.isGone, subscribed: life.subscribed)
         if battery.ledger != nil, battery.end == nil { battery.end = context.clock.now() }
-        if !life.isGone { chatGone() }
         life.disconnect()
-        abandonQueue()
         context.health.closed(index)
         for t in tasks { t.cancel() }
         tasks = []
@@ -208,8 +202,7 @@ public actor VirtualDevice {
     var isGone: Bool { life.isGone }
 
     /// Nothing queued, Realtime up, nothing to catch up on: what it will get, it has.
-    var isSettled: Bool { pairwise.outbox.isEmpty && !life.awaitingComeback && !held.catchingUp && pairwise.owedSince == nil && !pairwise.backfilling
-        && !group.missedChat.running && !group.missedChat.isOwed && !group.ending && (profile.pollEvery == nil || context.mailbox.owed(to: index) == 0) }
+    var isSettled: Bool { !life.awaitingComeback && !held.catchingUp && shapeSettled }
 
     /// Disconnects once settled and no phone has updates queued (a friend's retries may still be
     /// for it), or at `deadline` (the run's clock).
@@ -225,20 +218,6 @@ public actor VirtualDevice {
     /// The account as it is now (its session rotates), for the roster.
     var currentAccount: DeviceAccount { account }
 
-    /// What the retention checker needs while the device is online and subscribed: who it is,
-    /// its current token, and the last rows it received; nil otherwise.
-    func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
-        guard life.onlineSince != nil, life.subscribed else { return nil }
-        return (account.userID, account.session.accessToken, pairwise.recentRows)
-    }
-
     /// Online and subscribed to its rows or channels now.
     var isListening: Bool { life.onlineSince != nil && life.subscribed && life.lostAt == nil }
-
-    /// What the group retention check needs, online or not (a member reads its ended group's data until the
-    /// purge): who it is, its token, and what it put in its group.
-    func groupRetentionView() -> (userID: String, token: String, contributed: [GroupItem: Int])? {
-        guard group.role != nil else { return nil }
-        return (account.userID, account.session.accessToken, group.contributed)
-    }
 }

@@ -44,6 +44,9 @@ struct GroupState: Sendable {
     var directOpen: [String: (partner: String, channel: AppSubscription)] = [:]
     var directRNG: SeededGenerator
 
+    /// Nothing owed: no chat being loaded or owed since a gap, no end of its group still being tried.
+    var isSettled: Bool { !missedChat.running && !missedChat.isOwed && !ending }
+
     init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy, seed: UInt64) {
         self.role = role
         chatQueue = ChatRetryQueue(policy: chatRetry)

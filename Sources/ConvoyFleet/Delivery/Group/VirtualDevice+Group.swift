@@ -115,6 +115,45 @@ extension VirtualDevice {
         leave()
     }
 
+    /// Connected: the archive of its positions and its owner's replays (when the app archives), direct messages, chat
+    /// and media, each at its cadence. The draws come in this order, as they always have.
+    func scheduleGroupTimers(from intended: Double) {
+        if let every = app.archiveEvery {
+            context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
+            scheduleReplays(from: intended)
+            scheduleDirect(from: intended)
+        }
+        if let every = profile.messageEvery {
+            context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.postMessage(intended: t) }
+        }
+        scheduleMedia(from: intended)
+    }
+
+    /// A channel subscribed (first or again): back on its channels if it was let in again, its presence tracked, the
+    /// join requests it decides listed, the chat it missed loaded.
+    func groupSubscribed(_ topic: String) {
+        if group.rejoining { backInGroup() }
+        if life.onlineSince != nil { trackPresence(on: topic) }
+        if group.role?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
+        chatSubscribed(topic)
+    }
+
+    /// Why what waits in its chat queue is given up as it stops: its group ended, or it left.
+    var groupLeaveReason: String { group.sawGroupEnd ? "group_ended" : "left" }
+
+    /// It closes for good: when it left its group's channels (if it was on them), and the chat it is owed since a gap.
+    func groupDisconnecting(subscribed: Bool) {
+        if group.disconnectedAt == nil, subscribed { group.disconnectedAt = context.clock.wallNow() }
+        chatGone()
+    }
+
+    /// What the group retention check needs, online or not (a member reads its ended group's data until the
+    /// purge): who it is, its token, and what it put in its group.
+    func groupRetentionView() -> (userID: String, token: String, contributed: [GroupItem: Int])? {
+        guard group.role != nil else { return nil }
+        return (account.userID, account.session.accessToken, group.contributed)
+    }
+
     /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
     func leaveGroup() async {
         guard app.shape == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }

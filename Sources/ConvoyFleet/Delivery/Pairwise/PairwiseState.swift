@@ -22,4 +22,7 @@ struct PairwiseState: Sendable {
     var outbox: [VirtualDevice.Queued] = []
     var flushPending = false
     var posting = false
+
+    /// Nothing queued to post again, no catch-up running or owed.
+    var isSettled: Bool { outbox.isEmpty && owedSince == nil && !backfilling }
 }

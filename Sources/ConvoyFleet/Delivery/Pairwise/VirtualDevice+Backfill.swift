@@ -71,4 +71,11 @@ extension VirtualDevice {
     }
 
     static let recentRowsKept = 8
+
+    /// What the retention checker needs while the device is online and subscribed: who it is,
+    /// its current token, and the last rows it received; nil otherwise.
+    func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
+        guard life.onlineSince != nil, life.subscribed else { return nil }
+        return (account.userID, account.session.accessToken, pairwise.recentRows)
+    }
 }
