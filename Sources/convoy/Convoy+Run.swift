@@ -162,61 +162,12 @@ extension Convoy {
 
         func run() async throws {
             if ProcessInfo.processInfo.environment["CONVOY_NO_LOOPS"] == nil { ConcurrencyOnLoops.install() }
-            var scenario: Scenario
-            do {
-                scenario = try ScenarioFile.load(self.scenario)
-            } catch {
-                throw CommandFailure.badInput(error.description)
-            }
-            try applyOverrides(&scenario)
-            if let live = LiveRun.setup, !scenario.groups.contains(where: { $0.name == live.group }) {
-                throw CommandFailure.badInput("\(self.scenario): no group \"\(live.group)\" for the live devices (add one, or name one with --live-group)")
-            }
+            let scenario = try loadScenario()
             let start = startAt.flatMap(Self.parseTime)
             if let start, start > Date().timeIntervalSince1970 + 86_400 { throw CommandFailure.badInput("--start-at \(startAt!) is more than a day away") }
-            var shard: Shard?
-            let runID: String
-            if let text = self.shard, let (index, count) = Shard.parse(text) {
-                runID = self.runID ?? Shard.derivedRunID(seed: scenario.seed, scenario: scenario.name, devices: scenario.deviceCount, startAt: start)
-                let secret = Shard.secret(runID: runID)
-                shard = Shard(index: index, count: count, devices: scenario.deviceCount, seed: scenario.seed, startAt: start, secret: secret.bytes)
-                if count > 1, case .embedded = resolvedTarget(scenario.target) {
-                    throw CommandFailure.badInput("--shard \(text): the shards need one backend; `embedded` would give each its own (give --target or --keys-file)")
-                }
-                if scenario.migration != nil {
-                    throw CommandFailure.badInput("\(self.scenario): migration: cannot run sharded yet (a reinstalled device's friends may be on other shards)")
-                }
-                guard scenario.deviceCount >= count else {
-                    throw CommandFailure.badInput("--shard \(text): \(scenario.deviceCount) devices cannot fill \(count) shards")
-                }
-                if secret.derived { FileHandle.standardError.write(Data("convoy: note: passwords derived from the run id (set CONVOY_SHARD_SECRET for anything but throwaway accounts)\n".utf8)) }
-            } else {
-                runID = self.runID ?? String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            }
-            // Bad track files are bad input: found before anything starts.
-            let placeholder = SupabaseTarget(url: "http://127.0.0.1", anonKey: "")
-            let tracks: TrackLibrary
-            let batteryProfiles: BatteryProfiles
-            let catalogue: ProbeCatalogue?
-            do {
-                let check = FleetRun.Configuration(scenario: scenario, scenarioFile: self.scenario, target: placeholder, runID: runID, drain: drain.seconds)
-                tracks = try FleetRun.tracks(for: check)
-                batteryProfiles = try FleetRun.batteryProfiles(for: check)
-                catalogue = try FleetRun.probeCatalogue(for: check)
-            } catch {
-                throw CommandFailure.badInput(error.description)
-            }
-
-            let folder: ResultsFolder
-            do {
-                let name = ResultsFolder.defaultName(scenario: scenario.name) + (shard.map { "-shard\($0.index + 1)of\($0.count)" } ?? "")
-                folder = try ResultsFolder(path: out ?? "results/" + name,
-                                           columns: RunProgress.columns)
-            } catch {
-                throw CommandFailure.runtime(error.description)
-            }
-            // A roster from an earlier run in this folder must not pass for this run's.
-            if !keepRoster { try? FileManager.default.removeItem(atPath: folder.path + "/roster.json") }
+            let (shard, runID) = try shardAndRunID(scenario, start: start)
+            let inputs = try readInputs(scenario, runID: runID)
+            let folder = try openFolder(scenario, shard: shard)
             let makeHandler = FileLogHandler.factory(path: folder.path + "/run.log", level: Logger.Level(rawValue: logLevel)!,
                                                      echoLevel: .critical)
             let logger = Logger(label: "convoy.run", factory: makeHandler)
@@ -229,27 +180,7 @@ extension Convoy {
                 try Self.checkOpenFileLimit(devices: here, pooled: pooledConnections, embedded: false)
             }
 
-            // The backend.
-            var embedded: EmbeddedServer?
-            let supabase: SupabaseTarget
-            let targetKind: String
-            switch resolvedTarget(scenario.target) {
-            case .embedded:
-                do {
-                    embedded = try await EmbeddedServer.start(Self.embeddedConfiguration(scenario),
-                                                              logger: Logger(label: "convoy.serve", factory: makeHandler))
-                } catch {
-                    throw CommandFailure.runtime("cannot start the embedded backend: \(error)")
-                }
-                supabase = SupabaseTarget(url: embedded!.keys.url, anonKey: embedded!.keys.anonKey, serviceKey: embedded!.keys.serviceRoleKey)
-                targetKind = "embedded"
-            case .project(let url, let anon, let service):
-                supabase = SupabaseTarget(url: url, anonKey: anon, serviceKey: service)
-                targetKind = "project"
-            case .keysFile(let path):
-                supabase = try Self.readKeys(path, relativeTo: self.scenario)
-                targetKind = "keys_file"
-            }
+            let (embedded, supabase, targetKind) = try await startBackend(scenario, logger: Logger(label: "convoy.serve", factory: makeHandler))
             logger.info("scenario \(scenario.name): \(here) devices\(shard.map { " (shard \($0) of \(scenario.deviceCount), run \(runID))" } ?? "") against \(supabase.url) (\(targetKind)); results in \(folder.path)")
 
             let engine: HTTPEngine
@@ -266,8 +197,8 @@ extension Convoy {
             defer { listener?.cancel() }
             var configuration = FleetRun.Configuration(
                 scenario: scenario, scenarioFile: self.scenario, target: supabase, runID: runID, drain: drain.seconds,
-                connectionPerDevice: !pooledConnections, tracks: tracks, batteryProfiles: batteryProfiles,
-                probeCatalogue: catalogue, shard: shard, startAt: start)
+                connectionPerDevice: !pooledConnections, tracks: inputs.tracks, batteryProfiles: inputs.batteryProfiles,
+                probeCatalogue: inputs.catalogue, shard: shard, startAt: start)
             if let live = LiveRun.setup { configuration.live = [live.group: live.feeds] }
             configuration.adminSignUp = signup == .admin
             let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), logger: logger)
@@ -320,22 +251,7 @@ extension Convoy {
             let summary = outcome.summary(of: configuration, target: .init(kind: targetKind, url: supabase.url)) { complete, passed in
                 (complete ? (passed ? ExitStatus.ok : .thresholdsFailed) : .runtimeFailure).rawValue
             }
-            do {
-                if keepRoster { try folder.writePrivate("roster.json", try Roster.json(outcome.accounts, target: supabase.url)) }
-                if let ledger = outcome.ledger { try folder.write("ledger.json", try ledger.json()) }
-                // The fleet map for report.html: where each phone last was, the tracked phones' tracks and what their friends got.
-                if outcome.sharesLocations, let map = fleet.map(), let json = try? JSONEncoder().encode(map) { try folder.write("map.json", json) }
-                try folder.finish(summary: summary, metrics: outcome.metrics)
-            } catch {
-                throw CommandFailure.runtime("\(error)")
-            }
-            // The reports are drawn from the files just written; failing to draw them does not change the run's verdict.
-            do {
-                try folder.writeReports()
-            } catch {
-                logger.error("report.html / junit.xml: \(error)")
-                FileHandle.standardError.write(Data("convoy: warning: \(error) (convoy report \(folder.path) draws them again)\n".utf8))
-            }
+            try writeResults(outcome, summary: summary, map: outcome.sharesLocations ? fleet.map() : nil, target: supabase, to: folder, logger: logger)
             print(summary.markdown())
             print("Results: \(folder.path)")
             logger.info("done: exit \(summary.exitCode)")
@@ -352,7 +268,7 @@ extension Convoy {
         }
 
         /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.
-        private func applyOverrides(_ s: inout Scenario) throws {
+        func applyOverrides(_ s: inout Scenario) throws {
             if let seed { s.seed = seed }
             if let duration { s.timeline.steady = duration.seconds }
             if let devices {
@@ -376,7 +292,7 @@ extension Convoy {
             }
         }
 
-        private func resolvedTarget(_ fromFile: Scenario.Target) -> Scenario.Target {
+        func resolvedTarget(_ fromFile: Scenario.Target) -> Scenario.Target {
             if let target, let anonKey { return .project(url: target, anonKey: anonKey, serviceKey: serviceKey) }
             if let keysFile { return .keysFile(keysFile) }
             return fromFile
