@@ -37,11 +37,11 @@ struct GroupState: Sendable {
     var contributed: [GroupItem: Int] = [:]
     /// When it closed its Realtime connection having been subscribed (on its group's channel), wall clock.
     var disconnectedAt: Double?
-    /// Its count of direct messages sent, the pair channels it has opened on its connection (topic → partner), and
+    /// Its count of direct messages sent, the pair channels it has opened on its connection (by partner), and
     /// the draws of when and to whom it writes, a stream of their own: a run with direct messages draws every other
     /// schedule as the same run without them (`VirtualDevice+Direct`).
     var directSeq: UInt64 = 0
-    var directOpen: [String: (partner: String, channel: AppSubscription)] = [:]
+    var directOpen: [String: AppSubscription] = [:]
     var directRNG: SeededGenerator
 
     /// Nothing owed: no chat being loaded or owed since a gap, no end of its group still being tried.

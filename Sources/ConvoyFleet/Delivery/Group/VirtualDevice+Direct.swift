@@ -18,7 +18,7 @@ extension VirtualDevice {
     var channels: [AppSubscription] {
         let own = app.subscriptions(for: account.userID)
         guard !group.directOpen.isEmpty else { return own }
-        return own + group.directOpen.keys.sorted().map { group.directOpen[$0]!.channel }
+        return own + group.directOpen.keys.sorted().map { group.directOpen[$0]! }
     }
 
     /// A new connection: no pair channel is open on it yet.
@@ -32,10 +32,12 @@ extension VirtualDevice {
     /// Teammates seen on the group's channel: a partner among them is a member now, so their pair's channel is opened.
     func sawTeammates(_ userIDs: [String]) {
         guard context.options.directEvery != nil, let realtime, !group.outOfGroup, !group.sawGroupEnd else { return }
-        for partner in userIDs where partner != account.userID {
-            guard !group.directOpen.values.contains(where: { $0.partner == partner }),
-                  let channel = app.directChannel(for: account.userID, with: partner) else { continue }
-            group.directOpen[channel.topic] = (partner, channel)
+        let unopened = userIDs.filter { group.directOpen[$0] == nil }
+        guard !unopened.isEmpty else { return }
+        let partners = app.directPartners(of: account.userID)
+        for partner in unopened where partners.contains(partner) {
+            guard let channel = app.directChannel(for: account.userID, with: partner) else { continue }
+            group.directOpen[partner] = channel
             realtime.join(channel.topic, bindings: channel.bindings, options: channel.options)
         }
     }
@@ -46,11 +48,12 @@ extension VirtualDevice {
     func directChannelEvent(_ event: RealtimeClient.Event) -> Bool {
         switch event {
         case .subscribed(let topic):
-            guard group.directOpen[topic] != nil else { return false }
+            guard group.directOpen.values.contains(where: { $0.topic == topic }) else { return false }
             metrics.count(.directChannelsJoined)
             return true
         case .joinFailed(let topic, _), .channelClosed(let topic, _):
-            guard group.directOpen.removeValue(forKey: topic) != nil else { return false }
+            guard let partner = group.directOpen.first(where: { $0.value.topic == topic })?.key else { return false }
+            group.directOpen[partner] = nil
             metrics.count(.directChannelsRefused)
             realtime?.leave(topic)
             return true
@@ -74,7 +77,7 @@ extension VirtualDevice {
             metrics.count(.directToOffline)
             return
         }
-        guard group.directOpen.values.contains(where: { $0.partner == partner }) else {
+        guard group.directOpen[partner] != nil else {
             // Online, yet not seen on the group's channel by this phone: the pair's channel is not open to write on.
             metrics.count(.directNotOpen)
             return
