@@ -28,7 +28,7 @@ import Testing
             \(directMessages ? "  dm_every: 500ms..1s" : "")
             timeline:
               arrival_rate: 40/s
-              steady: 10s
+              steady: 14s
               ramp_down: 500ms
             """, file: "survale-direct-join.yaml")
     }
