@@ -176,7 +176,8 @@ import Testing
         #expect(named.app == plain.app)
         let prd = try ScenarioFile.parse("name: x\napp: { name: greenbox, payload: prd }\ngroups: [{ name: g, count: 2 }]\n", file: "a.yaml")
         #expect(prd.app.options["payload"] == "prd")
-        #expect(Apps.make(prd.app.name, options: prd.app.options)?.plaintext(of: LocationPayload(lat: 1, lon: 2, ts: 3.5, acc: 4, seq: 9)).seq == nil)
+        let located = try #require(Apps.make(prd.app.name, options: prd.app.options)?.locations)
+        #expect(located.plaintext(of: LocationPayload(lat: 1, lon: 2, ts: 3.5, acc: 4, seq: 9)).seq == nil)
     }
 
     @Test func quantities() {

@@ -2,7 +2,7 @@ import ConvoySodium
 import ConvoyWire
 
 /// Accounts as a Supabase app makes them: GoTrue's sign-up (or the admin API, for projects that confirm
-/// emails, then a password sign-in), then the app's own `publishKey`; GoTrue's refresh, sign-in and logout.
+/// emails, then a password sign-in), then the app's own `finishSignUp` (Green Box: its key published); GoTrue's refresh, sign-in and logout.
 /// An app with an auth of its own (QuickPic's `/auth/register`) implements these instead.
 extension AppProfile {
     public func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?,
@@ -15,12 +15,8 @@ extension AppProfile {
         } else {
             session = try await auth.signUp(email: email, password: password)
         }
-        try await publishKey(keys.publicKey, session: session, via: http)
+        try await finishSignUp(keys: keys, session: session, via: http)
         return session
-    }
-
-    public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
-        try await publishKey(keys.publicKey, session: session, via: http)
     }
 
     public func signIn(email: String, password: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Session {

@@ -2,7 +2,7 @@ import ConvoySodium
 import ConvoyWire
 
 /// Pairing during the run, for apps that have less of it than the protocol names.
-extension AppProfile {
+extension FriendApp {
     /// Nothing to do before asking: the app asks by the friend's id.
     public func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool { false }
 

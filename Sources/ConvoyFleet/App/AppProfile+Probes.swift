@@ -19,14 +19,17 @@ public struct ProbeCastSessions: Sendable {
 }
 
 /// Apps whose friends are pairs make a probe cast as two friendships: the friend befriends
-/// the attacker and the victim, the stranger stays nobody's; they add no placeholders.
-extension AppProfile {
+/// the attacker and the victim, the stranger stays nobody's.
+extension FriendApp {
     public var friendsAreCouples: Bool { false }
 
     public func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
         try await befriendForProbes(cast.friend, with: [cast.attacker, cast.victim], via: http)
     }
+}
 
+/// An app's casts add no placeholders unless it says so.
+extension AppProfile {
     public func probeValues(roles: [String: String]) -> [String: String] { [:] }
 
     public func probeMessages(keys: [String: BoxKeyPair]) -> [String: String] { [:] }

@@ -9,11 +9,18 @@ import ConvoyWire
 /// pairing — is the app's. Each method is one thing a real client of that app
 /// does, so the phone counts it as load: its bytes, its latency, its failures.
 ///
+/// This is the core every app has: its accounts, its keys, and its probe casts. How its updates reach a friend is
+/// one of three protocols, each a shape of its own (`PairwiseApp`, `GroupApp`, `MailboxApp`), and `shaped` says
+/// which: an app implements its own shape's requirements and no other's.
+///
 /// An app's names live in its own folder (`App/GreenBox/`); `scripts/check-imports`
 /// fails the build when one appears elsewhere in ConvoyFleet.
 public protocol AppProfile: Sendable {
     /// The scenario's `app:` value.
     var name: String { get }
+
+    /// The app as its delivery shape (given by the shape's protocol: `.pairwise(self)` for a `PairwiseApp`).
+    var shaped: ShapedApp { get }
 
     // MARK: Accounts (`AppProfile+Accounts.swift`: GoTrue's unless the app has its own)
 
@@ -21,7 +28,7 @@ public protocol AppProfile: Sendable {
     /// `keys`' public key as the app does after sign-up; the session.
     func signUp(email: String, password: String, keys: BoxKeyPair, adminKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) -> Session
 
-    /// What `signUp` does after the account is made (GoTrue apps: `publishKey`), done again when the answer to a
+    /// What `signUp` does after the account is made (Green Box: publishes its key; Survale: nothing), done again when the answer to a
     /// sign-up was lost and the device signed in instead (`Onboarding.signUp`).
     func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
 
@@ -34,14 +41,105 @@ public protocol AppProfile: Sendable {
     /// Logs out: the session's tokens are refused from then on.
     func signOut(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
 
-    // MARK: Onboarding and pairing
-
-    /// Makes `key` the one friends seal to (after sign-up, and after a reinstall).
-    func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
-
     /// Whether `userID` has published its key (a shard waits for another shard's devices).
     func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
 
+    // MARK: Probes (`AppProfile+Probes.swift`)
+
+    /// Sets up a standalone probe cast as the app relates its users (a friend app: two friendships; a group app: a group).
+    func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// Placeholder values the app knows of a cast, by role name → user id (Survale: `victim.operation`); default none.
+    func probeValues(roles: [String: String]) -> [String: String]
+
+    /// Placeholder values made with the cast's key pairs, by role name (QuickPic: messages sealed and signed
+    /// between them, as a hostile client could make them); default none.
+    func probeMessages(keys: [String: BoxKeyPair]) -> [String: String]
+}
+
+/// An app as its delivery shape: the one protocol of the three it implements (`AppProfile.shaped`).
+public enum ShapedApp: Sendable {
+    case pairwise(any PairwiseApp)
+    case group(any GroupApp)
+    case mailbox(any MailboxApp)
+
+    public var shape: DeliveryShape {
+        switch self {
+        case .pairwise: .pairwise
+        case .group: .group
+        case .mailbox: .mailbox
+        }
+    }
+}
+
+extension AppProfile {
+    /// How an update reaches a friend (`Delivery/DeliveryShape.swift`).
+    public var shape: DeliveryShape { shaped.shape }
+
+    /// The app as one whose phones share their positions and hear them on Realtime (pairwise and group apps); nil for
+    /// a mailbox app, whose phones share none (QuickPic's messages, Closer's answers) and run no GPS.
+    public var locations: (any LocationApp)? {
+        switch shaped {
+        case .pairwise(let app): app
+        case .group(let app): app
+        case .mailbox: nil
+        }
+    }
+
+    /// The app as one whose users are friends in pairs (pairwise and mailbox apps); nil for a group app.
+    public var friends: (any FriendApp)? {
+        switch shaped {
+        case .pairwise(let app): app
+        case .mailbox(let app): app
+        case .group: nil
+        }
+    }
+
+    /// Whether its phones share their position (and so run the GPS); QuickPic's and Closer's do not.
+    public var sharesLocation: Bool { locations != nil }
+
+    /// Whether friends pair during the run on the phones (`FriendApp.pairsDuringRun`).
+    public var pairsDuringRun: Bool { friends?.pairsDuringRun ?? false }
+
+    /// Whether each user has at most one friend (`FriendApp.friendsAreCouples`).
+    public var friendsAreCouples: Bool { friends?.friendsAreCouples ?? false }
+}
+
+/// Apps whose phones share their position and hear each other's on Realtime: what a pairwise and a group app have
+/// alike (the plaintext, its seal and its opening, the subscription).
+public protocol LocationApp: AppProfile {
+    /// What a recipient will decrypt of `update` (which carries Convoy's
+    /// `seq` and `sent_ns`): all of it, or the app's own keys alone. Without a
+    /// `seq` the phone keeps what it sealed for whom (`SentUpdates`) so that
+    /// the recipient can still find its send time.
+    func plaintext(of update: LocationPayload) -> LocationPayload
+
+    /// `update` sealed for `recipient`, as the app's wire format has it. The
+    /// phone calls this once per friend per tick and times it: as `seal` for an
+    /// app that `encrypts`, as `encode` for one that sends positions in the clear.
+    func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String
+
+    /// Whether `seal` and `open` encrypt and decrypt (default true; Survale's positions travel as plain JSON):
+    /// the phone times them as `seal`/`open` or as `encode`/`decode`, and names them so in the results.
+    var encrypts: Bool { get }
+
+    /// What the phone subscribes to on its Realtime connection.
+    func subscription(for userID: String) -> AppSubscription
+
+    /// A change that arrived on the subscription, as an update for this phone.
+    func incoming(_ change: RealtimeClient.Change) -> Incoming
+
+    /// Opens an update with the phone's key pair and validates it.
+    func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload
+}
+
+extension LocationApp {
+    public var encrypts: Bool { true }
+}
+
+/// Apps whose users are friends in pairs, made in set-up or on the phones during the run (pairwise and mailbox apps;
+/// `AppProfile+Pairing.swift`).
+public protocol FriendApp: AppProfile {
     /// One friendship: the inviter's side, then, unless the invitee leaves it at
     /// "decide later", the invitee's. Each side shares at its own preference.
     func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError)
@@ -52,20 +150,16 @@ public protocol AppProfile: Sendable {
     /// The published keys of `userIDs` (as the app reads them before sharing), by user id.
     func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey]
 
-    /// An invitation to be friends again after a reinstall; the code the friend accepts.
-    func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
-
-    /// Accepts `code` at `preference`.
-    func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    // MARK: Pairing during the run (apps whose phones pair as users do, measured as load)
+    /// The keys `userIDs` published, by user id, in the one read the app makes of them: the box key and, for an app
+    /// whose messages are signed (QuickPic's `GET /friends`), the signing key. Default: `publicKeys`, no signing key.
+    func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys]
 
     /// True when friends pair during the run, on the phones (`requestFriendship`, `acceptFriendship`,
     /// `.pairing` events); false when `befriend` pairs them in set-up.
     var pairsDuringRun: Bool { get }
 
     /// Whether each user has at most one friend (Closer's couples): a hostile device's victim is then a member of
-    /// another pair, not a friend of its friend (`AppProfile+Probes.swift`: false).
+    /// another pair, not a friend of its friend. Default false.
     var friendsAreCouples: Bool { get }
 
     /// What the inviter's app does before it asks `invitee` (the friend's id and address): QuickPic looks the
@@ -91,51 +185,30 @@ public protocol AppProfile: Sendable {
     /// when it was not listening as they were).
     func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent]
 
-    // MARK: Sharing
+    /// Makes `friend` an active friend of each of `others` (a probe cast's set-up; `formProbeCast` by default).
+    func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError)
+}
 
-    /// What a recipient will decrypt of `update` (which carries Convoy's
-    /// `seq` and `sent_ns`): all of it, or the app's own keys alone. Without a
-    /// `seq` the phone keeps what it sealed for whom (`SentUpdates`) so that
-    /// the recipient can still find its send time.
-    func plaintext(of update: LocationPayload) -> LocationPayload
-
-    /// `update` sealed for `recipient`, as the app's wire format has it. The
-    /// phone calls this once per friend per tick and times it: as `seal` for an
-    /// app that `encrypts`, as `encode` for one that sends positions in the clear.
-    func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String
-
-    /// Whether `seal` and `open` encrypt and decrypt (every app but Survale, whose positions travel as plain
-    /// JSON): the phone times them as `seal`/`open` or as `encode`/`decode`, and names them so in the results.
-    var encrypts: Bool { get }
-
+/// The pairwise shape (`Delivery/Pairwise/`, Green Box): each update sealed to each friend, inserted as rows, pushed over
+/// `postgres_changes`; caught up after a gap; kept by age and purged by the backend.
+public protocol PairwiseApp: LocationApp, FriendApp {
     /// One tick's sealed updates as the app sends them (one request for Green
     /// Box's bulk insert). Returns the request body's size, bytes.
     func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
-
-    // MARK: Receiving
-
-    /// How an update reaches a friend: sealed per friend and pushed as rows, broadcast to a group, or
-    /// left in a mailbox the phone polls (`Delivery/DeliveryShape.swift`; default pairwise).
-    var shape: DeliveryShape { get }
-
-    /// Whether its phones share their position (and so run the GPS); QuickPic's do not.
-    var sharesLocation: Bool { get }
-
-    /// What the phone subscribes to on its Realtime connection.
-    func subscription(for userID: String) -> AppSubscription
-
-    /// A change that arrived on the subscription, as an update for this phone.
-    func incoming(_ change: RealtimeClient.Change) -> Incoming
-
-    /// Opens an update with the phone's key pair and validates it.
-    func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload
 
     /// Catching up after a gap: a page of updates for `userID` created since
     /// `since` (Unix seconds) past `cursor`, oldest first.
     func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
                  via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage
 
-    // MARK: Retention
+    /// Makes `key` the one friends seal to (at sign-up, and again after a reinstall).
+    func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// An invitation to be friends again after a reinstall; the code the friend accepts.
+    func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
+
+    /// Accepts `code` at `preference`.
+    func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
 
     /// The oldest updates `userID` can still read.
     func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
@@ -146,8 +219,18 @@ public protocol AppProfile: Sendable {
     /// The oldest updates anyone has, read with the service key.
     func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
 
-    // MARK: Groups (apps whose phones share with a team at once: `AppProfile+Groups.swift`)
+    /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
+    func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
+}
 
+extension PairwiseApp {
+    public var shaped: ShapedApp { .pairwise(self) }
+}
+
+/// The group shape (`Delivery/Group/`, Survale): one broadcast to the phone's group on a private channel, with presence;
+/// groups formed in set-up, joined by request, ended by their owner; chat, media, an archive and its replay; direct
+/// messages between members; what a group leaves purged a set time after it ends (`AppProfile+Groups.swift`).
+public protocol GroupApp: LocationApp {
     /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it but those
     /// `joiningLater` (user ids), who ask to during the run (`askToJoin`).
     /// `serviceKey`: the project's, for apps whose users an administrator provisions.
@@ -175,8 +258,8 @@ public protocol AppProfile: Sendable {
     /// A broadcast that arrived on the subscription, as an update for this phone.
     func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming
 
-    /// Group apps with direct messages (Survale: "DMs via ephemeral WebSocket relay (no storage)"): the members
-    /// `userID` exchanges them with, and the channel of `userID` and one of them (one a pair). Default: none.
+    /// Direct messages (Survale: "DMs via ephemeral WebSocket relay (no storage)"): the members `userID` exchanges
+    /// them with, and the channel of `userID` and one of them (one a pair); none: the app has no direct messages.
     func directPartners(of userID: String) -> [String]
     func directChannel(for userID: String, with partner: String) -> AppSubscription?
 
@@ -211,7 +294,7 @@ public protocol AppProfile: Sendable {
     func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
 
     /// The after-action replay of `session`'s group as the app loads it (Survale §8: the archived positions and the
-    /// chat, `page` rows a request, oldest first): what came back. Default: the app has none.
+    /// chat, `page` rows a request, oldest first): what came back.
     func replay(as session: Session, page: Int, via http: SupabaseHTTP) async throws(SupabaseError) -> ReplayLoad
 
     /// The backend's id of `userID`'s group (Survale: its operation), for the retention check; nil: none.
@@ -232,41 +315,25 @@ public protocol AppProfile: Sendable {
 
     /// Fetches the media a chat line names, as a member (Survale: a signed download URL, then the GET); the bytes received.
     func fetchMedia(_ media: MediaRef, as session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+}
 
-    // MARK: Probes
+extension GroupApp {
+    public var shaped: ShapedApp { .group(self) }
+}
 
-    /// Makes `friend` an active friend of each of `others` (a probe cast's set-up).
-    func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// Sets up a standalone probe cast as the app relates its users (`AppProfile+Probes.swift`; default: `befriendForProbes`).
-    func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// Placeholder values the app knows of a cast, by role name → user id (Survale: `victim.operation`); default none.
-    func probeValues(roles: [String: String]) -> [String: String]
-
-    /// Placeholder values made with the cast's key pairs, by role name (QuickPic: messages sealed and signed
-    /// between them, as a hostile client could make them); default none.
-    func probeMessages(keys: [String: BoxKeyPair]) -> [String: String]
-
-    /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
-    func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
-
-    // MARK: Mailbox (apps whose phones message each friend through a mailbox it polls: `AppProfile+Mailbox.swift`)
-
-    /// The keys `userIDs` published, by user id, in the one read the app makes of them: the box key and, for an app
-    /// whose messages are signed (QuickPic's `GET /friends`), the signing key. Default: `publicKeys`, no signing key.
-    func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys]
-
-    /// `message` encoded as the app encodes it (a text, a photo), sealed to `friend` and signed by the sender's keys.
-    func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage
-    /// What the phone sends `friend` now: `sealDirect`'s message, or nil when the app has nothing to send (Closer: no
-    /// question today, or today's answered already). An app with state per sender (Closer's) composes here.
+/// The mailbox shape (`Delivery/Mailbox/`, QuickPic, Closer): each message sealed (and signed) to one friend, stored by
+/// the backend in the recipient's mailbox until the phone, polling or listening, fetches and acknowledges it; no
+/// Realtime, no positions (`AppProfile+Mailbox.swift`).
+public protocol MailboxApp: FriendApp {
+    /// What the phone sends `friend` now: `message` encoded as the app encodes it (a text, a photo), sealed to `friend`
+    /// and signed by the sender's keys (QuickPic); or nil when the app has nothing to send (Closer: no question today,
+    /// or today's answered already). An app with state per sender (Closer's) composes here.
     func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
     /// Whether the app's reads are a listener's (Firestore's): the phone is told of a change, and pays for that alone,
-    /// not for each look the harness takes (docs/battery.md, "Listeners and polls").
+    /// not for each look the harness takes (docs/battery.md, "Listeners and polls"). Default false.
     var listens: Bool { get }
     /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
-    /// held at the end is awaiting the partner, not lost.
+    /// held at the end is awaiting the partner, not lost. Default false.
     var holdsUntilAnswered: Bool { get }
 
     /// Posts a sealed message to its recipient's mailbox; the message's id and what the request moved.
@@ -280,6 +347,10 @@ public protocol AppProfile: Sendable {
 
     /// Acknowledges message `id`: the backend deletes it. What the request moved.
     func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
+}
+
+extension MailboxApp {
+    public var shaped: ShapedApp { .mailbox(self) }
 }
 
 /// One friendship to make: each side's token and preference; `pending`: the

@@ -7,7 +7,7 @@ extension FleetRun {
     /// A group app's friends: the teams, formed as the app forms them (Survale: provisioned, created,
     /// joined, started). Nil for the other shapes, whose friends pair otherwise.
     func shapeFriends(_ graph: SocialGraph, accounts: [Int: DeviceAccount], app: any AppProfile) async throws -> [[Friend]]? {
-        guard app.shape == .group else { return nil }
+        guard case .group(let app) = app.shaped else { return nil }
         return try await formGroups(graph, accounts: accounts, app: app)
     }
 
@@ -33,16 +33,21 @@ extension FleetRun {
 
     /// What the shape reports at the end: a group app's groups (ends, messages, media), a mailbox app's
     /// accounting of messages (for couples, their answers to the daily question, when they answered any).
-    func shapeReports(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, purged: [String: GroupEnd],
-                      mailbox ledger: MailboxLedger, purgeLimit: Double) async -> (groups: GroupsReport?, mailbox: MailboxReport?) {
-        switch app.shape {
-        case .group: return (await groupsReport(graph, devices: devices, app: app, purged: purged), nil)
-        case .mailbox:
+    func shapeReports(_ graph: SocialGraph, devices: [VirtualDevice?], purged: [String: GroupEnd],
+                      context: FleetContext, purgeLimit: Double) async -> (groups: GroupsReport?, mailbox: MailboxReport?) {
+        switch context.shaped {
+        case .group(let app, let ledgers): return (await groupsReport(graph, devices: devices, app: app, ledgers: ledgers, purged: purged), nil)
+        case .mailbox(let app, let ledger):
             var report = closeMailbox(ledger, purgeLimit: purgeLimit)
             report.acknowledgeDeletes = !app.holdsUntilAnswered
             return (nil, app.friendsAreCouples && report.sent == 0 ? nil : report)
         case .pairwise: return (nil, nil)
         }
+    }
+
+    /// Every phone has settled (the drain is over): a group's presence convergence stops waiting for phones still unseen.
+    static func shapeSettled(_ context: FleetContext) {
+        if case .group(_, let ledgers) = context.shaped { ledgers.convergence.finish() }
     }
 
     /// Why the app's shape cannot run on shards, if it cannot.

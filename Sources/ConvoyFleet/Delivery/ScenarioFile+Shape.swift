@@ -24,9 +24,11 @@ extension Reader {
                 }
             }
         }
+        let sendsMedia: Bool
+        if case .group(let app)? = Apps.make(choice.name, options: choice.options)?.shaped { sendsMedia = app.sendsMedia } else { sendsMedia = false }
         for g in try m["groups"]?.sequence() ?? [] {
             let keys = try g.mapping(Self.groupKeys)
-            if !(Apps.make(choice.name, options: choice.options)?.sendsMedia ?? false) {
+            if !sendsMedia {
                 // A mailbox app sends photos to friends, not videos.
                 let refused = mailbox ? ["video_every", "video_size"] : Self.mediaKeys
                 if let key = refused.first(where: { keys[$0] != nil }), let r = keys[key] {

@@ -21,18 +21,14 @@ public final class FleetContext: Sendable {
     public let shard: Shard?
     /// What the fleet's connections, sessions and retry queues go through, for the live line and run.log.
     public let health: FleetHealth
-    /// Group apps: how long each phone's presence takes to reach its group.
-    public let convergence: PresenceConvergence
-    /// Group apps' chat media: who should download each photo or video, and who did.
-    public let media = ChatLedger()
-    /// Group apps' chat lines (without media): who should have each, and who did, live or after a gap.
-    public let messages = ChatLedger()
-    /// Group apps' direct messages: each sent to a partner online, and whether it arrived.
-    public let direct = DirectLedger()
-    /// Group apps: each group's after-action replay as its owner read it back right after ending it.
-    public let replays = ReplayLedger()
-    /// Mailbox apps' direct messages: each posted, and what became of it.
-    public let mailbox = MailboxLedger()
+    /// Its shape: the app as that shape, and the ledgers the shape keeps for the run (`Delivery/RunShape.swift`: a
+    /// group app's presence, chat, media, direct messages and replays; a mailbox app's messages). Only the shape's
+    /// room reads it.
+    let shaped: RunShape
+    /// The app as one whose phones share positions and hear them on Realtime (nil: a mailbox app's phones do neither).
+    let locations: (any LocationApp)?
+    /// The app as one whose users are friends in pairs (nil: a group app's are teams).
+    let friends: (any FriendApp)?
     /// Why requests failed: the first of each kind with its request and answer (run.log, the summary).
     public let failures: FailureLog
     /// Each group's sends and receipts, for the live view.
@@ -52,7 +48,8 @@ public final class FleetContext: Sendable {
         tally = GroupTally(sizes: sizes)
         map = FleetMap(groups: groups.isEmpty ? ["all"] : groups.map(\.name), sizes: sizes)
         self.health = health ?? FleetHealth(devices: 0)
-        convergence = PresenceConvergence(metrics: metrics)
+        shaped = RunShape(app, metrics: metrics)
+        (locations, friends) = (app.locations, app.friends)
         sentUpdates = SentUpdates(horizon: options.retentionLimit + 60)
         self.shard = shard
         self.engine = engine

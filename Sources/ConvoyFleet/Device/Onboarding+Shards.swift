@@ -68,7 +68,7 @@ extension Onboarding {
                      preference: @escaping @Sendable (Int, Int) -> String,
                      concurrency: Int = 32) async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
         let http = SupabaseHTTP(engine: engine, target: target)
-        let app = app
+        let app = friendApp
         // Every other shard's device that one of ours is paired with.
         var needed = Set<Int>()
         for device in accounts.keys {

@@ -53,6 +53,13 @@ public struct Onboarding: Sendable {
         (self.engine, self.target, self.runID, self.app) = (engine, target, runID, app)
     }
 
+    /// The app as one whose users are friends in pairs, for `pair` (a group app's teams are formed by its shape's set-up,
+    /// which never calls it).
+    var friendApp: any FriendApp {
+        guard let friends = app.friends else { preconditionFailure("\(app.name)'s users are not friends in pairs") }
+        return friends
+    }
+
     /// Device `index`'s email: unique to the run, the same on every shard.
     public func email(_ index: Int) -> String { "convoy-\(runID)-\(index)@convoy.test" }
 
@@ -114,7 +121,7 @@ public struct Onboarding: Sendable {
     public func pair(_ graph: SocialGraph, accounts: [DeviceAccount], preference: @escaping @Sendable (Int, Int) -> String,
                      concurrency: Int = 32) async throws -> [[Friend]] {
         let http = SupabaseHTTP(engine: engine, target: target)
-        let app = app
+        let app = friendApp
         try await withThrowingTaskGroup(of: Void.self) { group in
             var started = 0
             for p in graph.pairs {
@@ -140,7 +147,7 @@ public struct Onboarding: Sendable {
 extension Onboarding {
     /// One friendship: the inviter's side with its preference, then (unless pending) the invitee's.
     static func befriend(_ p: SocialGraph.Pair, inviter: Session, invitee: Session, preference: @Sendable (Int, Int) -> String,
-                         app: any AppProfile, http: SupabaseHTTP) async throws {
+                         app: any FriendApp, http: SupabaseHTTP) async throws {
         var request = FriendRequest(inviter: inviter, invitee: invitee, inviterPreference: preference(p.inviter, p.invitee),
                                     inviteePreference: preference(p.invitee, p.inviter), pending: p.pending)
         request.declined = p.declined
@@ -149,7 +156,7 @@ extension Onboarding {
 
     /// `device`'s friends with their published keys, read as the app reads them.
     static func friends(of device: Int, in graph: SocialGraph, token: String, userID: (Int) -> String,
-                        preference: @Sendable (Int, Int) -> String, app: any AppProfile, http: SupabaseHTTP) async throws -> [Friend] {
+                        preference: @Sendable (Int, Int) -> String, app: any FriendApp, http: SupabaseHTTP) async throws -> [Friend] {
         let pairs = graph.friendships(of: device)
         guard !pairs.isEmpty else { return [] }
         let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }

@@ -24,7 +24,7 @@ extension VirtualDevice {
         var started = context.clock.now()
         // What the app does first: QuickPic looks the friend up (`GET /users/:username`), Closer makes the couple key.
         do {
-            if try await app.prepareRequest(request.invitee, token: account.session.accessToken, via: http) {
+            if try await friendApp.prepareRequest(request.invitee, token: account.session.accessToken, via: http) {
                 metrics.record(.pairingLookup, seconds: context.clock.now() - started)
                 metrics.count(.httpRequests)
                 spendHTTP(body: 0, response: 400, since: started)
@@ -40,7 +40,7 @@ extension VirtualDevice {
         // Recorded before the request goes: its acceptance may arrive (Realtime) before the request's answer does.
         pairing.asked[request.userID] = (started, request)
         do {
-            _ = try await app.requestFriendship(to: request.invitee, preference: request.preference, from: account.session, via: http)
+            _ = try await friendApp.requestFriendship(to: request.invitee, preference: request.preference, from: account.session, via: http)
             metrics.count(.pairingRequests)
             metrics.record(.pairingRequest, seconds: context.clock.now() - started)
         } catch {
@@ -131,8 +131,8 @@ extension VirtualDevice {
         let (me, token) = (account.userID, account.session.accessToken)
         do {
             let events = switch query {
-            case .requestsToMe: try await app.pendingRequests(to: me, token: token, via: http)
-            case .acceptedOfMine: try await app.acceptedRequests(by: me, token: token, via: http)
+            case .requestsToMe: try await friendApp.pendingRequests(to: me, token: token, via: http)
+            case .acceptedOfMine: try await friendApp.acceptedRequests(by: me, token: token, via: http)
             }
             metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 200 + 150 * events.count)
@@ -148,7 +148,7 @@ extension VirtualDevice {
         guard life.isReceiving, pairing.pendingFrom[userID] == id else { return }
         pairing.pendingFrom[userID] = nil
         do {
-            try await app.declineFriendship(id, token: account.session.accessToken, via: http)
+            try await friendApp.declineFriendship(id, token: account.session.accessToken, via: http)
             metrics.count(.pairingDeclined)
         } catch {
             metrics.count(.pairingFailures)
@@ -164,7 +164,7 @@ extension VirtualDevice {
         // The friend may share as soon as the acceptance commits: its updates are this phone's from now on.
         friendIndex[userID] = Int32(answer.index)
         do {
-            try await app.acceptFriendship(id, preference: answer.preference, token: account.session.accessToken, via: http)
+            try await friendApp.acceptFriendship(id, preference: answer.preference, token: account.session.accessToken, via: http)
             metrics.count(.httpRequests)
             spendHTTP(body: 60, response: 300)
             metrics.count(.pairingAccepted)
@@ -196,7 +196,7 @@ extension VirtualDevice {
     func befriend(userID: String, index other: Int, preference: String, requestedAt: Double?, later: Bool = false) async {
         let key: FriendKeys
         do {
-            let keys = try await app.friendKeys(of: [userID], token: account.session.accessToken, via: http)
+            let keys = try await friendApp.friendKeys(of: [userID], token: account.session.accessToken, via: http)
             metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 300)
             guard let k = keys[userID] else {

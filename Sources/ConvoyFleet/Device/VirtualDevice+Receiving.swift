@@ -53,7 +53,7 @@ extension VirtualDevice {
                 held.catchingUp = true
                 Task { [weak self] in
                     if pairs { await self?.catchUpPairing() }
-                    await self?.backfill(since: since)
+                    await self?.shapeCatchUp(since: since)
                     await self?.releaseHeldLive()
                 }
             case .first(nil), .unchanged: break
@@ -75,16 +75,15 @@ extension VirtualDevice {
         case .change(_, let change):
             lastHeard = change.receivedAt
             spendReceived(bytes: change.bytes)
-            switch app.incoming(change) {
+            let incoming = locationApp.incoming(change)
+            switch incoming {
             case .update(let update):
                 if let committed = CommitTimestamp.parse(change.commitTimestamp) {
                     metrics.record(.commitToReceipt, seconds: change.receivedAt - committed)
                 }
                 if held.catchingUp { held.updates.append(update) } else { receive(update) }
             case .pairing(let event): pairingEvent(event)
-            case .groupEnded: groupEnded()
-            case .groupMessage(let sender, let message): receiveMessage(message, from: sender, at: change.receivedAt)
-            case .joinRequest(let id): heardJoinRequest(id)
+            case .groupEnded, .groupMessage, .joinRequest: shapeHeard(incoming, at: change.receivedAt)
             case .directMessage: metrics.count(.realtimeOtherChanges)
             case .malformed: metrics.count(.malformedRows)
             case .notMine: metrics.count(.realtimeOtherChanges)
@@ -94,7 +93,7 @@ extension VirtualDevice {
             spendHeartbeat()
             metrics.record(.realtimeHeartbeat, seconds: roundTrip)
         case .broadcast, .presence, .pushReply:
-            handleGroup(event)
+            shapeEvent(event)
         }
     }
 
@@ -119,7 +118,7 @@ extension VirtualDevice {
         let clock = context.clock
         let rowID = incoming.id
         let created = incoming.createdAt
-        if let rowID, let created { remember(row: rowID, createdAt: created) }
+        if let rowID, let created { shapeReceivedRow(rowID, createdAt: created) }
         guard let sender = friendIndex[incoming.sender] else {
             metrics.count(.receivedFromStrangers)
             return
@@ -127,7 +126,7 @@ extension VirtualDevice {
         let started = clock.now()
         var update: LocationPayload
         do {
-            update = try app.open(incoming, with: account.keys)
+            update = try locationApp.open(incoming, with: account.keys)
         } catch {
             // A row that arrives twice (Realtime, then a backfill) fails once.
             guard firstFailure(ofRow: rowID) else {
@@ -147,7 +146,7 @@ extension VirtualDevice {
             metrics.count(.probeRowsReceived)
             return
         }
-        metrics.record(app.encrypts ? .open : .decode, seconds: opening)
+        metrics.record(locationApp.encrypts ? .open : .decode, seconds: opening)
         spendCPU(seconds: opening)
         if update.seq == nil {
             // The app's payload carries no seq (Green Box `payload: prd`): what the sender sealed for this device, found by its plaintext.

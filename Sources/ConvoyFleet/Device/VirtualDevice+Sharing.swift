@@ -84,13 +84,13 @@ extension VirtualDevice {
         let started = context.clock.now()
         let sealed: String
         do {
-            sealed = try app.seal(payload, to: key)
+            sealed = try locationApp.seal(payload, to: key)
         } catch {
             metrics.count(.sealFailures)
             return nil
         }
         let sealing = context.clock.now() - started
-        metrics.record(app.encrypts ? .seal : .encode, seconds: sealing)
+        metrics.record(locationApp.encrypts ? .seal : .encode, seconds: sealing)
         spendCPU(seconds: sealing)
         return sealed
     }

@@ -95,8 +95,10 @@ public actor VirtualDevice {
     var tasks: [Task<Void, Never>] = []
     /// Pairing during the run, whatever the shape (`VirtualDevice+Pairing`).
     var pairing: PairingState
-    /// Pairwise apps (`Delivery/Pairwise/`): catch-up of rows, rows seen, a reinstall's friends, ticks to post again.
-    var pairwise = PairwiseState()
+    /// Its app's shape's state, one of three (`Delivery/ShapeState`): a pairwise phone's catch-up of rows and ticks to post
+    /// again; a group phone's place in its group, broadcasts, chat, media, archive and joins; a mailbox phone's messages
+    /// shown and acknowledged. Only the shape's own room reads it.
+    var shape: ShapeState
     var ledger = DeviceLedger()
     var duplicates = 0
     var sentOffline = 0
@@ -104,12 +106,8 @@ public actor VirtualDevice {
     var battery = BatteryState()
     /// The draws for its retries' backoff (the pairwise outbox, a group's chat queue).
     var retryRNG: SeededGenerator
-    /// Group apps (`Delivery/Group/`): its place in its group, its broadcasts, chat, media, archive and joins.
-    var group: GroupState
     /// Its own message count (group messages and direct messages alike).
     var messageSeq: UInt64 = 0
-    /// Mailbox apps (`Delivery/Mailbox/`): what it has shown and acknowledged, and its poll in flight.
-    var mailbox = MailboxState()
 
     public init(account: DeviceAccount, friends: [Friend], profile: Profile, connection: HTTPConnection?, context: FleetContext,
                 pairing: DevicePairing? = nil, group: GroupRole? = nil) throws {
@@ -125,7 +123,7 @@ public actor VirtualDevice {
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
         retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
-        self.group = GroupState(role: group, chatRetry: context.options.chatRetry, seed: profile.seed)
+        shape = ShapeState(for: context.app, role: group, chatRetry: context.options.chatRetry, seed: profile.seed)
     }
 
     var metrics: Metrics { context.metrics }

@@ -26,7 +26,7 @@ struct ProbeContext: Sendable {
         }
         redactor.add(runner.jwtSecret, "jwt secret")
         // Public keys as published (any signed-in user may read them on Green Box).
-        let published = (try? await runner.app.publicKeys(of: parties.values.map(\.userID), token: attacker.session.accessToken,
+        let published = (try? await runner.app.friends?.publicKeys(of: parties.values.map(\.userID), token: attacker.session.accessToken,
                                                           via: SupabaseHTTP(engine: runner.engine, target: target))) ?? [:]
         for (actor, party) in parties {
             let name = actor.rawValue
@@ -59,11 +59,11 @@ struct ProbeContext: Sendable {
         let keys = Dictionary(uniqueKeysWithValues: parties.compactMap { p in p.value.keys.map { (p.key.rawValue, $0) } })
         values.merge(runner.app.probeMessages(keys: keys)) { a, _ in a }
         let victimKey = values["victim.public_key"].flatMap { try? PublicKey(base64: $0) }
-        if let victimKey {
+        if let victimKey, let app = runner.app.locations {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
             let now = Date().timeIntervalSince1970.rounded(.down)
-            let update = runner.app.plaintext(of: LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase))
-            values["captured.ciphertext"] = try? runner.app.seal(update, to: victimKey)
+            let update = app.plaintext(of: LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase))
+            values["captured.ciphertext"] = try? app.seal(update, to: victimKey)
         }
         return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)
     }

@@ -12,6 +12,10 @@ extension ProbeRunner {
     /// row as it arrives (from `sender`) and as it would arrive had the
     /// server let it through under the friend's id: accepting either is a leak.
     func runReplay(_ step: ProbeStep, _ probe: ReplayProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
+        guard case .pairwise(let app) = app.shaped else {
+            outcome.notes.append("skipped \(step.source): \(app.name) posts no sealed rows to re-post (a replay is for apps that insert one per friend)")
+            return
+        }
         guard let victimKey = context.victimKey, let friend = context.parties[.friend], let victim = context.parties[.victim] else {
             outcome.notes.append("skipped \(step.source): the victim's public key is not readable, so no ciphertext can be made for it")
             return

@@ -119,7 +119,7 @@ public final class RetentionChecker: Sendable {
     // MARK: Checking against the backend
 
     /// One round: the next `sample` devices (round-robin) each check their own updates, and a scan with the service key.
-    func round(devices: [VirtualDevice], app: any AppProfile, http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
+    func round(devices: [VirtualDevice], app: any PairwiseApp, http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
         let picked: [VirtualDevice] = state.withLock { s in
             guard !devices.isEmpty else { return [] }
             let n = min(policy.sample, devices.count)
@@ -147,7 +147,7 @@ public final class RetentionChecker: Sendable {
     }
 
     /// One recipient: its oldest updates, then whether the young ones it received are still there.
-    private func check(_ device: VirtualDevice, app: any AppProfile, http: SupabaseHTTP, clock: RunClock) async -> Double? {
+    private func check(_ device: VirtualDevice, app: any PairwiseApp, http: SupabaseHTTP, clock: RunClock) async -> Double? {
         guard let view = await device.retentionView() else { return nil }
         let oldest: Double?
         do {

@@ -74,7 +74,7 @@ extension FleetRun {
                                 message: "friends who pair during the run (pairing: prd) cannot span shards yet; drop --shard or use pairing: codes "
                                     + "(why: docs/scenarios.md, \"With Green Box pairing: prd\")")
         }
-        if shard != nil, configuration.app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
+        if shard != nil, let app = configuration.app.locations, app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "
                                     + "use app: {name: \(configuration.app.name), payload: convoy} or drop --shard")

@@ -15,7 +15,7 @@ import Synchronization
 /// unwrapped as the manual's Android phones do it (`CloserCoupleKey`: Argon2id at m=46080 KiB, t=3, p=1). Paired, each
 /// phone answers the daily question with a sealed answer and reveals its partner's (CloserApp+Questions.swift). What
 /// Convoy does not model of Closer — threads, games, FCM, RevenueCat — the phone does not do (docs/scenarios.md, "Closer").
-public struct CloserApp: SharesNoLocations, RegisteredApp {
+public struct CloserApp: MailboxApp, RegisteredApp {
     static let appName = "closer"
     static func make(_ options: AppOptions) -> CloserApp { CloserApp() }
 
@@ -68,7 +68,7 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     }
 
     /// Closer's device key is P-256, not the X25519 key Convoy hands every phone: this publishes the phone's own.
-    public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+    public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
         try await publishDeviceKey(session, via: http)
     }
 
@@ -215,7 +215,6 @@ public struct CloserApp: SharesNoLocations, RegisteredApp {
     /// The uid in an ID token (the phone's own; not verified here).
     static func subject(_ token: String) -> String? { UnverifiedJWT.claims(token)?["sub"]?.string }
 
-    public var shape: DeliveryShape { .mailbox }
 }
 
 /// What passes between a run's Closer phones outside the backend, and what the run learnt of couples.

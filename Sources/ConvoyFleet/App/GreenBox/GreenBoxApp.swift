@@ -8,7 +8,7 @@ import Foundation
 /// `encrypted_locations` row per friend per update sealed with
 /// `crypto_box_seal`, received as `postgres_changes` INSERTs filtered to the
 /// recipient, caught up by paging its rows after a gap.
-public struct GreenBoxApp: AppProfile, RegisteredApp {
+public struct GreenBoxApp: PairwiseApp, RegisteredApp {
     static let appName = "greenbox"
 
     /// What is sealed.
@@ -46,6 +46,10 @@ public struct GreenBoxApp: AppProfile, RegisteredApp {
     }
 
     // MARK: Onboarding and pairing (PRD §4.2, §5)
+
+    public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        try await publishKey(keys.publicKey, session: session, via: http)
+    }
 
     public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
         guard pairing == .prd else {

@@ -9,7 +9,7 @@ import Foundation
 /// it), sends each friend texts and photos sealed to the friend's X25519 key and signed with its own Ed25519
 /// key, polls its mailbox, verifies before it decrypts, and acknowledges what it has shown (the server then
 /// deletes it). Nothing here is Supabase: it speaks through `QuickPicClient`.
-public struct QuickPicApp: SharesNoLocations, RegisteredApp {
+public struct QuickPicApp: MailboxApp, RegisteredApp {
     static let appName = "quickpic"
     static func make(_ options: AppOptions) -> QuickPicApp { QuickPicApp(pairing: options["pairing"].flatMap(Pairing.init(rawValue:)) ?? .setup) }
 
@@ -154,8 +154,12 @@ public struct QuickPicApp: SharesNoLocations, RegisteredApp {
 
     // MARK: Mailbox
 
-    public var shape: DeliveryShape { .mailbox }
 
+    public func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage? {
+        try sealDirect(message, to: friend, keys: keys)
+    }
+
+    /// `message` encoded as QuickPic encodes it (UTF-8 text, or a PNG gzipped), sealed to `friend` and signed by the sender.
     public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
         guard let box = friend.publicKey else { throw CryptoError.badKey("\(friend.userID) has no X25519 key") }
         let content: [UInt8]

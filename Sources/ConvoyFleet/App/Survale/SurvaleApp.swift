@@ -16,7 +16,7 @@ import Synchronization
 /// channel, and then stops. Positions are not end-to-end encrypted (the spec
 /// has none): "sealing" is the broadcast's JSON. At the end of the run the
 /// case agent ends the operation, unless the scenario abandons it to auto-end.
-public final class SurvaleApp: AppProfile, RegisteredApp {
+public final class SurvaleApp: GroupApp, RegisteredApp {
     static let appName = "survale"
     static func make(_ options: AppOptions) -> SurvaleApp { SurvaleApp() }
 
@@ -40,7 +40,6 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
 
     // MARK: Groups
 
-    public var shape: DeliveryShape { .group }
 
     /// Provisions group `number`'s agency, team and users (service key), then its case agent creates the
     /// operation, invites every member but those `joiningLater` (they ask to join once it runs), each
@@ -248,11 +247,5 @@ public final class SurvaleApp: AppProfile, RegisteredApp {
 
     public func open(_ update: IncomingUpdate, with keys: BoxKeyPair) throws(CryptoError) -> LocationPayload {
         try LocationPayload(jsonBytes: Array(update.body.utf8))
-    }
-
-    /// Broadcasts are not stored: nothing to catch up on after a gap (what was missed is lost).
-    public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
-                        via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
-        CatchUpPage(updates: [], bytes: 0, cursor: cursor)
     }
 }

@@ -20,11 +20,3 @@ public struct MissedMessages: Sendable {
     /// How many rows the page held (read or not): a page shorter than asked is the last.
     public var rows: Int { lines.count + malformed }
 }
-
-/// Apps without group messages have nothing to load.
-extension AppProfile {
-    public func missedMessages(for session: Session, since: Double, after cursor: Int64, limit: Int,
-                               via http: SupabaseHTTP) async throws(SupabaseError) -> MissedMessages {
-        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no group messages")
-    }
-}

@@ -12,7 +12,7 @@ import Logging
 /// the end unless the scenario abandons it to the backend.
 extension FleetRun {
     /// Forms every team of `graph` through the app, `concurrency` at a time; each device's friends are its teammates.
-    func formGroups(_ graph: SocialGraph, accounts: [Int: DeviceAccount], app: any AppProfile) async throws -> [[Friend]] {
+    func formGroups(_ graph: SocialGraph, accounts: [Int: DeviceAccount], app: any GroupApp) async throws -> [[Friend]] {
         let http = SupabaseHTTP(engine: engine, target: configuration.target)
         let serviceKey = configuration.target.serviceKey
         let roles = Self.groupRoles(graph, social: configuration.scenario.social, seed: configuration.scenario.seed)
@@ -67,10 +67,9 @@ extension FleetRun {
     /// each abandoned team between `auto_end` and `auto_end` + grace after its last member left, and no
     /// other team ended by the backend. Nil without a service key. `purged`: how groups ended as the
     /// retention check saw them, by group id (a group purged since has no row left to read).
-    func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, purged: [String: GroupEnd] = [:]) async -> GroupsReport? {
-        // The fleet's context, shared by every device.
-        let context = devices.lazy.compactMap { $0 }.first?.context
-        let (media, messages) = (context.flatMap { closeMedia($0.media) }, context.flatMap { closeMessages($0.messages) })
+    func groupsReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any GroupApp, ledgers: GroupLedgers,
+                      purged: [String: GroupEnd] = [:]) async -> GroupsReport? {
+        let (media, messages) = (closeMedia(ledgers.media), closeMessages(ledgers.messages))
         guard let serviceKey = configuration.target.serviceKey else {
             logger.notice("groups: no service key, so how the operations ended is not checked")
             return nil
@@ -81,14 +80,14 @@ extension FleetRun {
         var report = GroupsReport(groups: graph.groups.count, abandoned: min(social.abandoned, graph.groups.count),
                                   autoEndSeconds: social.autoEnd, graceSeconds: social.autoEndGrace ?? (min(5, social.autoEnd / 20) + 5))
         (report.media, report.messages) = (media, messages)
-        if let context, !context.direct.isEmpty {
+        if !ledgers.direct.isEmpty {
             var gaps: [Int: [DeviceLedger.Span]] = [:]
             for (i, d) in devices.enumerated() { if let d { gaps[i] = await d.ledger.gaps } }
-            let direct = context.direct.close { gaps[$0] ?? [] }
+            let direct = ledgers.direct.close { gaps[$0] ?? [] }
             metrics.count(.directLost, by: direct.lostTotal)
             report.direct = direct
         }
-        if app.archiveEvery != nil, let context { report.replay = await replayReport(graph, devices: devices, app: app, ledger: context.replays, into: &report) }
+        if app.archiveEvery != nil { report.replay = await replayReport(graph, devices: devices, app: app, ledger: ledgers.replays, into: &report) }
         var lastLeft: [Int: Double] = [:]
         for k in 0..<report.abandoned {
             var last: Double?
@@ -117,7 +116,7 @@ extension FleetRun {
     }
 
     /// Each group its owner ended, as the owner read it back right after: what came back against what its members stored.
-    private func replayReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any AppProfile, ledger: ReplayLedger,
+    private func replayReport(_ graph: SocialGraph, devices: [VirtualDevice?], app: any GroupApp, ledger: ReplayLedger,
                               into report: inout GroupsReport) async -> ReplayReport {
         var out = ReplayReport()
         let entries = ledger.all

@@ -55,7 +55,7 @@ extension RetentionChecker {
 
     /// One round for a group app: the next `sample` members each read what is left of their group, and, with a
     /// service key, the next `sample` groups are scanned.
-    func groupRound(devices: [VirtualDevice], app: any AppProfile, http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
+    func groupRound(devices: [VirtualDevice], app: any GroupApp, http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
         let picked: [VirtualDevice] = state.withLock { s in
             guard !devices.isEmpty else { return [] }
             let n = min(policy.sample, devices.count)
@@ -90,7 +90,7 @@ extension RetentionChecker {
         mark(t: t, oldestAge: oldest)
     }
 
-    private func check(_ group: String, reader: String?, token: String, contributed: [GroupItem: Int], app: any AppProfile,
+    private func check(_ group: String, reader: String?, token: String, contributed: [GroupItem: Int], app: any GroupApp,
                        http: SupabaseHTTP, clock: RunClock) async -> Double? {
         do {
             let remains = try await app.groupRemains(group, reader: reader, token: token, via: http)

@@ -13,18 +13,18 @@ import ConvoyWire
 extension VirtualDevice {
     /// Whether `topic` is the channel its group's messages arrive on.
     func carriesMessages(_ topic: String) -> Bool {
-        channels.contains { $0.topic == topic && $0.carriesMessages }
+        groupChannels.contains { $0.topic == topic && $0.carriesMessages }
     }
 
     /// Its chat channel went down at `wall` (the connection dropped, or the channel closed).
     func chatLost(at wall: Double, topic: String? = nil) {
-        guard app.shape == .group, topic.map(carriesMessages) ?? true else { return }
+        guard case .group = shape, topic.map(carriesMessages) ?? true else { return }
         group.missedChat.lost(at: wall)
     }
 
     /// A channel is subscribed: its chat channel again after a loss, the lines missed meanwhile are loaded.
     func chatSubscribed(_ topic: String) {
-        guard app.shape == .group, context.options.catchUpChat, carriesMessages(topic), let from = group.missedChat.subscribed() else { return }
+        guard case .group = shape, context.options.catchUpChat, carriesMessages(topic), let from = group.missedChat.subscribed() else { return }
         tasks.append(Task { [weak self] in await self?.loadMissedChat(from: from) })
     }
 
@@ -54,7 +54,7 @@ extension VirtualDevice {
             let started = clock.now()
             let page: MissedMessages
             do {
-                page = try await app.missedMessages(for: account.session, since: since, after: pager.cursor, limit: pager.size, via: http)
+                page = try await groupApp.missedMessages(for: account.session, since: since, after: pager.cursor, limit: pager.size, via: http)
             } catch {
                 metrics.count(.httpRequests)
                 spendHTTP(body: 0, since: started)

@@ -14,9 +14,9 @@ import Synchronization
 /// out for a while, is not refused a channel meanwhile, and its partner is not refused one either. A pair's channel
 /// is the pair's alone: its joins, refusals and closes never stand for the phone's place in its group.
 extension VirtualDevice {
-    /// The channels this phone is on: its app's, and with direct messages, the pair channels it has opened.
-    var channels: [AppSubscription] {
-        let own = app.subscriptions(for: account.userID)
+    /// The channels a group phone is on: its app's, and with direct messages, the pair channels it has opened.
+    var groupChannels: [AppSubscription] {
+        let own = groupApp.subscriptions(for: account.userID)
         guard !group.directOpen.isEmpty else { return own }
         return own + group.directOpen.keys.sorted().map { group.directOpen[$0]! }
     }
@@ -25,7 +25,7 @@ extension VirtualDevice {
     func resetDirect() { group.directOpen = [:] }
 
     func scheduleDirect(from arrival: Double) {
-        guard let every = context.options.directEvery, !app.directPartners(of: account.userID).isEmpty else { return }
+        guard let every = context.options.directEvery, !groupApp.directPartners(of: account.userID).isEmpty else { return }
         context.scheduler.at(arrival + group.directRNG.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
     }
 
@@ -34,9 +34,9 @@ extension VirtualDevice {
         guard context.options.directEvery != nil, let realtime, !group.outOfGroup, !group.sawGroupEnd else { return }
         let unopened = userIDs.filter { group.directOpen[$0] == nil }
         guard !unopened.isEmpty else { return }
-        let partners = app.directPartners(of: account.userID)
+        let partners = groupApp.directPartners(of: account.userID)
         for partner in unopened where partners.contains(partner) {
-            guard let channel = app.directChannel(for: account.userID, with: partner) else { continue }
+            guard let channel = groupApp.directChannel(for: account.userID, with: partner) else { continue }
             group.directOpen[partner] = channel
             realtime.join(channel.topic, bindings: channel.bindings, options: channel.options)
         }
@@ -65,7 +65,7 @@ extension VirtualDevice {
     private func sendDirect(intended: Double) async {
         guard let every = context.options.directEvery, life.onlineSince != nil, !group.sawGroupEnd else { return }
         context.scheduler.at(intended + group.directRNG.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.sendDirect(intended: t) }
-        let partners = app.directPartners(of: account.userID)
+        let partners = groupApp.directPartners(of: account.userID)
         guard !group.outOfGroup, !partners.isEmpty else { return }
         let partner = partners[Int(group.directRNG.next() % UInt64(partners.count))]
         guard let to = friendIndex[partner] else { return }
@@ -83,7 +83,7 @@ extension VirtualDevice {
             return
         }
         do {
-            let bytes = try app.sendDirect(message, to: partner, from: account.session, realtime: realtime)
+            let bytes = try groupApp.sendDirect(message, to: partner, from: account.session, realtime: realtime)
             spendSent(bytes: bytes)
             metrics.count(.directSent)
             context.direct.posted(sender: index, seq: message.seq, to: Int(to), at: wall)

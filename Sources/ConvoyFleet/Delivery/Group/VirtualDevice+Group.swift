@@ -32,8 +32,8 @@ extension VirtualDevice {
         fix.heading = measured.heading.map { ($0 * 10).rounded().truncatingRemainder(dividingBy: 3600) / 10 }
         fix.speed = measured.speed.map { ($0 * 10).rounded() / 10 }
         if reduced { metrics.count(.reducedAccuracySent) }
-        let payload = app.plaintext(of: fix)
-        if app.archiveEvery != nil, group.archiveBuffer.count < Self.archiveBufferLimit { group.archiveBuffer.append(payload) }
+        let payload = groupApp.plaintext(of: fix)
+        if groupApp.archiveEvery != nil, group.archiveBuffer.count < Self.archiveBufferLimit { group.archiveBuffer.append(payload) }
         guard let sealed = sealTimed(payload, to: account.keys.publicKey) else { return }
         var expected: [Int32] = [], remote: [Int32] = []
         var offline = 0
@@ -45,7 +45,7 @@ extension VirtualDevice {
         lastShare = (intended, position)
         let entry = recordTick(tick, expected: expected, remote: remote, offline: offline, wall: wall)
         do {
-            let sent = try await app.sendToGroup(OutgoingUpdate(recipient: "", body: sealed), from: account.session, realtime: realtime, via: http)
+            let sent = try await groupApp.sendToGroup(OutgoingUpdate(recipient: "", body: sealed), from: account.session, realtime: realtime, via: http)
             if let ref = sent.ref {
                 // A broadcast the server dropped (a refused write) is never acknowledged: forget it after a while.
                 if group.awaitingAck.count > 512 { group.awaitingAck = group.awaitingAck.filter { clock.now() - $0.value.sent < 30 } }
@@ -64,7 +64,7 @@ extension VirtualDevice {
         case .broadcast(_, let message):
             lastHeard = message.receivedAt
             spendReceived(bytes: message.bytes)
-            switch app.incoming(broadcast: message) {
+            switch groupApp.incoming(broadcast: message) {
             case .update(let update):
                 if held.catchingUp { held.updates.append(update) } else { receive(update) }
             case .groupEnded: groupEnded()
@@ -100,8 +100,8 @@ extension VirtualDevice {
 
     /// Subscribed (again): tracks its presence, as the app does on joining its group's channel.
     func trackPresence(on topic: String) {
-        guard channels.first(where: { $0.topic == topic })?.tracksPresence == true,
-              let meta = app.presence(for: account.userID), let realtime else { return }
+        guard groupChannels.first(where: { $0.topic == topic })?.tracksPresence == true,
+              let meta = groupApp.presence(for: account.userID), let realtime else { return }
         context.convergence.subscribed(index, true)
         guard realtime.track(topic, meta: JSONValue(meta.mapValues(JSONValue.string))) != nil else { return }
         context.convergence.tracked(index, members: friends.map(\.index), at: context.clock.wallNow())
@@ -118,7 +118,7 @@ extension VirtualDevice {
     /// Connected: the archive of its positions and its owner's replays (when the app archives), direct messages, chat
     /// and media, each at its cadence. The draws come in this order, as they always have.
     func scheduleGroupTimers(from intended: Double) {
-        if let every = app.archiveEvery {
+        if let every = groupApp.archiveEvery {
             context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
             scheduleReplays(from: intended)
             scheduleDirect(from: intended)
@@ -156,7 +156,7 @@ extension VirtualDevice {
 
     /// At the end of the run: the owner ends its group (unless it abandons it to the backend).
     func leaveGroup() async {
-        guard app.shape == .group, let role = group.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
+        guard case .group(let g) = shape, let role = g.role, role.owner, !role.abandons, !group.sawGroupEnd else { return }
         group.sawGroupEnd = true
         await endGroup()
     }
@@ -169,7 +169,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
-            try await app.leaveGroup(account.session, owner: true, via: http)
+            try await groupApp.leaveGroup(account.session, owner: true, via: http)
             spendHTTP(body: 0, since: started)
         } catch {
             _ = countFailure(error)
@@ -263,7 +263,7 @@ extension VirtualDevice {
     static let archiveBufferLimit = 2000
 
     func flushArchive(intended: Double) async {
-        guard let every = app.archiveEvery, life.isReceiving else { return }
+        guard let every = groupApp.archiveEvery, life.isReceiving else { return }
         context.scheduler.at(intended + every) { [weak self] t in await self?.flushArchive(intended: t) }
         guard !group.archiveBuffer.isEmpty, !group.outOfGroup else { return }
         let batch = group.archiveBuffer
@@ -271,7 +271,7 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         do {
-            let bytes = try await app.archive(batch, from: account.session, via: http)
+            let bytes = try await groupApp.archive(batch, from: account.session, via: http)
             metrics.record(.archivePost, seconds: clock.now() - started)
             metrics.count(.archived, by: batch.count)
             group.contributed[.archive, default: 0] += batch.count

@@ -19,7 +19,7 @@ extension VirtualDevice {
         if group.joinAskedAt == nil { (group.joinAskedAt, group.joinAskedOnLinks) = (started, ShapingProxy.now()) }
         metrics.count(.httpRequests)
         do {
-            let id = try await app.askToJoin(account.session, via: http)
+            let id = try await groupApp.askToJoin(account.session, via: http)
             spendHTTP(body: 120, since: started)
             metrics.count(.joinRequests)
             group.joinRequest = (id, group.joinAskedAt ?? started)
@@ -42,7 +42,7 @@ extension VirtualDevice {
         metrics.count(.joinPolls)
         let decision: Bool?
         do {
-            decision = try await app.joinDecision(request.id, session: account.session, via: http)
+            decision = try await groupApp.joinDecision(request.id, session: account.session, via: http)
             spendHTTP(body: 0, response: 40, since: started)
         } catch {
             spendHTTP(body: 0, since: started)
@@ -59,7 +59,7 @@ extension VirtualDevice {
             if group.outOfGroup, let realtime {
                 // Back in: onto the channels it left, on the connection it kept.
                 group.rejoining = true
-                for s in channels { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
+                for s in groupChannels { realtime.join(s.topic, bindings: s.bindings, options: s.options) }
             } else {
                 connect(at: clock.now())
             }
@@ -81,7 +81,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
-            try await app.approveJoin(id, owner: account.session, via: http)
+            try await groupApp.approveJoin(id, owner: account.session, via: http)
             spendHTTP(body: 60, since: started)
             metrics.count(.joinApproved)
         } catch {
@@ -98,7 +98,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
-            let pending = try await app.pendingJoinRequests(owner: account.session, via: http)
+            let pending = try await groupApp.pendingJoinRequests(owner: account.session, via: http)
             spendHTTP(body: 0, response: 20 * pending.count, since: started)
             for id in pending { heardJoinRequest(id) }
         } catch {
@@ -115,7 +115,7 @@ extension VirtualDevice {
               let realtime else { return }
         group.outOfGroup = true
         closeChatQueue("left")
-        for s in channels { realtime.leave(s.topic) }
+        for s in groupChannels { realtime.leave(s.topic) }
         resetDirect()
         context.convergence.subscribed(index, false)
         context.presence.set(index, online: false)
@@ -124,7 +124,7 @@ extension VirtualDevice {
         let started = context.clock.now()
         metrics.count(.httpRequests)
         do {
-            try await app.leaveGroup(account.session, owner: false, via: http)
+            try await groupApp.leaveGroup(account.session, owner: false, via: http)
             spendHTTP(body: 60, since: started)
         } catch {
             spendHTTP(body: 0, since: started)

@@ -50,7 +50,7 @@ extension VirtualDevice {
             if let upload = post.upload {
                 let bytes = Self.mediaBytes(upload.size, seed: rng.next())
                 let metrics = self.metrics
-                let ref = try await app.uploadMedia(upload.kind, bytes: bytes, seq: post.message.seq, from: account.session, via: http) { p in
+                let ref = try await groupApp.uploadMedia(upload.kind, bytes: bytes, seq: post.message.seq, from: account.session, via: http) { p in
                     if p.uploaded > 0 { metrics.count(.mediaProgress) }
                 }
                 spendHTTP(body: bytes.count, response: 400, since: started)
@@ -64,7 +64,7 @@ extension VirtualDevice {
             }
             let members = friends.filter(\.active).map(\.index)
             let online = zip(members, context.presence.areOnline(members)).compactMap { $1 ? $0 : nil }
-            let bytes = try await app.sendMessage(post.message, from: account.session, via: http)
+            let bytes = try await groupApp.sendMessage(post.message, from: account.session, via: http)
             metrics.record(.messagePost, seconds: clock.now() - started)
             metrics.count(.httpRequests)
             spendHTTP(body: bytes, since: started)
@@ -148,7 +148,7 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         do {
-            let bytes = try await app.fetchMedia(media, as: account.session, via: http)
+            let bytes = try await groupApp.fetchMedia(media, as: account.session, via: http)
             spendHTTP(body: 0, response: bytes + 400, since: started)
             metrics.count(.httpRequests, by: 2)
             metrics.count(.mediaBytesDown, by: bytes)

@@ -26,7 +26,7 @@ extension VirtualDevice {
 
     /// Right after it ended its group: the replay as it is now, kept for the check.
     func finalReplay() async {
-        guard app.archiveEvery != nil, let groupID = app.groupID(of: account.userID) else { return }
+        guard groupApp.archiveEvery != nil, let groupID = groupApp.groupID(of: account.userID) else { return }
         let load = await loadReplay()
         context.replays.record(group: groupID, owner: index, load: load, at: context.clock.wallNow())
     }
@@ -36,7 +36,7 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         do {
-            let load = try await app.replay(as: account.session, page: Self.replayPage, via: http)
+            let load = try await groupApp.replay(as: account.session, page: Self.replayPage, via: http)
             metrics.record(.replayLoad, seconds: clock.now() - started)
             metrics.count(.replays)
             metrics.count(.replayRows, by: load.positions + load.messages)

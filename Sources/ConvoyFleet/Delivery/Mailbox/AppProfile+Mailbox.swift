@@ -78,43 +78,16 @@ public struct MailboxPage: Sendable {
     }
 }
 
-/// Apps whose messages are pushed on Realtime have no mailbox.
-extension AppProfile {
-    public var shape: DeliveryShape { .pairwise }
-
-    public var sharesLocation: Bool { true }
-
-    public var encrypts: Bool { true }
-
+/// What most friend apps do the same way: one read of the friends' box keys, no signing key.
+extension FriendApp {
     public func friendKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: FriendKeys] {
         try await publicKeys(of: userIDs, token: token, via: http).mapValues { FriendKeys(box: $0) }
     }
+}
 
-    public func sealDirect(_ message: DirectMessage, to friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage {
-        throw CryptoError.unsupportedVersion("\(name) sends no direct messages")
-    }
-
-    public func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage? {
-        try sealDirect(message, to: friend, keys: keys)
-    }
-
+/// A mailbox app's reads are polls, and a message is readable once posted, unless it says otherwise.
+extension MailboxApp {
     public var listens: Bool { false }
 
     public var holdsUntilAnswered: Bool { false }
-
-    public func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt {
-        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
-    }
-
-    public func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage {
-        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
-    }
-
-    public func openDirect(_ item: MailboxItem, from friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> DirectMessage {
-        throw CryptoError.unsupportedVersion("\(name) sends no direct messages")
-    }
-
-    public func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt {
-        throw SupabaseError(kind: .unexpectedResponse, message: "\(name) has no mailbox")
-    }
 }

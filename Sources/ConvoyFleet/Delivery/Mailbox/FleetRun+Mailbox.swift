@@ -23,12 +23,10 @@ extension RetentionChecker {
     /// One round of whichever check the app's retention needs: its rows (Green Box), its groups' data after they end
     /// (Survale), or its mailboxes' fallback purge (QuickPic).
     func round(for app: any AppProfile, devices: [VirtualDevice], http: SupabaseHTTP, serviceKey: String?, clock: RunClock, t: Double) async {
-        if app.shape == .mailbox {
-            await mailboxRound(devices: devices, app: app, http: http, clock: clock, t: t)
-        } else if app.shape == .group {
-            await groupRound(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
-        } else {
-            await round(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
+        switch app.shaped {
+        case .mailbox(let app): await mailboxRound(devices: devices, app: app, http: http, clock: clock, t: t)
+        case .group(let app): await groupRound(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
+        case .pairwise(let app): await round(devices: devices, app: app, http: http, serviceKey: serviceKey, clock: clock, t: t)
         }
     }
 }

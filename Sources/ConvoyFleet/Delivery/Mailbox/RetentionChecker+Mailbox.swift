@@ -9,7 +9,7 @@ import Synchronization
 /// interval + grace after it was stored is `kept_too_long`; one sent to it, younger than window − grace and
 /// not in the mailbox while older ones still are, is `deleted_early`.
 extension RetentionChecker {
-    func mailboxRound(devices: [VirtualDevice], app: any AppProfile, http: SupabaseHTTP, clock: RunClock, t: Double) async {
+    func mailboxRound(devices: [VirtualDevice], app: any MailboxApp, http: SupabaseHTTP, clock: RunClock, t: Double) async {
         var parked: [(VirtualDevice, Session)] = []
         for d in devices { if let session = await d.parkedMailboxView() { parked.append((d, session)) } }
         let picked: [(VirtualDevice, Session)] = state.withLock { s in
@@ -29,7 +29,7 @@ extension RetentionChecker {
         mark(t: t, oldestAge: ages.max())
     }
 
-    private func checkMailbox(_ device: VirtualDevice, session: Session, app: any AppProfile, http: SupabaseHTTP, clock: RunClock) async -> Double? {
+    private func checkMailbox(_ device: VirtualDevice, session: Session, app: any MailboxApp, http: SupabaseHTTP, clock: RunClock) async -> Double? {
         let ledger = device.context.mailbox
         let page: MailboxPage
         do {
@@ -61,7 +61,7 @@ extension RetentionChecker {
 extension VirtualDevice {
     /// A phone that never polls, online: its session, for the fallback purge check to read its mailbox with; nil otherwise.
     func parkedMailboxView() -> Session? {
-        guard app.shape == .mailbox, profile.pollEvery == nil, life.onlineSince != nil || life.subscribed, !life.isGone else { return nil }
+        guard case .mailbox = shape, profile.pollEvery == nil, life.onlineSince != nil || life.subscribed, !life.isGone else { return nil }
         return account.session
     }
 }

@@ -81,7 +81,7 @@ extension VirtualDevice {
         let clock = context.clock
         var started = clock.now()
         let composed: SealedMessage?
-        do { composed = try app.composeDirect(message, to: friend, from: account.session, keys: account.keys) } catch {
+        do { composed = try mailboxApp.composeDirect(message, to: friend, from: account.session, keys: account.keys) } catch {
             metrics.count(.sealFailures)
             return
         }
@@ -103,7 +103,7 @@ extension VirtualDevice {
             metrics.count(.mailboxBytesUp, by: receipt.bytesUp)
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
             context.mailbox.posted(sender: index, seq: message.seq, to: friend.index, id: receipt.id ?? "",
-                                   storedAt: receipt.createdAt ?? clock.wallNow(), held: app.holdsUntilAnswered)
+                                   storedAt: receipt.createdAt ?? clock.wallNow(), held: mailboxApp.holdsUntilAnswered)
         } catch {
             spendExchange(up: sealed.ciphertext.count * 4 / 3, down: 0, since: started)
             metrics.count(.mailboxSendFailed)
@@ -117,9 +117,9 @@ extension VirtualDevice {
     private func postDirect(_ sealed: SealedMessage) async throws(SupabaseError) -> MailboxReceipt {
         let token = account.session.accessToken
         do {
-            return try await app.postDirect(sealed, from: account.session, via: http)
+            return try await mailboxApp.postDirect(sealed, from: account.session, via: http)
         } catch where error.status == 401 && account.session.accessToken != token {
-            return try await app.postDirect(sealed, from: account.session, via: http)
+            return try await mailboxApp.postDirect(sealed, from: account.session, via: http)
         }
     }
 
@@ -152,7 +152,7 @@ extension VirtualDevice {
         let started = clock.now(), startedWall = clock.wallNow()
         let page: MailboxPage
         do {
-            page = try await app.fetchMailbox(limit: Self.mailboxPage, session: account.session, via: http)
+            page = try await mailboxApp.fetchMailbox(limit: Self.mailboxPage, session: account.session, via: http)
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.mailboxPollFailures)
@@ -165,7 +165,7 @@ extension VirtualDevice {
         metrics.count(.mailboxPolls)
         metrics.count(.mailboxBytesDown, by: page.bytesDown)
         // A listener (Closer's Firestore) is told of a change, pushed down its open stream; a poller pays for every look.
-        if !app.listens {
+        if !mailboxApp.listens {
             spendExchange(up: page.bytesUp, down: page.bytesDown, since: started)
         } else if page.changed {
             spendExchange(up: page.bytesUp, down: page.bytesDown, since: clock.now())
@@ -205,7 +205,7 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         let message: DirectMessage
-        do { message = try app.openDirect(item, from: friend, keys: account.keys) } catch {
+        do { message = try mailboxApp.openDirect(item, from: friend, keys: account.keys) } catch {
             reject(item, reason: error == .badSignature ? "bad_signature" : "\(error)".hasPrefix("the decrypted") ? "bad_content" : "cannot_open")
             await acknowledge(item.id)
             return
@@ -243,7 +243,7 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         do {
-            let receipt = try await app.acknowledge(id, session: account.session, via: http)
+            let receipt = try await mailboxApp.acknowledge(id, session: account.session, via: http)
             metrics.record(.mailboxAck, seconds: clock.now() - started)
             metrics.count(.mailboxAcks)
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
@@ -273,8 +273,8 @@ extension VirtualDevice {
         let clock = context.clock
         let started = clock.now()
         do {
-            try await app.signOut(account.session, via: http)
-            let session = try await app.signIn(email: account.email, password: account.password, via: http)
+            try await mailboxApp.signOut(account.session, via: http)
+            let session = try await mailboxApp.signIn(email: account.email, password: account.password, via: http)
             metrics.record(.relogin, seconds: clock.now() - started)
             metrics.count(.relogins)
             spendHTTP(body: 200, response: 1_400, since: started)

@@ -42,7 +42,7 @@ extension VirtualDevice {
         while !isGone {
             let fetched: CatchUpPage
             do {
-                fetched = try await app.catchUp(for: account.userID, since: from, after: after, limit: page, token: account.session.accessToken,
+                fetched = try await pairwiseApp.catchUp(for: account.userID, since: from, after: after, limit: page, token: account.session.accessToken,
                                                 via: http)
                 metrics.count(.httpRequests)
             } catch {
@@ -75,7 +75,7 @@ extension VirtualDevice {
     /// What the retention checker needs while the device is online and subscribed: who it is,
     /// its current token, and the last rows it received; nil otherwise.
     func retentionView() -> (userID: String, token: String, recent: [(id: Int64, createdAt: Double)])? {
-        guard life.onlineSince != nil, life.subscribed else { return nil }
-        return (account.userID, account.session.accessToken, pairwise.recentRows)
+        guard case .pairwise(let s) = shape, life.onlineSince != nil, life.subscribed else { return nil }
+        return (account.userID, account.session.accessToken, s.recentRows)
     }
 }

@@ -19,7 +19,7 @@ extension VirtualDevice {
         let ids = friends.filter(\.active).map(\.userID)
         let started = context.clock.now()
         do {
-            let keys = try await app.publicKeys(of: ids, token: account.session.accessToken, via: http)
+            let keys = try await pairwiseApp.publicKeys(of: ids, token: account.session.accessToken, via: http)
             metrics.record(.keyLookup, seconds: context.clock.now() - started)
             metrics.count(.keyLookups)
             spendHTTP(body: 0, response: 120 * keys.count, since: started)

@@ -27,7 +27,7 @@ extension VirtualDevice {
         for friend in active { pairwise.awaitingNewKey.insert(Int32(friend.index)) }
         let token = account.session.accessToken
         do {
-            try await app.publishKey(keys.publicKey, session: account.session, via: http)
+            try await pairwiseApp.publishKey(keys.publicKey, session: account.session, via: http)
             metrics.count(.httpRequests)
         } catch {
             metrics.count(.httpRequests)
@@ -38,7 +38,7 @@ extension VirtualDevice {
         var codes: [(friend: Int, code: String)] = []
         for friend in active {
             do {
-                codes.append((friend.index, try await app.invite(preference: friend.iShare, token: token, via: http)))
+                codes.append((friend.index, try await pairwiseApp.invite(preference: friend.iShare, token: token, via: http)))
                 metrics.count(.httpRequests)
             } catch {
                 metrics.count(.httpRequests)
@@ -56,8 +56,8 @@ extension VirtualDevice {
         let friend = friends[i]
         do {
             let token = account.session.accessToken
-            try await app.accept(code: code, preference: friend.iShare, token: token, via: http)
-            let keys = try await app.publicKeys(of: [friend.userID], token: token, via: http)
+            try await pairwiseApp.accept(code: code, preference: friend.iShare, token: token, via: http)
+            let keys = try await pairwiseApp.publicKeys(of: [friend.userID], token: token, via: http)
             metrics.count(.httpRequests, by: 2)
             guard let key = keys[friend.userID] else {
                 metrics.count(.migrationFailures)

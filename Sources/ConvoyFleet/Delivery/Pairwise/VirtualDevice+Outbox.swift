@@ -69,7 +69,7 @@ extension VirtualDevice {
             pairwise.posting = true
             defer { pairwise.posting = false }
             do {
-                let bytes = try await app.send(head.updates, from: account.session, via: http)
+                let bytes = try await pairwiseApp.send(head.updates, from: account.session, via: http)
                 metrics.record(.post, seconds: clock.now() - started)
                 spendHTTP(body: bytes, since: started)
                 metrics.count(.httpRequests)

@@ -28,7 +28,7 @@ extension VirtualDevice {
             context.map.shares(index, with: friend.index, as: rule)
             let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
             let sentNanos = Int64(wall * 1e9)
-            let payload = app.plaintext(of: LocationPayload(
+            let payload = pairwiseApp.plaintext(of: LocationPayload(
                 lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
                 ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
             // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
@@ -59,7 +59,7 @@ extension VirtualDevice {
             }
         }
         do {
-            bytes = try await app.send(outgoing, from: account.session, via: http)
+            bytes = try await pairwiseApp.send(outgoing, from: account.session, via: http)
             metrics.record(.post, seconds: clock.now() - started)
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.

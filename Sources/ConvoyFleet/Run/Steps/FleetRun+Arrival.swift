@@ -97,7 +97,7 @@ extension FleetRun {
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain) }
             } else if timeline.rampDown > 0 {
                 scheduler.at(leave) { t in
-                    await device.leaveGroup()
+                    await device.shapeEnds()
                     await device.leave(at: t)
                 }
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain + settle) }

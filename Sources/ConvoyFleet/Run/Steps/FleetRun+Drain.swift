@@ -20,7 +20,7 @@ extension FleetRun {
         setPhase(.draining)
         let devices = fleet.devices
         for d in devices {
-            await d.leaveGroup()
+            await d.shapeEnds()
             // A run that reached its end: ticks that came due before it are still shared; an interrupted one stops now.
             await d.leave(at: complete ? timeline.end : -.infinity)
         }
@@ -29,12 +29,12 @@ extension FleetRun {
             try? await clock.monotonic.sleep(until: clock.now() + configuration.drain)
             await settle(devices, for: timeline.settle)
         }.value
-        stage.context.convergence.finish()
+        Self.shapeSettled(stage.context)
         checks.retentionRounds?.cancel()
         await checks.retentionRounds?.value
         for d in devices { await d.disconnect() }
-        let (groups, mailbox) = await shapeReports(cast.graph, devices: fleet.slots, app: configuration.app,
-                                                   purged: checks.retention?.groupEndsSeen ?? [:], mailbox: stage.context.mailbox,
+        let (groups, mailbox) = await shapeReports(cast.graph, devices: fleet.slots,
+                                                   purged: checks.retention?.groupEndsSeen ?? [:], context: stage.context,
                                                    purgeLimit: configuration.scenario.retention.limit)
         schedulerTask.cancel()
         await schedulerTask.value
