@@ -22,6 +22,55 @@ import Testing
         }
     }
 
+    /// `--weaken` names are each server kind's own: read into the configuration as names, typed by the app's folder,
+    /// and refused, naming their owner, for an app that does not have them.
+    @Test func weaknessesBelongToTheirServerKind() throws {
+        var quickpic = ServerConfiguration.testing
+        quickpic.app = "quickpic"
+        guard case .success = ServerApps.weaken("keep-acked, unsigned", into: &quickpic) else { Issue.record("quickpic's names refused"); return }
+        #expect(quickpic.weaknesses == ["keep-acked", "unsigned"])
+        #expect(quickpic.quickPicWeaknesses == [.keepAcked, .unsigned])
+        #expect(quickpic.closerWeaknesses.isEmpty)
+        try quickpic.validate()
+        guard case .failure(let unknown) = ServerApps.weaken("keep-acked,no-accept-limit", into: &quickpic) else {
+            Issue.record("closer's name taken for quickpic's")
+            return
+        }
+        #expect(unknown.name == "no-accept-limit")
+
+        var closer = ServerConfiguration.testing
+        closer.app = "closer"
+        closer.weaknesses = ["keep-acked"]
+        #expect {
+            try closer.validate()
+        } throws: { error in
+            "\(error)".contains("keep-acked is not one of closer's rules: it is quickpic's (--app quickpic)")
+        }
+        var greenbox = ServerConfiguration.testing
+        #expect(ServerApps.weaken("keep-acked", into: &greenbox) == nil)
+        greenbox.closerWeaknesses = [.noAcceptLimit]
+        #expect(throws: ServerConfiguration.Invalid.self) { try greenbox.validate() }
+    }
+
+    /// An app's own settings are checked by its kind alone, with the same bounds as the platform's durations.
+    @Test func appSettingsAreCheckedByTheirKind() throws {
+        var closer = ServerConfiguration.testing
+        closer.app = "closer"
+        closer.questionEvery = 0.5
+        #expect { try closer.validate() } throws: { "\($0)".contains("question interval must be between 1.0 s") }
+        var quickpic = ServerConfiguration.testing
+        quickpic.app = "quickpic"
+        quickpic.loginLimit = 0
+        #expect { try quickpic.validate() } throws: { "\($0)".contains("login limit must be 1…1000000") }
+        quickpic.loginLimit = 7
+        #expect(quickpic.loginLimit == 7 && quickpic.appSettings["login-limit"] == 7)
+        var survale = ServerConfiguration.testing
+        survale.app = "survale"
+        #expect(survale.autoEndAfter == 600)
+        survale.autoEndAfter = .infinity
+        #expect { try survale.validate() } throws: { "\($0)".contains("auto-end time") }
+    }
+
     /// What the SQLite store serves (the schema), what it enforces (the
     /// policies) and what its migrations make are the same tables and columns.
     @Test(arguments: ServerApps.supabaseNames) func anAppsSchemaPoliciesAndSQLiteTablesAgree(name: String) throws {

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
 

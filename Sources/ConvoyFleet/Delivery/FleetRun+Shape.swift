@@ -16,6 +16,11 @@ extension FleetRun {
         app.shape == .group ? groupRoles(graph, social: social, seed: seed) : Array(repeating: nil, count: n)
     }
 
+    /// What each phone's role decides of its timeline: an owner who abandons its group, a member who leaves it for a while.
+    static func shapeTimelines(_ roles: [GroupRole?]) -> [PhoneTimeline] {
+        roles.map { PhoneTimeline(abandons: $0?.abandons == true, awayAt: $0?.leavesAt) }
+    }
+
     /// A group app's retention counts from each group's end (Survale: operations purged after they end).
     static func retentionAfterGroupEnd(_ app: any AppProfile) -> Bool { app.shape == .group }
 

@@ -62,6 +62,11 @@ extension VirtualDevice {
         if case .group = shape { await leaveGroup() }
     }
 
+    /// Its timeline's step away (`PhoneTimeline.awayAt`): a group member leaves its group for a while, to ask again.
+    public func shapeStepsAway() async {
+        if case .group = shape { await leaveForAWhile() }
+    }
+
     /// It stops sharing: a group's chat waiting to be tried again is given up.
     func shapeLeft() {
         if case .group = shape { closeChatQueue(groupLeaveReason) }

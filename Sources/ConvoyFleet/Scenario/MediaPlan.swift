@@ -1,3 +1,4 @@
+import ConvoyMetrics
 import Foundation
 import Yams
 

@@ -1,5 +1,19 @@
 import Foundation
 
+/// Chat media: a photo or a short video (a group's phones send each kind at its own cadence and size; the report counts
+/// them together).
+public enum MediaKind: String, Sendable, Equatable, CaseIterable {
+    case photo, video
+
+    public var contentType: String {
+        switch self {
+        case .photo: "image/jpeg"
+        case .video: "video/mp4"
+        }
+    }
+}
+
+
 /// A group app's chat media (summary.json's `groups.media`; Survale's photos
 /// and videos in operation chat), or its text lines (`groups.messages`, no
 /// bytes): what the phones posted and gave up, and for each member in the

@@ -1,3 +1,4 @@
+import Foundation
 import ConvoyTime
 import Logging
 
@@ -14,11 +15,9 @@ protocol ServerKind: SendableMetatype {
     static func open(_ configuration: ServerConfiguration, clock: any ConvoyClock, logger: Logger) async throws -> any BackendServer
     /// What it does unless told.
     static var defaults: ServerDefaults { get }
-    /// The rules `--weaken` can undo on it (none: the flag is not for it).
+    /// The rules `--weaken` can undo on it (none: the flag is not for it); its folder reads them typed from
+    /// `ServerConfiguration.weaknesses`.
     static var weaknessNames: [String] { get }
-    /// Reads `--weaken NAME,…` into `configuration` (each name undoes one of its rules on purpose); nil when it has
-    /// no weaknesses, a failure naming the names it does not know.
-    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>?
     /// What it cannot serve of `configuration` (Closer: a PostgreSQL database), said before anything opens.
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid)
 }
@@ -27,7 +26,19 @@ extension ServerKind {
     static var supabaseApp: (any ServerApp)? { nil }
     static var defaults: ServerDefaults { ServerDefaults(retention: supabaseApp?.defaultRetention) }
     static var weaknessNames: [String] { [] }
-    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? { nil }
+
+    /// Reads `--weaken NAME,…` into `configuration` (each name undoes one of its rules on purpose); nil when it has
+    /// no weaknesses, a failure naming the first name it does not know.
+    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
+        guard !weaknessNames.isEmpty else { return nil }
+        var given = Set<String>()
+        for name in names.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard weaknessNames.contains(name) else { return .failure(UnknownWeakness(name: name, known: weaknessNames)) }
+            given.insert(name)
+        }
+        configuration.weaknesses.formUnion(given)
+        return .success(())
+    }
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {}
 }
 

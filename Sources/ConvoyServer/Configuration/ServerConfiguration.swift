@@ -43,13 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var inviteTTL: Double
     /// Header, body and idle timeouts and header limits for each connection.
     public var limits = ConnectionLimits()
-    /// Closer: how often `assignDailyQuestion` gives every couple a new question, seconds (the manual's once a day;
-    /// `--question-every` compresses the day for a load test).
-    public var questionEvery: Double = 86_400
-    /// Closer: how often `scheduledOutcomesReminder` scans every couple, seconds (the manual's cron: each minute).
-    public var reminderEvery: Double = 60
-    /// Survale: an active operation whose members have all been off its channels this long ends, seconds.
-    public var autoEndAfter: Double = 600
+    /// The served app's own settings, by name: each app's folder declares its own as typed properties with their defaults
+    /// (an extension of this type, e.g. a daily job's interval) and checks them in its `ServerKind.refuse`.
+    public var appSettings: [String: Double] = [:]
     /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
     public var housekeeps = true
     /// Whether Realtime sockets idle for `limits.idleTimeout` are closed on their own (every
@@ -62,15 +58,9 @@ public struct ServerConfiguration: Sendable {
     /// The largest object an upload may store, bytes (`--storage-file-limit`;
     /// 50 MB, Supabase's free plan); a bucket's `file_size_limit` can only lower it.
     public var objectSizeLimit = 50_000_000
-    /// QuickPic, weakened on purpose (`--weaken`, `--keep-acked`): each undoes one of its rules, to show a
-    /// run or a probe catching it.
-    public var quickPicWeaknesses: Set<QuickPicWeakness> = []
-    /// Closer, weakened on purpose (`--weaken` with `--app closer`).
-    public var closerWeaknesses: Set<CloserWeakness> = []
-    /// QuickPic: failed logins allowed per username within `loginWindow` (20 × that per client address).
-    public var loginLimit = 5
-    /// QuickPic: the login limit's sliding window, seconds.
-    public var loginWindow: Double = 900
+    /// The served app weakened on purpose (`--weaken`): the names of the rules it undoes, each one of the app's own
+    /// (`ServerKind.weaknessNames`; its folder reads them typed), to show a run or a probe catching it.
+    public var weaknesses: Set<String> = []
     /// Rate limits on the Supabase apps' routes (`--rate-limits`): none here, hosted Supabase Auth's for
     /// `convoy serve` (`RateLimits.supabase`). `--migrations DIR` may add its own (`DIR/rate-limits.yaml`).
     public var rateLimits = RateLimits.off
@@ -120,6 +110,14 @@ public struct ServerConfiguration: Sendable {
         return c
     }()
 
+    /// A duration `convoy serve` takes: from `low` to ten years (beyond it, timestamps stop being dates), seconds.
+    public static func check(_ name: String, _ value: Double, from low: Double) throws(Invalid) {
+        let decade = 10 * 365.25 * 86_400
+        guard value.isFinite, value >= low, value <= decade else {
+            throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
+        }
+    }
+
     /// HS256 needs a key at least as long as its 32-byte hash (jwt-kit asserts
     /// it; GoTrue requires 32 characters too).
     public static let minimumSecretBytes = 32
@@ -137,24 +135,19 @@ public struct ServerConfiguration: Sendable {
             throw Invalid(description: "the JWT secret must be at least \(Self.minimumSecretBytes) bytes (it has \(s.utf8.count))")
         }
         guard (0...65_535).contains(port) else { throw Invalid(description: "the port must be 0…65535, got \(port)") }
-        // Ten years bounds every duration: beyond it, timestamps stop being dates.
-        let decade = 10 * 365.25 * 86_400
         for (name, value, low) in [("retention", retention, 1e-3), ("token TTL", tokenTTL, 1), ("invite TTL", inviteTTL, 1),
-                                   ("purge interval", purgeEvery, 0), ("auto-end time", autoEndAfter, 1e-3),
-                                   ("question interval", questionEvery, 1), ("reminder interval", reminderEvery, 0)] {
-            guard value.isFinite, value >= low, value <= decade else {
-                throw Invalid(description: "the \(name) must be between \(low) s and 10 years, got \(value) s")
-            }
-        }
-        guard (1...1_000_000).contains(loginLimit), loginWindow.isFinite, loginWindow >= 1e-3, loginWindow <= decade else {
-            throw Invalid(description: "the login limit must be 1…1000000 failures in a window of 1 ms…10 years")
+                                   ("purge interval", purgeEvery, 0)] {
+            try Self.check(name, value, from: low)
         }
         if !ServerApps.isSupabase(app), migrationsDirectory != nil || appSchema == .database || strictPolicies {
             throw Invalid(description: "--migrations, --app-schema database and --strict-policies are for the Supabase apps; \(app) serves its own schema")
         }
         try ServerApps.kind(app)?.refuse(self)
-        if !closerWeaknesses.isEmpty, app != CloserServer.appName { throw Invalid(description: "these --weaken names are Closer's (--app closer)") }
-        if !quickPicWeaknesses.isEmpty, app != QuickPicServer.appName { throw Invalid(description: "--weaken and --keep-acked are QuickPic's (--app quickpic)") }
+        let own = Set(ServerApps.kind(app)?.weaknessNames ?? [])
+        if let stranger = weaknesses.sorted().first(where: { !own.contains($0) }) {
+            let owner = ServerApps.kinds.first { $0.weaknessNames.contains(stranger) }.map { ": it is \($0.appName)'s (--app \($0.appName))" } ?? ""
+            throw Invalid(description: "--weaken \(stranger) is not one of \(app)'s rules\(owner)")
+        }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
             guard postgresURL != nil else {

@@ -1,3 +1,4 @@
+import ConvoyMetrics
 import ConvoyWire
 import Foundation
 

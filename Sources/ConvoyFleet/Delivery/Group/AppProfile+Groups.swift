@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyMetrics
 import ConvoyWire
 
 /// A group's after-action replay as one reader loaded it: its archived positions (by member), the chat lines, how
@@ -57,18 +58,6 @@ public struct GroupMessage: Sendable, Equatable {
 
     public init(seq: UInt64, sentNanos: Int64, text: String, media: MediaRef? = nil) {
         (self.seq, self.sentNanos, self.text, self.media) = (seq, sentNanos, text, media)
-    }
-}
-
-/// Chat media: a photo or a short video.
-public enum MediaKind: String, Sendable, Equatable, CaseIterable {
-    case photo, video
-
-    public var contentType: String {
-        switch self {
-        case .photo: "image/jpeg"
-        case .video: "video/mp4"
-        }
     }
 }
 

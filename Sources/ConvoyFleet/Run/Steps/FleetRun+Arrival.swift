@@ -9,13 +9,21 @@ import Synchronization
 /// (arrivals in a seeded order at the arrival rate, the steady part, departures), with what happens on it
 /// (later acceptances, the migration's reinstalls).
 extension FleetRun {
-    /// The phones: by device index (nil where another shard runs it, or sign-up gave no account), their
-    /// group roles, and the seeded order they arrive in.
+    /// The phones: by device index (nil where another shard runs it, or sign-up gave no account), what their
+    /// shape decides of their timeline, and the seeded order they arrive in.
     struct Fleet {
         let slots: [VirtualDevice?]
-        let roles: [GroupRole?]
+        let timelines: [PhoneTimeline]
         let order: [Int]
         var devices: [VirtualDevice] { slots.compactMap { $0 } }
+    }
+
+    /// What a phone's shape decides of its part in the run's timeline (`shapeTimelines`): whether it abandons what it
+    /// is part of at `abandon_at` (a group's owner who never ends its group), and when, after the ramp-up, it steps away
+    /// for a while (a member who leaves its group and asks to join again).
+    struct PhoneTimeline: Sendable {
+        var abandons = false
+        var awayAt: Double?
     }
 
     /// When each part of the timeline ends, on the run's monotonic clock.
@@ -63,7 +71,7 @@ extension FleetRun {
         }
         var order = Array(0..<n)
         SocialGraph.shuffle(&order, &rng)
-        return Fleet(slots: slots, roles: roles, order: order)
+        return Fleet(slots: slots, timelines: Self.shapeTimelines(roles), order: order)
     }
 
     /// Lays the timeline out: each phone's arrival, its leave (an abandoned team early, nobody ending it: the backend's auto-end
@@ -88,10 +96,10 @@ extension FleetRun {
         for (k, i) in fleet.order.enumerated() {
             guard let device = fleet.slots[i] else { continue }
             // Each phone learns its leave's intended time on arriving, which then decides its last ticks.
-            let abandons = fleet.roles[i]?.abandons == true
+            let abandons = fleet.timelines[i].abandons
             let leave = abandons ? rampUpEnd + scenario.social.abandonAt : steadyEnd + timeline.rampDown * Double(k) / Double(max(n, 1))
             scheduler.at(t0 + Double(k) / timeline.arrivalRate) { await device.arrive(at: $0, leavingAt: leave) }
-            if let at = fleet.roles[i]?.leavesAt { scheduler.at(rampUpEnd + at) { _ in await device.leaveForAWhile() } }
+            if let at = fleet.timelines[i].awayAt { scheduler.at(rampUpEnd + at) { _ in await device.shapeStepsAway() } }
             if abandons {
                 scheduler.at(leave) { t in await device.leave(at: t) }
                 scheduler.at(leave + drain) { _ in await device.settleAndDisconnect(until: leave + drain) }

@@ -130,11 +130,31 @@ extension CloserServer: ServerKind {
 
     static var weaknessNames: [String] { CloserWeakness.allCases.map(\.rawValue) }
 
-    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
-        CloserWeakness.parse(names).map { configuration.closerWeaknesses.formUnion($0) }
-    }
-
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {
         if configuration.postgresURL != nil { throw ServerConfiguration.Invalid(description: "closer keeps its state in memory: give no --database") }
+        try ServerConfiguration.check("question interval", configuration.questionEvery, from: 1)
+        try ServerConfiguration.check("reminder interval", configuration.reminderEvery, from: 0)
+    }
+}
+
+/// Closer's settings and weaknesses, as `convoy serve --app closer` is told them.
+extension ServerConfiguration {
+    /// Closer, weakened on purpose (`--weaken` with `--app closer`).
+    public var closerWeaknesses: Set<CloserWeakness> {
+        get { Set(weaknesses.compactMap(CloserWeakness.init(rawValue:))) }
+        set { weaknesses = weaknesses.filter { CloserWeakness(rawValue: $0) == nil }.union(newValue.map(\.rawValue)) }
+    }
+
+    /// How often `assignDailyQuestion` gives every couple a new question, seconds (the manual's once a day;
+    /// `--question-every` compresses the day for a load test).
+    public var questionEvery: Double {
+        get { appSettings["question-every"] ?? 86_400 }
+        set { appSettings["question-every"] = newValue }
+    }
+
+    /// How often `scheduledOutcomesReminder` scans every couple, seconds (the manual's cron: each minute).
+    public var reminderEvery: Double {
+        get { appSettings["reminder-every"] ?? 60 }
+        set { appSettings["reminder-every"] = newValue }
     }
 }

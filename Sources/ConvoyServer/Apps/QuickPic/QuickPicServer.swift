@@ -121,7 +121,31 @@ extension QuickPicServer: ServerKind {
 
     static var weaknessNames: [String] { QuickPicWeakness.allCases.map(\.rawValue) }
 
-    static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
-        QuickPicWeakness.parse(names).map { configuration.quickPicWeaknesses.formUnion($0) }
+    static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {
+        guard (1...1_000_000).contains(configuration.loginLimit) else {
+            throw ServerConfiguration.Invalid(description: "the login limit must be 1…1000000 failures, got \(configuration.loginLimit)")
+        }
+        try ServerConfiguration.check("login window", configuration.loginWindow, from: 1e-3)
+    }
+}
+
+/// QuickPic's settings and weaknesses, as `convoy serve --app quickpic` is told them.
+extension ServerConfiguration {
+    /// QuickPic, weakened on purpose (`--weaken`, `--keep-acked`): each undoes one of its rules.
+    public var quickPicWeaknesses: Set<QuickPicWeakness> {
+        get { Set(weaknesses.compactMap(QuickPicWeakness.init(rawValue:))) }
+        set { weaknesses = weaknesses.filter { QuickPicWeakness(rawValue: $0) == nil }.union(newValue.map(\.rawValue)) }
+    }
+
+    /// Failed logins allowed per username within `loginWindow` (20 × that per client address); default 5.
+    public var loginLimit: Int {
+        get { appSettings["login-limit"].map { Int(exactly: $0.rounded()) ?? 0 } ?? 5 }
+        set { appSettings["login-limit"] = Double(newValue) }
+    }
+
+    /// The login limit's sliding window, seconds; default 15 minutes.
+    public var loginWindow: Double {
+        get { appSettings["login-window"] ?? 900 }
+        set { appSettings["login-window"] = newValue }
     }
 }

@@ -134,3 +134,18 @@ struct SurvaleServer: SupabaseServerKind {
         "SELECT public.purge_ended_operations(make_interval(secs => \(retention)))::text"
     }
 }
+
+extension SurvaleServer {
+    static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {
+        try ServerConfiguration.check("auto-end time", configuration.autoEndAfter, from: 1e-3)
+    }
+}
+
+/// Survale's settings, as `convoy serve --app survale` is told them.
+extension ServerConfiguration {
+    /// An active operation whose members have all been off its channels this long ends, seconds (`--auto-end`; 10 minutes).
+    public var autoEndAfter: Double {
+        get { appSettings["auto-end"] ?? 600 }
+        set { appSettings["auto-end"] = newValue }
+    }
+}
