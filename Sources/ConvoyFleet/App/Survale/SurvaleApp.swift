@@ -1,5 +1,6 @@
 import ConvoyCrypto
 import ConvoyJSON
+import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
 import Foundation

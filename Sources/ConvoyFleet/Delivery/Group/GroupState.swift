@@ -47,6 +47,45 @@ struct GroupState: Sendable {
     /// Nothing owed: no chat being loaded or owed since a gap, no end of its group still being tried.
     var isSettled: Bool { !missedChat.running && !missedChat.isOwed && !ending }
 
+    // MARK: The group's decisions (the phone does what they return: `VirtualDevice+Group`, `+JoinRequest`)
+
+    /// What a reply to one of its broadcasts means.
+    enum PushReply: Equatable {
+        /// The server acknowledged the broadcast sent at `sentAt` (the run's clock).
+        case acknowledged(sentAt: Double)
+        /// Its channel was not joined within the push timeout: ledger entry `entry` never left the phone.
+        case notJoined(entry: Int)
+        /// Another reply to a broadcast it awaited (an error): nothing to time or to fail.
+        case other
+        /// A reply to nothing it awaits (an ack already taken, another push).
+        case unknown
+    }
+
+    /// A reply with `status` to push `ref`.
+    mutating func replied(ref: String, status: String) -> PushReply {
+        guard let sent = awaitingAck.removeValue(forKey: ref) else { return .unknown }
+        switch status {
+        case "ok": return .acknowledged(sentAt: sent.sent)
+        case "timeout": return .notJoined(entry: sent.entry)
+        default: return .other
+        }
+    }
+
+    /// Its group ended (the backend said so, or its channel refused it for good): true the first time, when the phone
+    /// stops sharing; false after.
+    mutating func sawEnd() -> Bool {
+        guard !sawGroupEnd else { return false }
+        sawGroupEnd = true
+        return true
+    }
+
+    /// As its group's owner, it heard request `id` to join: how long after to decide it (drawn by the phone from the
+    /// range returned), or nil when it does not decide it (not the owner, its group ended, or already deciding it).
+    mutating func heard(joinRequest id: String) -> ClosedRange<Double>? {
+        guard let role, role.owner, !sawGroupEnd, deciding.insert(id).inserted else { return nil }
+        return role.approveAfter
+    }
+
     init(role: GroupRole?, chatRetry: ChatRetryQueue<ChatPost>.Policy, seed: UInt64) {
         self.role = role
         chatQueue = ChatRetryQueue(policy: chatRetry)

@@ -84,14 +84,13 @@ extension VirtualDevice {
             }
             sawTeammates(present)
         case .pushReply(_, let ref, let status, _):
-            guard let sent = group.awaitingAck.removeValue(forKey: ref) else { return }
-            switch status {
-            case "ok": metrics.record(.broadcastAck, seconds: context.clock.now() - sent.sent)
-            case "timeout":
+            switch group.replied(ref: ref, status: status) {
+            case .acknowledged(let sentAt): metrics.record(.broadcastAck, seconds: context.clock.now() - sentAt)
+            case .notJoined(let entry):
                 // Its channel was not joined within the push timeout: the update never left the phone.
-                if ledger.sent.indices.contains(sent.entry) { ledger.sent[sent.entry].failure = "push_timeout" }
+                if ledger.sent.indices.contains(entry) { ledger.sent[entry].failure = "push_timeout" }
                 metrics.count(.groupNotJoined)
-            default: break
+            case .other, .unknown: break
             }
         default:
             break
@@ -109,8 +108,7 @@ extension VirtualDevice {
 
     /// Its group has ended: it stops sharing (the app pauses location publishing, spec §11).
     func groupEnded() {
-        guard !group.sawGroupEnd else { return }
-        group.sawGroupEnd = true
+        guard group.sawEnd() else { return }
         metrics.count(.groupEndedSeen)
         leave()
     }

@@ -71,8 +71,8 @@ extension VirtualDevice {
 
     /// An owner heard a request to its group: it decides after a while (it reads the request first).
     func heardJoinRequest(_ id: String) {
-        guard let role = group.role, role.owner, !group.sawGroupEnd, group.deciding.insert(id).inserted else { return }
-        let delay = rng.uniform(role.approveAfter.lowerBound, role.approveAfter.upperBound)
+        guard let after = group.heard(joinRequest: id) else { return }
+        let delay = rng.uniform(after.lowerBound, after.upperBound)
         context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.approveJoin(id) }
     }
 

@@ -14,6 +14,46 @@ struct MailboxState: Sendable {
     var polling = false
     /// Polls that found a full page ask again at once, up to this many in a row.
     var drained = 0
+
+    // MARK: Its decisions (the phone does what they return)
+
+    /// What a fetched message is to this phone, by what it has done with it before.
+    enum Fetched: Equatable {
+        /// New: to open, show once and acknowledge.
+        case new
+        /// Shown already, its acknowledgement did not go through: acknowledged once more.
+        case shownNotAcknowledged
+        /// Acknowledged (the backend said so) and served again: the backend did not delete it.
+        case servedAfterAck
+    }
+
+    func fetched(_ id: String) -> Fetched {
+        if acked.contains(id) { return .servedAfterAck }
+        return shown.contains(id) ? .shownNotAcknowledged : .new
+    }
+
+    /// Shown to its user (before the acknowledgement).
+    mutating func show(_ id: String) { shown.insert(id) }
+
+    /// Its acknowledgement went through (`gone`: the backend had deleted it already, a 404): not shown again either way;
+    /// only an acknowledged one counts if it is served again.
+    mutating func acknowledged(_ id: String, gone: Bool = false) {
+        shown.remove(id)
+        if !gone { acked.insert(id) }
+    }
+
+    /// A poll starts: false when one is in flight (this one is skipped, as the app's poll would not overlap).
+    mutating func startPoll() -> Bool {
+        guard !polling else { return false }
+        polling = true
+        return true
+    }
+
+    mutating func endPoll() { polling = false }
+
+    /// Polls that return a full page ask again at once, up to ten pages a poll: whether to fetch once more after `rounds`
+    /// fetches, the last of which returned `count` messages (nil: it failed).
+    static func fetchAgain(after rounds: Int, returned count: Int?, page: Int) -> Bool { count == page && rounds < 10 }
 }
 
 /// Mailbox apps (`AppProfile.shape == .mailbox`, QuickPic): the phone sends each friend texts and photos
@@ -132,15 +172,14 @@ extension VirtualDevice {
         if context.options.workload == .open || mailbox.drained > 0 {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
         }
-        guard !mailbox.polling else { return }
-        mailbox.polling = true
-        defer { mailbox.polling = false }
-        var full = true
+        guard mailbox.startPoll() else { return }
+        defer { mailbox.endPoll() }
         var rounds = 0
-        while full, rounds < 10, !life.isGone {
+        var returned: Int?
+        repeat {
             rounds += 1
-            full = await pollOnce() == Self.mailboxPage
-        }
+            returned = await pollOnce()
+        } while MailboxState.fetchAgain(after: rounds, returned: returned, page: Self.mailboxPage) && !life.isGone
         // No Realtime to hear of requests and acceptances on: they are read at each poll.
         if pairing.plan != nil, !life.isGone { await catchUpPairing() }
     }
@@ -181,12 +220,13 @@ extension VirtualDevice {
 
     /// A fetched message: checked against what was acknowledged, opened, shown once, acknowledged.
     private func take(_ item: MailboxItem, polledAt: Double) async {
-        guard context.mailbox.fetched(item.id), !mailbox.acked.contains(item.id) else {
+        let seen = mailbox.fetched(item.id)
+        guard context.mailbox.fetched(item.id), seen != .servedAfterAck else {
             // Its acknowledgement succeeded and the backend still serves it: not deleted.
             metrics.count(.mailboxAfterAck)
             return
         }
-        if mailbox.shown.contains(item.id) {
+        if seen == .shownNotAcknowledged {
             // Shown already; its acknowledgement did not go through: once more.
             metrics.count(.mailboxDuplicates)
             await acknowledge(item.id)
@@ -222,7 +262,7 @@ extension VirtualDevice {
         metrics.count(.mailboxReceived)
         context.tally.received(by: index)
         context.mailbox.delivered(sender: Int(sender), seq: message.seq)
-        mailbox.shown.insert(item.id)
+        mailbox.show(item.id)
         await acknowledge(item.id)
     }
 
@@ -247,15 +287,14 @@ extension VirtualDevice {
             metrics.record(.mailboxAck, seconds: clock.now() - started)
             metrics.count(.mailboxAcks)
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
-            mailbox.shown.remove(id)
-            mailbox.acked.insert(id)
+            mailbox.acknowledged(id)
             context.mailbox.acked(id)
         } catch {
             spendExchange(up: 0, down: 0, since: started)
             if error.status == 404 {
                 metrics.count(.mailboxAckGone)
                 context.mailbox.ackFoundGone(id)
-                mailbox.shown.remove(id)
+                mailbox.acknowledged(id, gone: true)
             } else {
                 metrics.count(.mailboxAckFailures)
                 _ = countFailure(error)

@@ -25,4 +25,52 @@ struct PairwiseState: Sendable {
 
     /// Nothing queued to post again, no catch-up running or owed.
     var isSettled: Bool { outbox.isEmpty && owedSince == nil && !backfilling }
+
+    // MARK: The catch-up's decisions (the phone does what they return: `VirtualDevice+Backfill`)
+
+    /// What the phone does after a catch-up pass.
+    enum AfterPass: Equatable {
+        /// Another pass from `from` (wall clock): a comeback asked for one while this pass ran.
+        case again(from: Double)
+        /// Caught up: nothing is owed any more.
+        case done
+        /// The pass could not read a page (no network, the backend down): what is owed since `since` is tried again later.
+        case retryLater(since: Double)
+    }
+
+    /// A catch-up is owed since `since` (a comeback): where a pass should start now, or nil when one is running, which
+    /// then goes once more when it ends (what is owed is the earliest of every comeback's since).
+    mutating func owe(since: Double) -> Double? {
+        owedSince = min(owedSince ?? since, since)
+        guard !backfilling else {
+            backfillAgain = true
+            return nil
+        }
+        backfilling = true
+        backfillAgain = false
+        return owedSince
+    }
+
+    /// A pass ended (`read`: every page was read): what comes next. What is owed is cleared only by a pass that read
+    /// everything with no comeback meanwhile.
+    mutating func passEnded(read: Bool) -> AfterPass {
+        guard let owed = owedSince else {
+            backfilling = false
+            return .done
+        }
+        guard read else {
+            backfilling = false
+            return .retryLater(since: owed)
+        }
+        if backfillAgain {
+            backfillAgain = false
+            return .again(from: owed)
+        }
+        owedSince = nil
+        backfilling = false
+        return .done
+    }
+
+    /// The phone is gone: no pass runs any more (what is owed stays owed).
+    mutating func stopCatchingUp() { backfilling = false }
 }

@@ -12,17 +12,14 @@ extension VirtualDevice {
     /// What is owed is kept until a pass completes: a comeback while a pass runs asks for another
     /// pass, and a pass that fails (the phone lost its network again) leaves it for the next comeback.
     func backfill(since: Double) async {
-        pairwise.owedSince = min(pairwise.owedSince ?? since, since)
-        guard !pairwise.backfilling else {
-            pairwise.backfillAgain = true
-            return
-        }
-        pairwise.backfilling = true
-        defer { pairwise.backfilling = false }
-        repeat {
-            pairwise.backfillAgain = false
-            guard let owed = pairwise.owedSince else { return }
-            guard await backfillPass(from: owed - context.options.backfillLookback) else {
+        guard var from = pairwise.owe(since: since) else { return }
+        while true {
+            let read = await backfillPass(from: from - context.options.backfillLookback)
+            switch pairwise.passEnded(read: read) {
+            case .again(let next) where !isGone: from = next
+            case .again: return pairwise.stopCatchingUp()
+            case .done: return
+            case .retryLater:
                 // No answer (its network went again, or the backend is down): try again in a while, as long as it receives.
                 context.scheduler.at(context.clock.now() + 2) { [weak self] _ in
                     guard let self, await self.life.isReceiving, let owed = await self.pairwise.owedSince else { return }
@@ -30,8 +27,7 @@ extension VirtualDevice {
                 }
                 return
             }
-            if !pairwise.backfillAgain { pairwise.owedSince = nil }
-        } while pairwise.backfillAgain && !isGone
+        }
     }
 
     /// One catch-up from `from` to now, page by page; false when a page could not be read.
