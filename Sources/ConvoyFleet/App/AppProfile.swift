@@ -438,7 +438,7 @@ public struct AppSubscription: Sendable, Equatable {
     public var bindings: [RealtimeClient.Binding]
     public var options: RealtimeClient.ChannelOptions
 
-    /// The phone tracks its presence on this channel once subscribed (`AppProfile.presence(for:)`).
+    /// The phone tracks its presence on this channel once subscribed (`GroupApp.presence(for:)`).
     public var tracksPresence: Bool
     /// The group's messages arrive here: after a loss of this channel the phone loads what it missed (`missedMessages`).
     public var carriesMessages: Bool

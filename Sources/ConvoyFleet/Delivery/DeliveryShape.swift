@@ -1,6 +1,6 @@
 /// How an update reaches a friend: one of three shapes, each a room of its own under `Delivery/`
 /// (its phone state, receive path, catch-up, accounting and retention check). An app has one
-/// (`AppProfile.shape`); only `Delivery/` and `App/` read it (`scripts/check-imports` refuses the rest).
+/// (`AppProfile.shape`, from the shape protocol it conforms to); only `Delivery/` and `App/` read it (`scripts/check-imports` refuses the rest).
 public enum DeliveryShape: String, Sendable, Equatable, CaseIterable {
     /// Sealed to each friend, inserted as rows, pushed over `postgres_changes` (Green Box).
     case pairwise

@@ -1,5 +1,5 @@
 /// What a phone does about friends during the run, for an app that pairs on
-/// the phones (`AppProfile.pairsDuringRun`, Green Box `pairing: prd`): whom it
+/// the phones (`FriendApp.pairsDuringRun`, Green Box `pairing: prd`): whom it
 /// asks, when, and at what preference; and how it answers each request it
 /// expects — after a moment's thought, or "decide later".
 public struct DevicePairing: Sendable {

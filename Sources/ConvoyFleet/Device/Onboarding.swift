@@ -28,7 +28,7 @@ public struct Friend: Sendable, Equatable {
     public let iShare: String
     /// Whether the friendship is active (false: the invite was left at "decide later").
     public let active: Bool
-    /// The Ed25519 key the friend signs its messages with, for apps that sign (`AppProfile.signingKeys`).
+    /// The Ed25519 key the friend signs its messages with, for apps that sign (`FriendApp.friendKeys`).
     public var signingKey: PublicKey? = nil
     /// The friend's device key in its app's own form (Closer: an uncompressed P-256 point), for apps with one.
     public var deviceKey: [UInt8]? = nil

@@ -79,7 +79,7 @@ extension FleetRun {
         return (casts, unmatched)
     }
 
-    /// Couples (`AppProfile.friendsAreCouples`, Closer): the attacker is a member of a couple, the friend its
+    /// Couples (`FriendApp.friendsAreCouples`, Closer): the attacker is a member of a couple, the friend its
     /// partner, the victim a member of another couple, the stranger someone in no couple (or, when everyone is
     /// in one, in a third couple) — no one has a friend of a friend.
     static func coupleHostileCasts(_ hostile: Hostile, graph: SocialGraph, seed: UInt64) -> (casts: [HostileCast], unmatched: [Int]) {

@@ -1,7 +1,7 @@
 import ConvoyGeo
 import Logging
 
-/// Pairing during the run (`AppProfile.pairsDuringRun`): each phone's plan from
+/// Pairing during the run (`FriendApp.pairsDuringRun`): each phone's plan from
 /// the social graph, and the decide-later requests the run has accepted later.
 extension FleetRun {
     /// Each device's requests and answers, as `graph` says, with the preferences of `preference` and the

@@ -28,7 +28,7 @@ public enum GroupItem: String, Sendable, CaseIterable, Comparable {
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// What of an ended group one reader can still read (`AppProfile.groupRemains`).
+/// What of an ended group one reader can still read (`GroupApp.groupRemains`).
 public struct GroupRemains: Sendable, Equatable {
     /// When the group ended, Unix seconds, and as the backend wrote it; nil while it goes on, or once the
     /// reader cannot see it any more (purged).

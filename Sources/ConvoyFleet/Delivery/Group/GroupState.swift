@@ -20,7 +20,7 @@ struct GroupState: Sendable {
     var missedChat = MissedChat()
     /// Chat lines and media waiting to be tried again (`VirtualDevice+Media`).
     var chatQueue: ChatRetryQueue<ChatPost>
-    /// Its own positions waiting to be archived (`AppProfile.archiveEvery`).
+    /// Its own positions waiting to be archived (`GroupApp.archiveEvery`).
     var archiveBuffer: [LocationPayload] = []
     /// Joining by request: its request and when it asked (until let in), when it asked (until on the
     /// group's channel), and, as an owner, the requests it is deciding.

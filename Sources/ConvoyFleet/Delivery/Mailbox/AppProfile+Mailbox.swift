@@ -67,10 +67,10 @@ public struct MailboxPage: Sendable {
     public var malformed: Int
     public var bytesUp: Int
     public var bytesDown: Int
-    /// Ids of this phone's own held messages it let go of at this poll (`AppProfile.holdsUntilAnswered`: Closer
+    /// Ids of this phone's own held messages it let go of at this poll (`MailboxApp.holdsUntilAnswered`: Closer
     /// releases an answer's key once the partner's answer is there).
     public var released: [String] = []
-    /// Whether anything the app listens to changed (`AppProfile.listens`): a listener is told then, and only then.
+    /// Whether anything the app listens to changed (`MailboxApp.listens`): a listener is told then, and only then.
     public var changed = true
 
     public init(items: [MailboxItem], malformed: Int = 0, bytesUp: Int, bytesDown: Int) {

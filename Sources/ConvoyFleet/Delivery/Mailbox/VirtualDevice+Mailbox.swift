@@ -56,7 +56,7 @@ struct MailboxState: Sendable {
     static func fetchAgain(after rounds: Int, returned count: Int?, page: Int) -> Bool { count == page && rounds < 10 }
 }
 
-/// Mailbox apps (`AppProfile.shape == .mailbox`, QuickPic): the phone sends each friend texts and photos
+/// Mailbox apps (`MailboxApp`: QuickPic, Closer): the phone sends each friend texts and photos
 /// (`message_every`, `photo_every`), sealed and signed, as single requests; polls its mailbox on its interval
 /// (`poll_every`); verifies, opens and shows each message, then acknowledges it (the backend deletes it). It
 /// refreshes its token before expiry and, now and then (`relogin_every`), logs out and in again. No Realtime.
