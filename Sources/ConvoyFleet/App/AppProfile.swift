@@ -1,5 +1,4 @@
 import ConvoyCrypto
-import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
 
@@ -11,8 +10,9 @@ import ConvoyWire
 /// does, so the phone counts it as load: its bytes, its latency, its failures.
 ///
 /// This is the core every app has: its accounts, its keys, and its probe casts. How its updates reach a friend is
-/// one of three protocols, each a shape of its own (`PairwiseApp`, `GroupApp`, `MailboxApp`), and `shaped` says
-/// which: an app implements its own shape's requirements and no other's.
+/// one of three protocols, each a shape of its own and declared in its room (`Delivery/Pairwise/PairwiseApp.swift`,
+/// `Delivery/Group/GroupApp.swift`, `Delivery/Mailbox/MailboxApp.swift`), and `shaped` says which: an app implements
+/// its own shape's requirements and no other's.
 ///
 /// An app's names live in its own folder (`App/GreenBox/`); `scripts/check-imports`
 /// fails the build when one appears elsewhere in ConvoyFleet.
@@ -188,170 +188,6 @@ public protocol FriendApp: AppProfile {
 
     /// Makes `friend` an active friend of each of `others` (a probe cast's set-up; `formProbeCast` by default).
     func befriendForProbes(_ friend: Session, with others: [Session], via http: SupabaseHTTP) async throws(SupabaseError)
-}
-
-/// The pairwise shape (`Delivery/Pairwise/`, Green Box): each update sealed to each friend, inserted as rows, pushed over
-/// `postgres_changes`; caught up after a gap; kept by age and purged by the backend.
-public protocol PairwiseApp: LocationApp, FriendApp {
-    /// One tick's sealed updates as the app sends them (one request for Green
-    /// Box's bulk insert). Returns the request body's size, bytes.
-    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
-
-    /// Catching up after a gap: a page of updates for `userID` created since
-    /// `since` (Unix seconds) past `cursor`, oldest first.
-    func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
-                 via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage
-
-    /// Makes `key` the one friends seal to (at sign-up, and again after a reinstall).
-    func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// An invitation to be friends again after a reinstall; the code the friend accepts.
-    func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
-
-    /// Accepts `code` at `preference`.
-    func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// The oldest updates `userID` can still read.
-    func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
-
-    /// Which of `ids` `userID` can still read.
-    func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64>
-
-    /// The oldest updates anyone has, read with the service key.
-    func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
-
-    /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
-    func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
-}
-
-extension PairwiseApp {
-    public var shaped: ShapedApp { .pairwise(self) }
-}
-
-/// The group shape (`Delivery/Group/`, Survale): one broadcast to the phone's group on a private channel, with presence;
-/// groups formed in set-up, joined by request, ended by their owner; chat, media, an archive and its replay; direct
-/// messages between members; what a group leaves purged a set time after it ends (`AppProfile+Groups.swift`).
-public protocol GroupApp: LocationApp {
-    /// Sets up group `number` (set-up, not measured): `members[0]` owns it, everyone joins it but those
-    /// `joiningLater` (user ids), who ask to during the run (`askToJoin`).
-    /// `serviceKey`: the project's, for apps whose users an administrator provisions.
-    func formGroup(_ members: [Session], joiningLater: Set<String>, number: Int, serviceKey: String?,
-                   via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// Asks to join the group `session`'s user belongs to (Survale: a join request to the team's operation); the request's id.
-    func askToJoin(_ session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> String
-
-    /// What the owner decided on request `id`, as its asker reads it: nil while undecided.
-    func joinDecision(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool?
-
-    /// The owner lets request `id` in.
-    func approveJoin(_ id: String, owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// Requests to the owner's group not yet decided (what the owner's phone shows on coming back).
-    func pendingJoinRequests(owner session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> [String]
-
-    /// One tick's update for the whole group, as the app sends it (a broadcast on the group's channel):
-    /// the bytes it sent, and the push's ref when the server will acknowledge it. A channel not
-    /// joined now: `SupabaseError.Kind.notJoined`.
-    func sendToGroup(_ update: OutgoingUpdate, from session: Session, realtime: RealtimeClient?,
-                     via http: SupabaseHTTP) async throws(SupabaseError) -> (bytes: Int, ref: String?)
-
-    /// A broadcast that arrived on the subscription, as an update for this phone.
-    func incoming(broadcast: RealtimeClient.Broadcast) -> Incoming
-
-    /// Direct messages (Survale: "DMs via ephemeral WebSocket relay (no storage)"): the members `userID` exchanges
-    /// them with, and the channel of `userID` and one of them (one a pair); none: the app has no direct messages.
-    func directPartners(of userID: String) -> [String]
-    func directChannel(for userID: String, with partner: String) -> AppSubscription?
-
-    /// Sends `message` to `userID` alone, over Realtime (nothing stores it); the frame's bytes.
-    func sendDirect(_ message: GroupMessage, to userID: String, from session: Session, realtime: RealtimeClient?) throws(SupabaseError) -> Int
-
-    /// What the phone tracks as its presence once subscribed; nil: none.
-    func presence(for userID: String) -> [String: String]?
-
-    /// The phone is done with its group: its owner ends it at the end of the run (unless it abandons it); a
-    /// member leaves it during the run (and may ask to join again).
-    func leaveGroup(_ session: Session, owner: Bool, via http: SupabaseHTTP) async throws(SupabaseError)
-
-    /// How each group this run formed has ended, read with the service key, by its owner's user id.
-    func groupEnds(serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: GroupEnd]
-
-    /// Every channel the phone joins (the first is `subscription(for:)`'s; Survale adds its chat channel).
-    func subscriptions(for userID: String) -> [AppSubscription]
-
-    /// The group's messages posted since `since` (Unix seconds) past `cursor`, oldest first, at most `limit`
-    /// (Survale: its operation's `op_messages`): what a phone loads after a gap (`AppProfile+Chat.swift`).
-    func missedMessages(for session: Session, since: Double, after cursor: Int64, limit: Int,
-                        via http: SupabaseHTTP) async throws(SupabaseError) -> MissedMessages
-
-    /// Posts a message to the phone's group (Survale: a chat line in `op_messages`); the request body's bytes.
-    func sendMessage(_ message: GroupMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
-
-    /// How often the phone stores its own positions for later (Survale: the replay archive), seconds; nil: never.
-    var archiveEvery: Double? { get }
-
-    /// Stores `fixes` (this phone's, oldest first) as the app keeps them for replay; the request body's bytes.
-    func archive(_ fixes: [LocationPayload], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
-
-    /// The after-action replay of `session`'s group as the app loads it (Survale §8: the archived positions and the
-    /// chat, `page` rows a request, oldest first): what came back.
-    func replay(as session: Session, page: Int, via http: SupabaseHTTP) async throws(SupabaseError) -> ReplayLoad
-
-    /// The backend's id of `userID`'s group (Survale: its operation), for the retention check; nil: none.
-    func groupID(of userID: String) -> String?
-
-    /// What is left of group `group` as `token`'s holder reads it (a member, with `reader` its user id, or the
-    /// service key): when it ended, and per kind how many items are readable (Survale: the operation's chat,
-    /// archive and media, purged a set time after it ends).
-    func groupRemains(_ group: String, reader: String?, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> GroupRemains
-
-    /// Whether the phones can send photos and videos to their group (Survale's chat media).
-    var sendsMedia: Bool { get }
-
-    /// Stores one photo or video where the group can fetch it (Survale: a signed upload URL, then the bytes
-    /// to it); `progress` hears the transfer. What the chat line then names, as `GroupMessage.media`.
-    func uploadMedia(_ kind: MediaKind, bytes: [UInt8], seq: UInt64, from session: Session, via http: SupabaseHTTP,
-                     progress: (@Sendable (HTTPProgress) -> Void)?) async throws(SupabaseError) -> MediaRef
-
-    /// Fetches the media a chat line names, as a member (Survale: a signed download URL, then the GET); the bytes received.
-    func fetchMedia(_ media: MediaRef, as session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
-}
-
-extension GroupApp {
-    public var shaped: ShapedApp { .group(self) }
-}
-
-/// The mailbox shape (`Delivery/Mailbox/`, QuickPic, Closer): each message sealed (and signed) to one friend, stored by
-/// the backend in the recipient's mailbox until the phone, polling or listening, fetches and acknowledges it; no
-/// Realtime, no positions (`AppProfile+Mailbox.swift`).
-public protocol MailboxApp: FriendApp {
-    /// What the phone sends `friend` now: `message` encoded as the app encodes it (a text, a photo), sealed to `friend`
-    /// and signed by the sender's keys (QuickPic); or nil when the app has nothing to send (Closer: no question today,
-    /// or today's answered already). An app with state per sender (Closer's) composes here.
-    func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
-    /// Whether the app's reads are a listener's (Firestore's): the phone is told of a change, and pays for that alone,
-    /// not for each look the harness takes (docs/battery.md, "Listeners and polls"). Default false.
-    var listens: Bool { get }
-    /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
-    /// held at the end is awaiting the partner, not lost. Default false.
-    var holdsUntilAnswered: Bool { get }
-
-    /// Posts a sealed message to its recipient's mailbox; the message's id and what the request moved.
-    func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
-
-    /// The oldest pending messages of the session's user, at most `limit` (fetching deletes nothing).
-    func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage
-
-    /// Verifies the sender's signature, then opens and decodes a fetched message (the friend's keys as read).
-    func openDirect(_ item: MailboxItem, from friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> DirectMessage
-
-    /// Acknowledges message `id`: the backend deletes it. What the request moved.
-    func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
-}
-
-extension MailboxApp {
-    public var shaped: ShapedApp { .mailbox(self) }
 }
 
 /// One friendship to make: each side's token and preference; `pending`: the

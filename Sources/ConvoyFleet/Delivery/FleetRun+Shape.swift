@@ -51,7 +51,7 @@ extension FleetRun {
     }
 
     /// Every phone has settled (the drain is over): a group's presence convergence stops waiting for phones still unseen.
-    static func shapeSettled(_ context: FleetContext) {
+    static func shapeDrained(_ context: FleetContext) {
         if case .group(_, let ledgers) = context.shaped { ledgers.convergence.finish() }
     }
 

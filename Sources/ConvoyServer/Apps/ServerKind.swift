@@ -1,4 +1,3 @@
-import Foundation
 import ConvoyTime
 import Logging
 
@@ -31,13 +30,7 @@ extension ServerKind {
     /// no weaknesses, a failure naming the first name it does not know.
     static func weaken(_ names: String, into configuration: inout ServerConfiguration) -> Result<Void, UnknownWeakness>? {
         guard !weaknessNames.isEmpty else { return nil }
-        var given = Set<String>()
-        for name in names.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard weaknessNames.contains(name) else { return .failure(UnknownWeakness(name: name, known: weaknessNames)) }
-            given.insert(name)
-        }
-        configuration.weaknesses.formUnion(given)
-        return .success(())
+        return UnknownWeakness.names(names, known: weaknessNames).map { configuration.weaknesses.formUnion($0) }
     }
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {}
 }

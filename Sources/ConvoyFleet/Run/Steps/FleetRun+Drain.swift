@@ -29,7 +29,7 @@ extension FleetRun {
             try? await clock.monotonic.sleep(until: clock.now() + configuration.drain)
             await settle(devices, for: timeline.settle)
         }.value
-        Self.shapeSettled(stage.context)
+        Self.shapeDrained(stage.context)
         checks.retentionRounds?.cancel()
         await checks.retentionRounds?.value
         for d in devices { await d.disconnect() }

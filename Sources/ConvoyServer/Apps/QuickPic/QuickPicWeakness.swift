@@ -40,12 +40,7 @@ public protocol ServerWeakness: RawRepresentable, CaseIterable, Hashable, Sendab
 extension ServerWeakness {
     /// Parses `--weaken`'s comma-separated names; the failure names the first it does not know.
     public static func parse(_ list: String) -> Result<Set<Self>, UnknownWeakness> {
-        var out: Set<Self> = []
-        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let w = Self(rawValue: name) else { return .failure(UnknownWeakness(name: name, known: allCases.map(\.rawValue))) }
-            out.insert(w)
-        }
-        return .success(out)
+        UnknownWeakness.names(list, known: allCases.map(\.rawValue)).map { Set($0.compactMap(Self.init(rawValue:))) }
     }
 }
 
@@ -54,4 +49,14 @@ public struct UnknownWeakness: Error, CustomStringConvertible, Equatable {
     public let name: String
     public let known: [String]
     public var description: String { "--weaken: no weakness \"\(name)\" (\(known.joined(separator: ", ")))" }
+
+    /// `--weaken`'s comma-separated names, each one of `known`; the failure names the first that is not.
+    static func names(_ list: String, known: [String]) -> Result<Set<String>, UnknownWeakness> {
+        var out: Set<String> = []
+        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard known.contains(name) else { return .failure(UnknownWeakness(name: name, known: known)) }
+            out.insert(name)
+        }
+        return .success(out)
+    }
 }

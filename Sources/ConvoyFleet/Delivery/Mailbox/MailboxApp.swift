@@ -1,0 +1,35 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// The mailbox shape (`Delivery/Mailbox/`, QuickPic, Closer): each message sealed (and signed) to one friend, stored by
+/// the backend in the recipient's mailbox until the phone, polling or listening, fetches and acknowledges it; no
+/// Realtime, no positions (`AppProfile+Mailbox.swift`).
+public protocol MailboxApp: FriendApp {
+    /// What the phone sends `friend` now: `message` encoded as the app encodes it (a text, a photo), sealed to `friend`
+    /// and signed by the sender's keys (QuickPic); or nil when the app has nothing to send (Closer: no question today,
+    /// or today's answered already). An app with state per sender (Closer's) composes here.
+    func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
+    /// Whether the app's reads are a listener's (Firestore's): the phone is told of a change, and pays for that alone,
+    /// not for each look the harness takes (docs/battery.md, "Listeners and polls"). Default false.
+    var listens: Bool { get }
+    /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
+    /// held at the end is awaiting the partner, not lost. Default false.
+    var holdsUntilAnswered: Bool { get }
+
+    /// Posts a sealed message to its recipient's mailbox; the message's id and what the request moved.
+    func postDirect(_ message: SealedMessage, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
+
+    /// The oldest pending messages of the session's user, at most `limit` (fetching deletes nothing).
+    func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage
+
+    /// Verifies the sender's signature, then opens and decodes a fetched message (the friend's keys as read).
+    func openDirect(_ item: MailboxItem, from friend: Friend, keys: BoxKeyPair) throws(CryptoError) -> DirectMessage
+
+    /// Acknowledges message `id`: the backend deletes it. What the request moved.
+    func acknowledge(_ id: String, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxReceipt
+}
+
+extension MailboxApp {
+    public var shaped: ShapedApp { .mailbox(self) }
+}

@@ -1,0 +1,41 @@
+import ConvoyCrypto
+import ConvoySodium
+import ConvoyWire
+
+/// The pairwise shape (`Delivery/Pairwise/`, Green Box): each update sealed to each friend, inserted as rows, pushed over
+/// `postgres_changes`; caught up after a gap; kept by age and purged by the backend.
+public protocol PairwiseApp: LocationApp, FriendApp {
+    /// One tick's sealed updates as the app sends them (one request for Green
+    /// Box's bulk insert). Returns the request body's size, bytes.
+    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+
+    /// Catching up after a gap: a page of updates for `userID` created since
+    /// `since` (Unix seconds) past `cursor`, oldest first.
+    func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
+                 via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage
+
+    /// Makes `key` the one friends seal to (at sign-up, and again after a reinstall).
+    func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// An invitation to be friends again after a reinstall; the code the friend accepts.
+    func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
+
+    /// Accepts `code` at `preference`.
+    func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
+
+    /// The oldest updates `userID` can still read.
+    func oldestUpdates(of userID: String, limit: Int, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
+
+    /// Which of `ids` `userID` can still read.
+    func presentUpdates(_ ids: [Int64], of userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Set<Int64>
+
+    /// The oldest updates anyone has, read with the service key.
+    func oldestUpdates(limit: Int, serviceKey: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [StoredUpdate]
+
+    /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
+    func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
+}
+
+extension PairwiseApp {
+    public var shaped: ShapedApp { .pairwise(self) }
+}
