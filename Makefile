@@ -59,6 +59,7 @@ bench: setup
 	scripts/bench-city
 	scripts/bench-peers --devices 3000 --duration 2m
 	scripts/bench-dashboard --devices 3000 --duration 2m --pairs 3
+	scripts/bench-declared --devices 200 --duration 60s --pairs 3
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

@@ -71,10 +71,12 @@ extension Convoy.Run {
     /// unless the scenario checks retention: its window then counts from each group's end) and the groups'
     /// auto-end time.
     static func embeddedConfiguration(_ scenario: Scenario) -> ServerConfiguration {
+        // A declared app's tables are served by the built-in backend it names (`backend: {embedded: greenbox}`).
+        let serverApp = scenario.app.declared.map { $0.serves ?? "" } ?? scenario.app.name
         let retention = scenario.retentionCountsFromGroupEnd && scenario.retention.checkEvery == 0
-            ? (ServerApps.defaultRetention(of: scenario.app.name) ?? scenario.retention.window) : scenario.retention.window
+            ? (ServerApps.defaultRetention(of: serverApp) ?? scenario.retention.window) : scenario.retention.window
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
-        if ServerApps.names.contains(scenario.app.name) { configuration.app = scenario.app.name }
+        if ServerApps.names.contains(serverApp) { configuration.app = serverApp }
         configuration.autoEndAfter = scenario.social.autoEnd
         configuration.tokenTTL = scenario.tokenTTL ?? ServerApps.defaultTokenTTL(of: configuration.app)
         configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)

@@ -75,6 +75,10 @@ extension Convoy.Run {
     func startBackend(_ scenario: Scenario, logger: Logger) async throws -> (EmbeddedServer?, SupabaseTarget, kind: String) {
         switch resolvedTarget(scenario.target) {
         case .embedded:
+            if let declared = scenario.app.declared, declared.serves == nil {
+                throw CommandFailure.badInput("\(declared.file): the embedded backend serves no tables of \(declared.name) (backend: {embedded: …}); "
+                                              + "give the scenario a target, or --target/--keys-file")
+            }
             let embedded: EmbeddedServer
             do {
                 embedded = try await EmbeddedServer.start(Self.embeddedConfiguration(scenario), logger: logger)

@@ -17,7 +17,7 @@ struct Convoy: AsyncParsableCommand {
             Docs: README.md and docs/ in the repository.
             """,
         version: "convoy \(version) (libsodium \(CryptoLibrary.sodiumVersion), \(Curl.versionDescription), libgps API \(GPSDLibrary.apiVersion))",
-        subcommands: [Run.self, Live.self, Serve.self, Schema.self, Merge.self, Dashboard.self, Report.self, Battery.self, Probe.self, Gpx.self])
+        subcommands: [Run.self, Live.self, Serve.self, Schema.self, Merge.self, Dashboard.self, Report.self, Battery.self, Probe.self, App.self, Gpx.self])
 
     /// Parses, runs, and maps every outcome onto `ExitStatus`.
     static func main() async {

@@ -5,7 +5,7 @@ import ConvoyMetrics
 extension Reader {
     /// Refuses the keys the app's shape has no use for, and asks for those it needs.
     func checkShapeKeys(_ m: [String: Reader], social: [String: Reader]?, app choice: AppChoice, couples: Bool) throws(ScenarioError) {
-        guard let shape = Apps.make(choice.name, options: choice.options)?.shape else { return }
+        guard let shape = choice.profile?.shape else { return }
         let (group, mailbox) = (shape == .group, shape == .mailbox)
         if group {
             // A group app shares with its team at once: the teams are the social graph.
@@ -25,7 +25,7 @@ extension Reader {
             }
         }
         let sendsMedia: Bool
-        if case .group(let app)? = Apps.make(choice.name, options: choice.options)?.shaped { sendsMedia = app.sendsMedia } else { sendsMedia = false }
+        if case .group(let app)? = choice.profile?.shaped { sendsMedia = app.sendsMedia } else { sendsMedia = false }
         for g in try m["groups"]?.sequence() ?? [] {
             let keys = try g.mapping(Self.groupKeys)
             if !sendsMedia {
@@ -40,7 +40,7 @@ extension Reader {
                 throw r.error("\(key) is for apps whose phones poll a mailbox (app: quickpic); \(choice.name) pushes on Realtime")
             }
         }
-        try refuseKeysThatDoNothing(m, app: choice.name, profile: Apps.make(choice.name, options: choice.options), group: group)
+        try refuseKeysThatDoNothing(m, app: choice.name, profile: choice.profile, group: group)
         if mailbox {
             for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
                 throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
@@ -86,7 +86,7 @@ extension Reader {
 extension Scenario {
     /// Whether its retention counts from each group's end (a group app: Survale's operations are purged
     /// after they end), not row by row.
-    public var retentionCountsFromGroupEnd: Bool { Apps.make(app.name, options: app.options)?.shape == .group }
+    public var retentionCountsFromGroupEnd: Bool { app.profile?.shape == .group }
 
     /// The retention a scenario gets from its app's shape when it gives none (`given`: the keys it gave):
     /// a group app keeps its data for a time after each group ends (Survale: 7 days), checked only when the
@@ -94,7 +94,9 @@ extension Scenario {
     /// days, by a job every hour) unless the scenario compresses it, checked only when phones that never
     /// poll (`poll_every: never`) keep messages waiting.
     mutating func applyShapeRetention(given: [String: Reader]?) {
-        switch Apps.make(app.name, options: app.options)?.shape {
+        // A declared app's window, unless the scenario gives its own.
+        if let window = app.declared?.retention.window, given?["window"] == nil { retention.window = window }
+        switch app.profile?.shape {
         case .group?:
             if given == nil { retention.checkEvery = 0 }
         case .mailbox?:

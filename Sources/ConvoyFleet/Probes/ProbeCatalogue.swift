@@ -109,16 +109,9 @@ public struct ProbeRequest: Sendable {
 
 public enum ProbeBody: Sendable {
     /// A JSON value (from YAML), with placeholders in its strings.
-    case json(ProbeJSON)
+    case json(JSONTemplate)
     /// Bytes sent as they are (after placeholders): malformed payloads.
     case raw(String)
-}
-
-/// A JSON value as YAML wrote it.
-public indirect enum ProbeJSON: Sendable {
-    case string(String), number(String), bool(Bool), null
-    case array([ProbeJSON])
-    case object([(String, ProbeJSON)])
 }
 
 /// A Realtime subscription made as `actor` with one `postgres_changes`
@@ -152,9 +145,9 @@ public struct ChannelProbe: Sendable {
     public var topic: String
     public var isPrivate: Bool
     /// A broadcast the actor sends once joined: its event and payload (a JSON object).
-    public var broadcast: (event: String, payload: ProbeJSON)?
+    public var broadcast: (event: String, payload: JSONTemplate)?
     /// Presence the actor tracks once joined (a JSON object).
-    public var track: ProbeJSON?
+    public var track: JSONTemplate?
     public var control: ProbeActor?
     /// Seconds to wait for the control's marker and the actor's broadcast.
     public var wait: Double

@@ -88,7 +88,7 @@ extension Reader {
         if let s = m["save"] {
             guard actions[0] == "request" else { throw s.error("save keeps columns of a request's response; this step is a \(actions[0])") }
             for (name, column) in try s.pairs() {
-                guard ProbeTemplate.savedName("saved.\(name)") != nil, !column.isEmpty else {
+                guard Template.savedName("saved.\(name)") != nil, !column.isEmpty else {
                     throw s.error("save maps a name (letters, digits, _) to a column, e.g. {request: id}; found \(name): \(column)")
                 }
                 save.append((name, column))
@@ -130,7 +130,7 @@ extension Reader {
         guard let topicNode = m["topic"] else { throw error("a channel step needs a topic (e.g. op_{{victim.operation}}_locations)") }
         let topic = try topicNode.templated()
         guard !topic.isEmpty, !topic.hasPrefix("realtime:") else { throw topicNode.error("a topic is the channel's name, without realtime: (found \"\(topic)\")") }
-        var broadcast: (event: String, payload: ProbeJSON)?
+        var broadcast: (event: String, payload: JSONTemplate)?
         if let b = m["broadcast"] {
             let bm = try b.mapping(["event", "payload"])
             guard let event = try bm["event"]?.string(), !event.isEmpty else { throw b.error("a broadcast needs an event (e.g. position)") }
@@ -160,7 +160,7 @@ extension Reader {
     }
 
     /// A JSON object (a broadcast's payload, presence).
-    func object() throws(ScenarioError) -> ProbeJSON {
+    func object() throws(ScenarioError) -> JSONTemplate {
         guard case .mapping = node else { throw error("expected a mapping (a JSON object)") }
         return try json()
     }
@@ -235,38 +235,13 @@ extension Reader {
         return out
     }
 
-    /// JSON from YAML: plain scalars keep their YAML type, quoted ones are strings.
-    func json() throws(ScenarioError) -> ProbeJSON {
-        switch node {
-        case .scalar(let s):
-            if s.style == .plain || s.style == .any {
-                if s.string == "null" || s.string == "~" { return .null }
-                if s.string == "true" || s.string == "false" { return .bool(s.string == "true") }
-                if Double(s.string) != nil, s.string.allSatisfy({ $0.isNumber || "-.eE+".contains($0) }) { return .number(s.string) }
-            }
-            return .string(try templated())
-        case .sequence:
-            return .array(try sequence().map { (r) throws(ScenarioError) -> ProbeJSON in try r.json() })
-        case .mapping(let m):
-            var out: [(String, ProbeJSON)] = []
-            for (k, v) in m {
-                let key = k.string ?? ""
-                out.append((key, try Reader(file: file, node: v, path: "\(path).\(key)").json()))
-            }
-            return .object(out)
-        case .alias:
-            throw error("aliases are not supported in probe bodies")
-        }
+    /// A body: JSON from YAML whose placeholders a catalogue may use (`Reader.jsonTemplate`).
+    func json() throws(ScenarioError) -> JSONTemplate {
+        try jsonTemplate { (r: Reader) throws(ScenarioError) in _ = try r.templated() }
     }
 
     /// Text whose `{{placeholders}}` are all known.
     func templated() throws(ScenarioError) -> String {
-        let s = try string()
-        for name in ProbeTemplate.placeholders(in: s) where !ProbeTemplate.isKnown(name) {
-            var message = "unknown placeholder {{\(name)}}"
-            if let guess = Spelling.closest(name, among: ProbeTemplate.names) { message += "; did you mean {{\(guess)}}?" }
-            throw error(message + " (see docs/probes.md)")
-        }
-        return s
+        try template(known: ProbeTemplate.isKnown, names: ProbeTemplate.names, docs: "docs/probes.md")
     }
 }

@@ -73,7 +73,7 @@ struct ProbeContext: Sendable {
     /// Requests this pass sent, per party and route: what a limit had counted before a series began.
     let sent = RouteLedger()
 
-    func fill(_ s: String) throws(ProbeTemplate.Unavailable) -> String {
+    func fill(_ s: String) throws(Template.Unavailable) -> String {
         if values["guess"] == nil, let codeSpace, s.contains("{{guess}}") {
             var v = values
             v["guess"] = codeSpace.random()
@@ -84,19 +84,11 @@ struct ProbeContext: Sendable {
 
     /// Keeps columns of a response's first row as `saved.<name>` for the probe's later steps.
     mutating func save(_ save: [(name: String, column: String)], from body: [UInt8]) {
-        guard let json = JSONScanner.parse(body, maxDepth: JSONScanner.foundationDepth) else { return }
-        let first: JSONValue? = if case .array(let rows) = json { rows.first } else { json }
-        guard let row = first, case .object = row else { return }
-        for (name, column) in save {
-            // `result.code`: a field of a field (a callable's `{"result": {…}}`).
-            var value: JSONValue? = row
-            for part in column.split(separator: ".") { value = value?[String(part)] }
-            if let v = value { values["saved.\(name)"] = v.flatText ?? "null" }
-        }
+        values.merge(JSONTemplate.saved(save, from: body)) { _, new in new }
     }
 
     /// The access token `actor` sends (nil: none).
-    func token(_ actor: ProbeActor) throws(ProbeTemplate.Unavailable) -> String? {
+    func token(_ actor: ProbeActor) throws(Template.Unavailable) -> String? {
         switch actor {
         case .anon: return target.anonKey
         case .service: guard let k = target.serviceKey else { throw .init(name: "service_key") }; return k
@@ -145,15 +137,11 @@ struct ProbeContext: Sendable {
         return HTTPRequest(method: t.method, url: url, headers: headers, body: body)
     }
 
-    static func render(_ json: ProbeJSON, _ context: ProbeContext) throws -> String {
-        switch json {
-        case .null: return "null"
-        case .bool(let b): return b ? "true" : "false"
-        case .number(let n): return n
-        case .string(let s): return quote(try context.fill(s))
-        case .array(let a): return "[" + (try a.map { try render($0, context) }).joined(separator: ",") + "]"
-        case .object(let o): return "{" + (try o.map { quote($0.0) + ":" + (try render($0.1, context)) }).joined(separator: ",") + "}"
-        }
+    /// A catalogue's JSON body, placeholders filled (`{{guess}}`: one code for the whole body).
+    static func render(_ json: JSONTemplate, _ context: ProbeContext) throws -> String {
+        var values = context.values
+        if values["guess"] == nil, let codeSpace = context.codeSpace, json.placeholders.contains("guess") { values["guess"] = codeSpace.random() }
+        return String(decoding: try json.render { values[$0].map(JSONValue.string) }, as: UTF8.self)
     }
 
     static func quote(_ s: String) -> String {

@@ -15,7 +15,7 @@ extension ProbeRunner {
             topic = "realtime:" + (try context.fill(probe.topic))
             payload = try probe.broadcast.map { try Self.object($0.payload, context) }
             meta = try probe.track.map { try Self.object($0, context) }
-        } catch let missing as ProbeTemplate.Unavailable {
+        } catch let missing as Template.Unavailable {
             outcome.notes.append("skipped \(step.source): {{\(missing.name)}} is not known for this target")
             return
         } catch {
@@ -94,10 +94,10 @@ extension ProbeRunner {
     }
 
     /// A catalogue's JSON object, placeholders filled, as the Realtime client sends it.
-    static func object(_ json: ProbeJSON, _ context: ProbeContext) throws -> JSONValue {
+    static func object(_ json: JSONTemplate, _ context: ProbeContext) throws -> JSONValue {
         let text = try ProbeContext.render(json, context)
         guard let object = JSONScanner.parse(text), case .object = object else {
-            throw ProbeTemplate.Unavailable(name: "an object (broadcast payloads and presence are JSON objects)")
+            throw Template.Unavailable(name: "an object (broadcast payloads and presence are JSON objects)")
         }
         return object
     }

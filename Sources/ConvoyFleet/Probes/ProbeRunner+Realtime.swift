@@ -8,7 +8,7 @@ extension ProbeRunner {
     /// judges by how many changes the actor received that are not about itself.
     func runRealtime(_ step: ProbeStep, _ probe: RealtimeProbe, _ context: ProbeContext, _ outcome: inout ProbeOutcome) async {
         let token: String?, filter: String?
-        do throws(ProbeTemplate.Unavailable) {
+        do throws(Template.Unavailable) {
             if let t = probe.token { token = try context.fill(t) } else { token = try context.token(probe.actor) }
             if let f = probe.filter { filter = try context.fill(f) } else { filter = nil }
         } catch {
@@ -85,9 +85,13 @@ final class ProbeSubscription: Sendable {
     private let task: Task<Void, Never>
     private let recorder: Recorder
 
-    init(url: String, token: String, topic: String, binding: RealtimeClient.Binding) {
+    convenience init(url: String, token: String, topic: String, binding: RealtimeClient.Binding) {
+        self.init(url: url, token: token, topic: topic, bindings: [binding])
+    }
+
+    init(url: String, token: String, topic: String, bindings: [RealtimeClient.Binding]) {
         let client = RealtimeClient(url: url, accessToken: token)
-        client.join(topic, bindings: [binding])
+        client.join(topic, bindings: bindings)
         let recorder = Recorder()
         self.recorder = recorder
         task = Task {

@@ -57,7 +57,7 @@ extension ProbeRunner {
         // The re-post, judged by the catalogue's rules.
         let shape = app.updateRequest(sender: sender, recipient: "{{victim.id}}", body: c1)
         let repost = ProbeRequest(actor: probe.actor, method: shape.method, path: shape.path, query: [], headers: shape.headers,
-                                  body: .json(.object(shape.fields.map { ($0.name, .string($0.value)) })), source: step.source)
+                                  body: .json(.object(shape.fields.map { JSONTemplate.Member($0.name, .string($0.value)) })), source: step.source)
         var stored = false
         switch await send(repost, context) {
         case .skipped(let why): outcome.notes.append("skipped \(step.source): \(why)")

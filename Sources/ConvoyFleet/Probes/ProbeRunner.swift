@@ -142,7 +142,7 @@ public struct ProbeRunner: Sendable {
         let request: HTTPRequest
         do {
             request = try context.build(template)
-        } catch let missing as ProbeTemplate.Unavailable {
+        } catch let missing as Template.Unavailable {
             return .skipped("{{\(missing.name)}} is not known for this target")
         } catch {
             return .skipped("\(error)")

@@ -58,7 +58,7 @@ extension FleetRun {
             self.device.retry = scenario.retry
             self.device.directEvery = scenario.social.directEvery
             // The scenario reader refuses a name `Apps` does not know.
-            app = Apps.make(scenario.app.name, options: scenario.app.options) ?? GreenBoxApp()
+            app = scenario.app.profile ?? GreenBoxApp()
         }
     }
 

@@ -70,8 +70,18 @@ public struct Scenario: Sendable, Equatable {
 public struct AppChoice: Sendable, Equatable {
     public var name: String
     public var options: AppOptions
+    /// An app declared in a file (`app: {file: apps/mine.yaml}`, docs/apps.md) instead of a built-in one.
+    public var declared: DeclaredAppSpec?
 
     public init(name: String = Apps.defaultName, options: AppOptions = AppOptions()) { (self.name, self.options) = (name, options) }
+
+    public init(declared spec: DeclaredAppSpec) { (name, options, declared) = (spec.name, AppOptions(), spec) }
+
+    /// The app chosen: the declared one, or the built-in one in its modes (nil: no such app).
+    public var profile: (any AppProfile)? {
+        if let declared { return DeclaredApp(declared) }
+        return Apps.make(name, options: options)
+    }
 }
 
 /// A device migration (PRD §4.1): a share of the devices reinstall — a new

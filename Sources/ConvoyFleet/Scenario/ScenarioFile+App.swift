@@ -1,4 +1,5 @@
 import ConvoyMetrics
+import Foundation
 import Yams
 
 /// The app a scenario runs (`app:`), and the keys that need one of its modes.
@@ -8,9 +9,13 @@ extension Reader {
     func app() throws(ScenarioError) -> AppChoice {
         if case .scalar = node { return AppChoice(name: try appName()) }
         guard case .mapping(let raw) = node else { throw error("expected an app name (app: greenbox) or a mapping (app: {name: greenbox, …})") }
+        if let fileNode = raw.first(where: { $0.key.string == "file" }) {
+            _ = try mapping(["file"])
+            return AppChoice(declared: try Reader(file: file, node: fileNode.value, path: child("file")).appFile())
+        }
         // The name first: it decides which other keys are allowed.
         guard let nameNode = raw.first(where: { $0.key.string == "name" }) else {
-            throw error("app needs a name (apps: \(Apps.names.joined(separator: ", ")))")
+            throw error("app needs a name (apps: \(Apps.names.joined(separator: ", "))) or a file (app: {file: apps/mine.yaml}, docs/apps.md)")
         }
         let name = try Reader(file: file, node: nameNode.value, path: child("name")).appName()
         let modes = Apps.modes(of: name) ?? []
@@ -32,9 +37,12 @@ extension Reader {
     /// The app, checked against the keys that need one of its modes.
     func checkedApp(_ m: [String: Reader]) throws(ScenarioError) -> AppChoice {
         let choice = try m["app"]?.app() ?? AppChoice()
-        let pairsDuringRun = Apps.make(choice.name, options: choice.options)?.pairsDuringRun ?? false
+        let pairsDuringRun = choice.profile?.pairsDuringRun ?? false
         // Couples' probes (Closer's) guess codes and write documents: they need no friend of a friend made in set-up.
-        let couples = Apps.make(choice.name, options: choice.options)?.friendsAreCouples ?? false
+        let couples = choice.profile?.friendsAreCouples ?? false
+        if choice.declared != nil, let migration = m["migration"] {
+            throw migration.error("migration: a declared app has no invitation to re-pair after a reinstall yet (docs/apps.md)")
+        }
         if let social = m["social"], let later = try social.mapping(Self.socialKeys)["accept_later"],
            !pairsDuringRun, try later.fraction() > 0 {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
@@ -81,6 +89,14 @@ extension Reader {
     /// What a pairwise app does with each friend: a friend's key read before sealing, a per-friend preference and its fuzzing.
     static let pairwiseKeys = ["key_lookup", "key_cache_ttl", "precise_share", "general", "laplace_mean"]
 
+
+    /// `file: apps/mine.yaml`: a declared app, the path relative to the scenario's folder.
+    private func appFile() throws(ScenarioError) -> DeclaredAppSpec {
+        let given = try string()
+        let path = given.hasPrefix("/") ? given : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(given).path
+        guard FileManager.default.fileExists(atPath: path) else { throw error("no app file \(path)") }
+        return try AppFile.load(path)
+    }
 
     private func appName() throws(ScenarioError) -> String {
         let s = try string()

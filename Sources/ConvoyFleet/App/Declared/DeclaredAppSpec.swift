@@ -1,0 +1,137 @@
+/// An app declared in a YAML file (docs/apps.md): every name and rule a team's own Supabase-style app has, read
+/// by `AppFile` and run by `DeclaredApp` with no Swift of the team's own. Its strings are templates (docs/templates.md).
+public struct DeclaredAppSpec: Sendable, Equatable {
+    /// The app's name (results, the dashboard).
+    public var name: String
+    /// The file it was read from (errors name it).
+    public var file: String
+    /// The built-in backend that serves its tables on the embedded target (`backend: {embedded: greenbox}`); nil:
+    /// the scenario must name a target.
+    public var serves: String?
+    public var keys: Keys
+    public var links: Links
+    public var posting: Posting
+    /// The sealed plaintext: a JSON template over `DeclaredPlaintext.names` (`{{lat}}`, `{{time.iso}}`, …).
+    public var plaintext: JSONTemplate
+    public var receiving: Receiving
+    public var retention: Retention
+
+    /// How bytes (a key, a sealed box) travel as text.
+    public enum Encoding: String, Sendable, CaseIterable {
+        case base64, hex
+    }
+
+    /// A write a phone makes: an insert, an upsert, an update of the rows `where` matches, or an RPC, with a JSON
+    /// body; `save` keeps fields of the answer's first row as `{{saved.<name>}}` for the steps after it.
+    public struct Write: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            case insert(table: String)
+            case upsert(table: String, onConflict: String)
+            /// `where`: a PostgREST filter template (`id=eq.{{saved.link}}`); a write that changes no row fails.
+            case update(table: String, where: String)
+            case rpc(function: String)
+        }
+
+        public var kind: Kind
+        public var body: JSONTemplate
+        public var save: [Saved]
+        /// Where it was declared (`links.steps[1]`), for errors.
+        public var source: String
+
+        public struct Saved: Sendable, Equatable {
+            public var name: String
+            public var column: String
+        }
+    }
+
+    /// Where a user's box key lives and how it is written and read.
+    public struct Keys: Sendable, Equatable {
+        /// The table (`users`, or a devices table).
+        public var table: String
+        /// The column naming the key's owner (the user's id: `id` on a users table, `owner_id` on a devices table).
+        public var owner: String
+        /// The key's column.
+        public var column: String
+        public var encoding: Encoding
+        /// One key per device (rows of a devices table, one per phone; the newest is sealed to) or one per user.
+        public var perDevice: Bool
+        /// The column that orders a user's devices, newest last (per device only).
+        public var newest: String?
+        /// How a phone publishes its key after sign-up (and after a reinstall).
+        public var publish: Write
+        /// How a phone looks up its friends' keys: a select of `owner`, `column` by owner (nil), or an RPC given
+        /// `{{ids}}` (a JSON array of user ids) that answers rows with those two columns.
+        public var lookup: Write?
+    }
+
+    /// How two users become friends.
+    public struct Links: Sendable, Equatable {
+        /// When the steps run: in set-up, before the timeline, or on the phones during the run (the invitee told over
+        /// Realtime by a row of `table`).
+        public var duringRun: Bool
+        /// The steps, in order, each by the inviter or the invitee; a pending friendship stops before the invitee's first.
+        public var steps: [Step]
+        /// The table of friendships, as the phones read it: whether one is active, which requests wait.
+        public var table: String
+        public var columns: Columns
+        /// The status values: active, and pending.
+        public var active: String
+        public var pending: String
+
+        public struct Step: Sendable, Equatable {
+            public var byInvitee: Bool
+            public var write: Write
+        }
+
+        /// The friendship table's columns: its row id, who asked, who was asked, its status.
+        public struct Columns: Sendable, Equatable {
+            public var id: String
+            public var inviter: String
+            public var invitee: String
+            public var status: String
+        }
+
+        /// The inviter's steps (before the invitee's first) and the invitee's.
+        public var inviterSteps: ArraySlice<Step> { steps.prefix { !$0.byInvitee } }
+        public var inviteeSteps: ArraySlice<Step> { steps.drop { !$0.byInvitee } }
+    }
+
+    /// How a phone posts its sealed updates.
+    public struct Posting: Sendable, Equatable {
+        public var table: String
+        /// All of a tick's rows in one insert (true), or one insert per recipient.
+        public var bulk: Bool
+        /// One row, over `{{me.id}}`, `{{recipient.id}}`, `{{sealed}}` and `{{now.*}}`.
+        public var row: JSONTemplate
+        public var sealed: Encoding
+        /// The phone writes the row's time (its row names `{{now.…}}` in the retention column); false: the server.
+        public var phoneStamps: Bool
+    }
+
+    /// How a phone hears its friends' updates: `postgres_changes` INSERTs on `table` under `filter`.
+    public struct Receiving: Sendable, Equatable {
+        public var table: String
+        /// A PostgREST filter over `{{me.id}}` (`recipient_id=eq.{{me.id}}`): the subscription's and the catch-up's.
+        public var filter: String
+        public var sender: String
+        public var body: String
+        public var id: String
+        /// The channel's name, over `{{me.id}}`.
+        public var topic: String
+    }
+
+    /// How long rows live, by which column, and who removes them.
+    public struct Retention: Sendable, Equatable {
+        /// Seconds; nil: the scenario's (`retention.window`).
+        public var window: Double?
+        /// The column whose age counts.
+        public var column: String
+        public var purge: Purge
+
+        public enum Purge: Sendable, Equatable {
+            /// The backend purges by itself (a built-in one, pg_cron): Convoy only checks. (A function the server
+            /// calls, or a DELETE it runs, comes with `convoy serve` serving the app's own SQL.)
+            case backend
+        }
+    }
+}

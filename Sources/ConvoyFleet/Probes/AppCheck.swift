@@ -1,0 +1,156 @@
+import ConvoyCrypto
+import ConvoyJSON
+import ConvoySodium
+import ConvoyWire
+import Foundation
+
+/// `convoy app check`: the dry run before a load test (docs/apps.md). Two users sign up and publish their keys, link,
+/// one posts an update to the other, who hears it, opens it and catches it up; each step says whether it worked and,
+/// if not, the request and the answer, so that a declared app that cannot run is told before a fleet of zeros.
+public enum AppCheck {
+    public struct Step: Sendable, Equatable {
+        public var name: String
+        /// True passed, false failed, nil not tested here (the detail says why).
+        public var passed: Bool?
+        public var detail: String
+    }
+
+    /// The steps, in order; the first failure ends the check (every later step needs it), its detail the reason.
+    public static func run(_ app: DeclaredApp, target: SupabaseTarget, engine: HTTPEngine, wait: Double = 5) async -> [Step] {
+        var steps: [Step] = []
+        let http = SupabaseHTTP(engine: engine, target: target)
+        let run = String(UUID().uuidString.prefix(8)).lowercased()
+        func pass(_ name: String, _ detail: String) { steps.append(Step(name: name, passed: true, detail: detail)) }
+        func fail(_ name: String, _ detail: String) -> [Step] { steps.append(Step(name: name, passed: false, detail: detail)); return steps }
+
+        // Accounts and keys.
+        var sessions: [Session] = []
+        var keys: [BoxKeyPair] = []
+        for who in ["a", "b"] {
+            do {
+                let pair = try BoxKeyPair()
+                let session = try await SupabaseAuth(http).signUp(email: "check-\(run)-\(who)@convoy.test", password: "check-\(run)-\(UUID().uuidString)")
+                (sessions, keys) = (sessions + [session], keys + [pair])
+            } catch {
+                return fail("sign up", "\(error)")
+            }
+        }
+        pass("sign up", "two users (GoTrue)")
+        let (a, b) = (sessions[0], sessions[1])
+        do {
+            for (session, pair) in zip(sessions, keys) { try await app.finishSignUp(keys: pair, session: session, via: http) }
+            pass("keys: publish", "\(describe(app.spec.keys.publish)) for each user")
+        } catch {
+            return fail("keys: publish", "\(describe(app.spec.keys.publish)): \(error)")
+        }
+        let bKey: PublicKey
+        do {
+            let found = try await app.publicKeys(of: [b.userID], token: a.accessToken, via: http)
+            guard let key = found[b.userID] else { return fail("keys: lookup", "\(app.spec.keys.table).\(app.spec.keys.column) has no key of the other user that \(app.spec.keys.encoding.rawValue) decodes") }
+            guard key == keys[1].publicKey else { return fail("keys: lookup", "the key read back is not the one published") }
+            bKey = key
+            pass("keys: lookup", "the friend's key read back as published (\(app.spec.keys.encoding.rawValue))")
+        } catch {
+            return fail("keys: lookup", "\(error)")
+        }
+
+        // B listens before anything is sent to it.
+        let subscription = app.subscription(for: b.userID)
+        let listener = ProbeSubscription(url: target.realtimeURL, token: b.accessToken, topic: subscription.topic, bindings: subscription.bindings)
+        defer { listener.stop() }
+        guard await listener.joined(within: wait) == true else {
+            return fail("receive: subscribe", "\(subscription.topic) \(subscription.bindings.map { "\($0.event) \($0.table) \($0.filter ?? "")" }): \(listener.reason ?? "no reply")")
+        }
+        pass("receive: subscribe", "\(subscription.topic), \(subscription.bindings.count) binding(s)")
+
+        // The link.
+        do {
+            if app.pairsDuringRun {
+                let id = try await app.requestFriendship(to: Invitee(userID: b.userID, email: b.email ?? ""), preference: "precise", from: a, via: http)
+                pass("link: request", "the inviter's steps; friendship \(id)")
+                let told = await heard(listener, within: wait) { change in
+                    if case .pairing(.requested(let heardID, let from)) = app.incoming(change) { return heardID == id && from == a.userID }
+                    return false
+                }
+                guard told else {
+                    return fail("link: told", "the invitee heard no INSERT on \(app.spec.links.table) with \(app.spec.links.columns.invitee) = it and \(app.spec.links.columns.status) = \(app.spec.links.pending)")
+                }
+                pass("link: told", "the invitee heard the request over Realtime")
+                try await app.acceptFriendship(id, preference: "precise", token: b.accessToken, via: http)
+            } else {
+                try await app.befriend(FriendRequest(inviter: a, invitee: b, inviterPreference: "precise", inviteePreference: "precise", pending: false), via: http)
+            }
+            let active = try await app.activeFriendships(token: a.accessToken, via: http)
+            guard active == 1 else { return fail("link: accept", "the inviter sees \(active) friendships with \(app.spec.links.columns.status) = \(app.spec.links.active), not 1") }
+            pass("link: accept", "the inviter reads one active friendship")
+        } catch {
+            return fail("link", "\(error)")
+        }
+
+        // Post, hear, open, catch up.
+        let sample = LocationPayload(lat: 51.5007, lon: -0.1246, ts: Date().timeIntervalSince1970, acc: 5, seq: 1, sentNanos: Int64(Date().timeIntervalSince1970 * 1e9))
+        let expected = app.plaintext(of: sample)
+        do {
+            let body = try app.seal(expected, to: bKey)
+            let bytes = try await app.send([OutgoingUpdate(recipient: b.userID, body: body)], from: a, via: http)
+            pass("post", "\(bytes) bytes into \(app.spec.posting.table)")
+        } catch {
+            return fail("post", "POST /rest/v1/\(app.spec.posting.table) \(String(decoding: (try? app.spec.posting.row.render { _ in .string("…") }) ?? [], as: UTF8.self)): \(error)")
+        }
+        var update: IncomingUpdate?
+        _ = await heard(listener, within: wait) { change in
+            if case .update(let u) = app.incoming(change), u.sender == a.userID { update = u; return true }
+            return false
+        }
+        guard let update else {
+            return fail("receive", "no INSERT on \(app.spec.receiving.table) for \(app.spec.receiving.filter) reached the recipient in \(Int(wait)) s")
+        }
+        pass("receive", "over Realtime, row \(update.id.map(String.init) ?? "without an id")")
+        do {
+            let opened = try app.open(update, with: keys[1])
+            guard opened == expected else { return fail("open", "opened \(opened), sealed \(expected)") }
+            pass("open", "the sealed box opens into the declared plaintext")
+        } catch {
+            return fail("open", "\(error)")
+        }
+        do {
+            let page = try await app.catchUp(for: b.userID, since: Date().timeIntervalSince1970 - 600, after: 0, limit: 10, token: b.accessToken, via: http)
+            guard page.updates.contains(where: { $0.id == update.id && $0.body == update.body }) else {
+                return fail("catch up", "the row is not among the recipient's \(page.updates.count) rows since ten minutes ago")
+            }
+            pass("catch up", "the recipient reads its row back")
+        } catch {
+            return fail("catch up", "\(error)")
+        }
+        do {
+            let stored = try await app.oldestUpdates(of: b.userID, limit: 10, token: b.accessToken, via: http)
+            guard let row = stored.first(where: { $0.id == update.id }), abs(row.createdAt - Date().timeIntervalSince1970) < 300 else {
+                return fail("retention: column", "\(app.spec.retention.column) of the row is missing or not a time within 5 minutes of now")
+            }
+            pass("retention: column", "\(app.spec.retention.column) = \(row.createdText)")
+        } catch {
+            return fail("retention: column", "\(error)")
+        }
+        steps.append(Step(name: "retention: purge", passed: nil,
+                          detail: "not tested here: the backend purges by itself (purge: backend); a run with retention checks tests it"))
+        return steps
+    }
+
+    private static func heard(_ listener: ProbeSubscription, within seconds: Double, _ match: (RealtimeClient.Change) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if listener.changes.contains(where: match) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return listener.changes.contains(where: match)
+    }
+
+    static func describe(_ write: DeclaredAppSpec.Write) -> String {
+        switch write.kind {
+        case .insert(let t): "insert into \(t)"
+        case .upsert(let t, let c): "upsert into \(t) on \(c)"
+        case .update(let t, let w): "update \(t) where \(w)"
+        case .rpc(let f): "rpc \(f)"
+        }
+    }
+}
