@@ -179,7 +179,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyFleetTests",
-            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoySodium", "ConvoyServer",
+            dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoySodium", "ConvoyServer", "ConvoyTestSupport",
                            "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings),
         .testTarget(

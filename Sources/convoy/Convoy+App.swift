@@ -65,12 +65,18 @@ extension Convoy {
                 } else if let keysFile {
                     supabase = try Convoy.Run.readKeys(keysFile, relativeTo: file)
                 } else {
-                    guard let serves = spec.serves else {
-                        throw CommandFailure.badInput("\(file): names no embedded backend (backend: {embedded: …}); give --target or --keys-file")
+                    guard spec.serves != nil || spec.sqlFolder != nil else {
+                        throw CommandFailure.badInput("\(file): names no embedded backend (backend: {embedded: …} or {sql: FOLDER}); give --target or --keys-file")
                     }
                     var configuration = ServerConfiguration(port: 0)
-                    configuration.app = serves
-                    let server = try await EmbeddedServer.start(configuration, logger: logger)
+                    if let serves = spec.serves { configuration.app = serves }
+                    spec.serve(into: &configuration)
+                    let server: EmbeddedServer
+                    do {
+                        server = try await EmbeddedServer.start(configuration, logger: logger)
+                    } catch let invalid as ServerConfiguration.Invalid {
+                        throw CommandFailure.badInput(invalid.description)
+                    }
                     embedded = server
                     supabase = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
                 }
@@ -86,6 +92,20 @@ extension Convoy {
                     throw CommandFailure.runtime("\(spec.name): \(steps.last?.name ?? "a step") failed")
                 }
             }
+        }
+    }
+}
+
+extension DeclaredAppSpec {
+    /// `convoy serve` for this app's own SQL folder: the folder alone (`--app migrations`) and the declared purge.
+    func serve(into configuration: inout ServerConfiguration) {
+        guard let sqlFolder else { return }
+        configuration.app = "migrations"
+        configuration.migrationsDirectory = sqlFolder
+        switch retention.purge {
+        case .backend: break
+        case .delete(let table): (configuration.purgeTable, configuration.purgeColumn) = (table, retention.column)
+        case .function(let name): configuration.purgeFunction = name
         }
     }
 }

@@ -71,8 +71,9 @@ extension Convoy.Run {
     /// unless the scenario checks retention: its window then counts from each group's end) and the groups'
     /// auto-end time.
     static func embeddedConfiguration(_ scenario: Scenario) -> ServerConfiguration {
-        // A declared app's tables are served by the built-in backend it names (`backend: {embedded: greenbox}`).
-        let serverApp = scenario.app.declared.map { $0.serves ?? "" } ?? scenario.app.name
+        // A declared app's tables are served by the built-in backend it names (`backend: {embedded: greenbox}`), or are its
+        // own SQL folder's (`backend: {sql: …}`).
+        let serverApp = scenario.app.declared.map { $0.serves ?? ($0.sqlFolder == nil ? "" : "migrations") } ?? scenario.app.name
         let retention = scenario.retentionCountsFromGroupEnd && scenario.retention.checkEvery == 0
             ? (ServerApps.defaultRetention(of: serverApp) ?? scenario.retention.window) : scenario.retention.window
         var configuration = ServerConfiguration(port: 0, retention: retention, purgeEvery: scenario.retention.purgeEvery)
@@ -81,6 +82,7 @@ extension Convoy.Run {
         configuration.tokenTTL = scenario.tokenTTL ?? ServerApps.defaultTokenTTL(of: configuration.app)
         configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)
         if let every = scenario.social.questionEvery { configuration.questionEvery = every }
+        if let declared = scenario.app.declared, declared.sqlFolder != nil { declared.serve(into: &configuration) }
         return configuration
     }
 }

@@ -75,8 +75,8 @@ extension Convoy.Run {
     func startBackend(_ scenario: Scenario, logger: Logger) async throws -> (EmbeddedServer?, SupabaseTarget, kind: String) {
         switch resolvedTarget(scenario.target) {
         case .embedded:
-            if let declared = scenario.app.declared, declared.serves == nil {
-                throw CommandFailure.badInput("\(declared.file): the embedded backend serves no tables of \(declared.name) (backend: {embedded: …}); "
+            if let declared = scenario.app.declared, declared.serves == nil, declared.sqlFolder == nil {
+                throw CommandFailure.badInput("\(declared.file): the embedded backend serves no tables of \(declared.name) (backend: {embedded: …} or {sql: FOLDER}); "
                                               + "give the scenario a target, or --target/--keys-file")
             }
             let embedded: EmbeddedServer

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConvoyFleet
 import ConvoyServer
 import ConvoySodium
 import Foundation
@@ -56,6 +57,11 @@ extension Convoy {
         @Option(help: ArgumentHelp("PostgreSQL only: apply each *.sql file here once, in name order, after the app's schema.",
                                    valueName: "dir"))
         var migrations: String?
+
+        @Option(name: .customLong("app-file"), help: ArgumentHelp(
+            "Serve an app declared in a file (docs/apps.md): its SQL folder (backend: {sql: …}) alone, as --app migrations --migrations DIR, with its purge (retention.purge) and window; on SQLite or PostgreSQL.",
+            valueName: "file"))
+        var appFile: String?
 
         @Option(name: .customLong("app-schema"), help: ArgumentHelp(
             "PostgreSQL only: built-in (apply the app's SQL at start) or database (serve the app's tables as the database has them, e.g. loaded from `convoy schema APP`; only the platform's SQL is applied).",
@@ -168,6 +174,19 @@ extension Convoy {
         func run() async throws {
             var logger = Logger(label: "convoy.serve")
             logger.logLevel = .info
+            var declared: DeclaredAppSpec?
+            if let appFile {
+                do {
+                    declared = try AppFile.load(appFile)
+                } catch {
+                    throw CommandFailure.badInput("\(error)")
+                }
+                guard declared?.sqlFolder != nil else {
+                    throw CommandFailure.badInput("--app-file \(appFile): names no SQL folder (backend: {sql: FOLDER}); serve its built-in backend with --app")
+                }
+                guard migrations == nil else { throw CommandFailure.badInput("--app-file serves the file's SQL folder: drop --migrations") }
+            }
+            let app = declared == nil ? self.app : "migrations"
             var config = ServerConfiguration(
                 host: host, port: port, databasePath: database, jwtSecret: jwtSecret,
                 retention: retention?.seconds ?? ServerApps.defaultRetention(of: app) ?? 600,
@@ -176,6 +195,10 @@ extension Convoy {
                 passwordHash: passwordCost == "interactive" ? .interactive : .minimum,
                 migrationsDirectory: migrations, postgresConnections: pgPool, app: app)
             config.appSchema = appSchema
+            if let declared {
+                declared.serve(into: &config)
+                if retention == nil, let window = declared.retention.window { config.retention = window }
+            }
             config.autoEndAfter = autoEnd.seconds
             config.limits.headerTimeout = headerTimeout.seconds
             config.limits.bodyTimeout = bodyTimeout.seconds

@@ -41,4 +41,32 @@ import Testing
         let run = try CLI.run("run", scenario, "--duration", "1s")
         #expect(run.status == 2 && run.stderr.contains("bad.yaml:15:13: keys.encoding"), "\(run.stderr)")
     }
+
+    /// The first ```yaml block after `heading` in docs/apps.md.
+    static func block(after heading: String) throws -> String {
+        let doc = try String(contentsOf: DashboardTests.root.appendingPathComponent("docs/apps.md"), encoding: .utf8)
+        let section = try #require(doc.range(of: heading))
+        let open = try #require(doc.range(of: "```yaml\n", range: section.upperBound..<doc.endIndex))
+        let close = try #require(doc.range(of: "```", range: open.upperBound..<doc.endIndex))
+        return String(doc[open.upperBound..<close.lowerBound])
+    }
+
+    /// docs/apps.md, as a team would follow it: an empty folder, the PRD's SQL, the file on the page, the check, the run.
+    @Test func theWalkthroughInDocsAppsRunsAsWritten() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sql = dir.appendingPathComponent("myapp/sql")
+        try FileManager.default.createDirectory(at: sql, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: DashboardTests.root.appendingPathComponent("examples/greenbox-prd-verbatim.sql"),
+                                         to: sql.appendingPathComponent("001_schema.sql"))
+        let app = dir.appendingPathComponent("myapp/app.yaml").path, load = dir.appendingPathComponent("myapp/load.yaml").path
+        try Self.block(after: "## 2. The file").write(toFile: app, atomically: true, encoding: .utf8)
+        try Self.block(after: "## 5. A scenario, and a run").write(toFile: load, atomically: true, encoding: .utf8)
+        let check = try await CLI.detached("app", "check", app)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("ok          open: the sealed box opens into the declared plaintext"), "\(check.stdout)")
+        let run = try await CLI.detached("run", load, "--devices", "8", "--duration", "8s", "--out", dir.appendingPathComponent("out").path)
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
+        #expect(run.stdout.contains("Every update is accounted for"), "\(run.stdout.suffix(2000))")
+    }
 }

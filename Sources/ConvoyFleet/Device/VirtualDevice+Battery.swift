@@ -29,11 +29,12 @@ extension VirtualDevice {
     /// An HTTP exchange: `body` bytes up with headers, `response` bytes down with headers; `since`: when it
     /// began (the radio is connected from then until now, however slow the network made the round trip).
     /// Nothing is spent while the phone's network is down: its radio sent nothing.
-    func spendHTTP(body: Int, response: Int = 0, since: Double? = nil) {
+    func spendHTTP(body: Int, response: Int = 0, requests: Int = 1, since: Double? = nil) {
         let now = context.clock.now()
         if let link = profile.link, link.isOffline(at: ShapingProxy.now()) { return }
         let start = since.map { min($0, now) } ?? now
-        battery.ledger?.transfer(at: start, bytesUp: body + Self.requestOverhead, bytesDown: response + Self.responseOverhead, lasting: now - start)
+        battery.ledger?.transfer(at: start, bytesUp: body + requests * Self.requestOverhead, bytesDown: response + requests * Self.responseOverhead,
+                                 lasting: now - start)
     }
 
     /// A websocket message sent (a broadcast: the frame with its mask, plus TCP/IP headers).

@@ -92,8 +92,8 @@ public enum AppCheck {
         let expected = app.plaintext(of: sample)
         do {
             let body = try app.seal(expected, to: bKey)
-            let bytes = try await app.send([OutgoingUpdate(recipient: b.userID, body: body)], from: a, via: http)
-            pass("post", "\(bytes) bytes into \(app.spec.posting.table)")
+            let posted = try await app.send([OutgoingUpdate(recipient: b.userID, body: body)], from: a, via: http)
+            pass("post", "\(posted.bytes) bytes into \(app.spec.posting.table)")
         } catch {
             return fail("post", "POST /rest/v1/\(app.spec.posting.table) \(String(decoding: (try? app.spec.posting.row.render { _ in .string("…") }) ?? [], as: UTF8.self)): \(error)")
         }
@@ -131,8 +131,13 @@ public enum AppCheck {
         } catch {
             return fail("retention: column", "\(error)")
         }
+        let purger = switch app.spec.retention.purge {
+        case .backend: "the backend purges by itself (purge: backend)"
+        case .delete(let table): "convoy serve deletes \(table)'s rows older than the window at each purge"
+        case .function(let name): "convoy serve calls \(name) at each purge"
+        }
         steps.append(Step(name: "retention: purge", passed: nil,
-                          detail: "not tested here: the backend purges by itself (purge: backend); a run with retention checks tests it"))
+                          detail: "not tested here (it takes the retention window): \(purger); a run with retention checks tests it"))
         return steps
     }
 

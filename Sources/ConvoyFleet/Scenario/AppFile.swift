@@ -38,18 +38,31 @@ extension Reader {
         guard try shape.string() == "pairwise" else {
             throw shape.error("pairwise is the one shape a file can declare so far (group and mailbox apps are built in: docs/apps.md)")
         }
-        var serves: String?
+        var serves: String?, sqlFolder: String?
         if let b = m["backend"] {
-            let bm = try b.mapping(["embedded"])
+            let bm = try b.mapping(["embedded", "sql"])
             if let e = bm["embedded"] {
                 let s = try e.string()
                 guard ["greenbox"].contains(s) else { throw e.error("embedded is the built-in backend that serves these tables: greenbox") }
                 serves = s
             }
+            if let q = bm["sql"] {
+                guard serves == nil else { throw q.error("give embedded (a built-in backend) or sql (the app's own folder), not both") }
+                let given = try q.string()
+                let path = given.hasPrefix("/") ? given : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(given).standardized.path
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw q.error("no SQL folder \(path)")
+                }
+                sqlFolder = path
+            }
         }
         let retention = try need("retention").declaredRetention()
         let posting = try need("posting").declaredPosting(retention: retention)
-        return DeclaredAppSpec(name: name, file: file, serves: serves, keys: try need("keys").declaredKeys(), links: try need("links").declaredLinks(),
+        if retention.purge != .backend, sqlFolder == nil {
+            throw (try need("retention")).error("a purge by delete or function is run by convoy serve on the app's SQL: give backend: {sql: FOLDER}")
+        }
+        return DeclaredAppSpec(name: name, file: file, serves: serves, sqlFolder: sqlFolder, keys: try need("keys").declaredKeys(), links: try need("links").declaredLinks(),
                                posting: posting, plaintext: try need("plaintext").declaredPlaintext(),
                                receiving: try need("receiving").declaredReceiving(), retention: retention)
     }
@@ -219,11 +232,21 @@ extension Reader {
     func declaredRetention() throws(ScenarioError) -> DeclaredAppSpec.Retention {
         let m = try mapping(["window", "column", "purge"])
         guard let column = m["column"] else { throw error("retention needs column: the timestamp whose age counts") }
-        // A function the server calls, or a DELETE it runs, needs `convoy serve` to serve the app's own SQL (not yet: docs/apps.md).
-        if let p = m["purge"], try p.string() != "backend" {
-            throw p.error("purge: backend (the backend purges by itself) is the one a declared app can give so far")
+        var purge = DeclaredAppSpec.Retention.Purge.backend
+        if let p = m["purge"] {
+            if case .scalar = p.node {
+                guard try p.string() == "backend" else { throw p.error("purge is backend (it purges by itself), {delete: TABLE} or {function: NAME}") }
+            } else {
+                let pm = try p.mapping(["delete", "function"])
+                if let d = pm["delete"], pm["function"] == nil {
+                    purge = .delete(table: try d.string())
+                } else if let f = pm["function"], pm["delete"] == nil {
+                    purge = .function(try f.string())
+                } else {
+                    throw p.error("purge is backend, {delete: TABLE} or {function: NAME}")
+                }
+            }
         }
-        let purge = DeclaredAppSpec.Retention.Purge.backend
         return DeclaredAppSpec.Retention(window: try m["window"]?.duration(minimum: 1), column: try column.string(), purge: purge)
     }
 }

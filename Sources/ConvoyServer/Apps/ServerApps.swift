@@ -6,13 +6,14 @@ public enum ServerApps {
         SurvaleServer.self,
         QuickPicServer.self,
         CloserServer.self,
+        MigrationsServer.self,
     ]
 
     /// Every app's name, as `--app` takes it.
     public static let names = kinds.map { $0.appName }
 
     /// The Supabase apps' names (`convoy schema` exports these).
-    public static var supabaseNames: [String] { names.filter(isSupabase) }
+    public static var supabaseNames: [String] { kinds.filter { $0.supabaseApp != nil && !$0.servesMigrationsAlone }.map { $0.appName } }
 
     /// What `convoy serve` and the embedded server serve unless told otherwise.
     public static let defaultName = GreenBoxServer.appName

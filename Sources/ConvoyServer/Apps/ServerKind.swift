@@ -19,6 +19,9 @@ protocol ServerKind: SendableMetatype {
     static var weaknessNames: [String] { get }
     /// What it cannot serve of `configuration` (Closer: a PostgreSQL database), said before anything opens.
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid)
+    /// Whether it has no tables of its own and serves a `--migrations` folder alone, on either store (others apply one
+    /// after their own SQL, on PostgreSQL only); it then has no schema for `convoy schema` to export.
+    static var servesMigrationsAlone: Bool { get }
 }
 
 extension ServerKind {
@@ -33,6 +36,7 @@ extension ServerKind {
         return UnknownWeakness.names(names, known: weaknessNames).map { configuration.weaknesses.formUnion($0) }
     }
     static func refuse(_ configuration: ServerConfiguration) throws(ServerConfiguration.Invalid) {}
+    static var servesMigrationsAlone: Bool { false }
 }
 
 /// A Supabase app is served by `ReferenceServer` around its `ServerApp`.

@@ -46,6 +46,8 @@ public struct ServerConfiguration: Sendable {
     /// The served app's own settings, by name: each app's folder declares its own as typed properties with their defaults
     /// (an extension of this type, e.g. a daily job's interval) and checks them in its `ServerKind.refuse`.
     public var appSettings: [String: Double] = [:]
+    /// The served app's own settings that are names, as `appSettings` (a migrations folder's purge table).
+    public var appTexts: [String: String] = [:]
     /// Whether the app's housekeeping (auto-end) runs on its own; tests run it by hand (`housekeepingOnce`).
     public var housekeeps = true
     /// Whether Realtime sockets idle for `limits.idleTimeout` are closed on their own (every
@@ -150,8 +152,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1...(64 << 20)).contains(bodyLimit) else { throw Invalid(description: "the body limit must be 1 B…64 MiB") }
         if let dir = migrationsDirectory {
-            guard postgresURL != nil else {
-                throw Invalid(description: "--migrations needs a PostgreSQL database (--database postgres://…): the SQLite store serves the app's schema only")
+            guard postgresURL != nil || ServerApps.kind(app)?.servesMigrationsAlone == true else {
+                throw Invalid(description: "--migrations needs a PostgreSQL database (--database postgres://…): the SQLite store serves the app's schema only "
+                              + "(or --app migrations: the folder alone, on either store)")
             }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {

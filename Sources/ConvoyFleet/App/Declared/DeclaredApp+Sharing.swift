@@ -15,7 +15,7 @@ extension DeclaredApp {
         return spec.posting.sealed.encode(try SealedBox.seal(bytes, to: recipient))
     }
 
-    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Posted {
         let p = spec.posting
         let me = JSONValue.string(session.userID)
         func row(_ u: OutgoingUpdate, into out: inout [UInt8]) throws(SupabaseError) {
@@ -34,6 +34,8 @@ extension DeclaredApp {
         }
         let rest = SupabaseREST(http)
         guard p.bulk else {
+            // One insert a friend, in turn: a failure stops the tick there (the rows before it are stored; the device
+            // counts the rest lost with the failure's reason, and a retry posts the tick again).
             var total = 0
             for u in updates {
                 var body: [UInt8] = []
@@ -41,7 +43,7 @@ extension DeclaredApp {
                 try await rest.insert(p.table, json: body, token: session.accessToken)
                 total += body.count
             }
-            return total
+            return Posted(requests: updates.count, bytes: total)
         }
         var body: [UInt8] = [UInt8(ascii: "[")]
         body.reserveCapacity(updates.count * 200)
@@ -51,7 +53,7 @@ extension DeclaredApp {
         }
         body.append(UInt8(ascii: "]"))
         try await rest.insert(p.table, json: body, token: session.accessToken)
-        return body.count
+        return Posted(requests: 1, bytes: body.count)
     }
 
     // MARK: Receiving

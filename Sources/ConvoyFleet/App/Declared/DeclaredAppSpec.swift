@@ -5,9 +5,11 @@ public struct DeclaredAppSpec: Sendable, Equatable {
     public var name: String
     /// The file it was read from (errors name it).
     public var file: String
-    /// The built-in backend that serves its tables on the embedded target (`backend: {embedded: greenbox}`); nil:
-    /// the scenario must name a target.
+    /// The built-in backend that serves its tables on the embedded target (`backend: {embedded: greenbox}`).
     public var serves: String?
+    /// Its SQL folder (`backend: {sql: ../migrations/mine}`, resolved against the file): what `convoy serve --app
+    /// migrations` serves, on the embedded target too. Neither: the scenario must name a target.
+    public var sqlFolder: String?
     public var keys: Keys
     public var links: Links
     public var posting: Posting
@@ -129,9 +131,12 @@ public struct DeclaredAppSpec: Sendable, Equatable {
         public var purge: Purge
 
         public enum Purge: Sendable, Equatable {
-            /// The backend purges by itself (a built-in one, pg_cron): Convoy only checks. (A function the server
-            /// calls, or a DELETE it runs, comes with `convoy serve` serving the app's own SQL.)
+            /// The backend purges by itself (a built-in one, pg_cron): Convoy only checks.
             case backend
+            /// `convoy serve` deletes `table`'s rows whose retention column is older than the window.
+            case delete(table: String)
+            /// `convoy serve` calls this function with the window as an interval (PostgreSQL only).
+            case function(String)
         }
     }
 }

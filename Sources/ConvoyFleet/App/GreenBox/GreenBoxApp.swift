@@ -152,7 +152,7 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
         try GreenBoxEnvelope.seal(update, to: recipient)
     }
 
-    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int {
+    public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Posted {
         var body = "["
         for (i, u) in updates.enumerated() {
             if i > 0 { body += "," }
@@ -161,7 +161,7 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
         body += "]"
         let bytes = Array(body.utf8)
         try await SupabaseREST(http).insert(GreenBoxRows.locations, json: bytes, token: session.accessToken)
-        return bytes.count
+        return Posted(requests: 1, bytes: bytes.count)
     }
 
     // MARK: Receiving (PRD §4.4, "To receive locations")

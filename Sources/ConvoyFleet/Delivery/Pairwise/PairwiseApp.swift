@@ -6,8 +6,8 @@ import ConvoyWire
 /// `postgres_changes`; caught up after a gap; kept by age and purged by the backend.
 public protocol PairwiseApp: LocationApp, FriendApp {
     /// One tick's sealed updates as the app sends them (one request for Green
-    /// Box's bulk insert). Returns the request body's size, bytes.
-    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Int
+    /// Box's bulk insert, one a friend for an app that posts them apart): the requests made and their bodies' size.
+    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Posted
 
     /// Catching up after a gap: a page of updates for `userID` created since
     /// `since` (Unix seconds) past `cursor`, oldest first.
@@ -34,6 +34,14 @@ public protocol PairwiseApp: LocationApp, FriendApp {
 
     /// The request that posts an update's `body` to `recipient` as `sender` (a replay probe's re-post).
     func updateRequest(sender: String, recipient: String, body: String) -> AppRequest
+}
+
+/// What a tick's send cost on the wire: how many requests, and their bodies' bytes.
+public struct Posted: Sendable, Equatable {
+    public var requests: Int
+    public var bytes: Int
+
+    public init(requests: Int, bytes: Int) { (self.requests, self.bytes) = (requests, bytes) }
 }
 
 extension PairwiseApp {

@@ -69,10 +69,10 @@ extension VirtualDevice {
             pairwise.posting = true
             defer { pairwise.posting = false }
             do {
-                let bytes = try await pairwiseApp.send(head.updates, from: account.session, via: http)
+                let posted = try await pairwiseApp.send(head.updates, from: account.session, via: http)
                 metrics.record(.post, seconds: clock.now() - started)
-                spendHTTP(body: bytes, since: started)
-                metrics.count(.httpRequests)
+                spendHTTP(body: posted.bytes, requests: posted.requests, since: started)
+                metrics.count(.httpRequests, by: posted.requests)
                 // The queue only shrinks here and in giveUpOldest, both on this actor with no await between check and removal.
                 guard let i = pairwise.outbox.firstIndex(where: { $0.tick == head.tick }) else { continue }
                 pairwise.outbox.remove(at: i)

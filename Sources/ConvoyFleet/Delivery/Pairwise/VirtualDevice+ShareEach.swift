@@ -48,7 +48,7 @@ extension VirtualDevice {
             return
         }
         let started = clock.now()
-        var bytes = 0
+        var posted = Posted(requests: 1, bytes: 0)
         pairwise.posting = retrying
         defer {
             pairwise.posting = false
@@ -59,13 +59,13 @@ extension VirtualDevice {
             }
         }
         do {
-            bytes = try await pairwiseApp.send(outgoing, from: account.session, via: http)
+            posted = try await pairwiseApp.send(outgoing, from: account.session, via: http)
             metrics.record(.post, seconds: clock.now() - started)
         } catch {
             // Failed round trips (a timeout's included) are their own histogram: `post` stays the successful ones.
             metrics.record(.postFailed, seconds: clock.now() - started)
             let reason = countFailure(error, operation: "share")
-            bytes = Self.estimatedBody(outgoing)
+            posted.bytes = Self.estimatedBody(outgoing)
             if retrying, RetryPolicy.isRetryable(status: error.status) {
                 enqueue(tick: entry, updates: outgoing, wall: wall, failed: reason)
             } else {
@@ -73,7 +73,7 @@ extension VirtualDevice {
                 context.health.insertFailed(reason, queued: false)
             }
         }
-        spendHTTP(body: bytes, since: started)
-        metrics.count(.httpRequests)
+        spendHTTP(body: posted.bytes, requests: posted.requests, since: started)
+        metrics.count(.httpRequests, by: posted.requests)
     }
 }

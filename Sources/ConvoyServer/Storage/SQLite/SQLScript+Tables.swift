@@ -55,6 +55,8 @@ struct SQLTables: Sendable {
     /// The DDL as one script (a migration's SQL).
     var sqliteScript: String { sqlite.joined(separator: ";\n") + ";" }
 
+    init(schema: Schema, sqlite: [String]) { (self.schema, self.sqlite) = (schema, sqlite) }
+
     init(script: String) throws(Failure) {
         var tables: [String: Schema.Table] = [:]
         var sqlite: [String] = []

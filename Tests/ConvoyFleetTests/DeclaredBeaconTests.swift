@@ -1,0 +1,104 @@
+@testable import ConvoyFleet
+import ConvoyJSON
+import ConvoyMetrics
+import ConvoyServer
+import ConvoyTestSupport
+import ConvoySodium
+import ConvoyWire
+import Foundation
+import Testing
+
+/// Beacon (examples/apps/beacon.yaml, its SQL in examples/migrations/beacon), an app that differs from Green Box on
+/// every axis a file declares, run end to end on both stores: every row its phones wrote is opened by PyNaCl, with the
+/// app's declaration alone, into the declared plaintext.
+@Suite(.serialized) struct DeclaredBeaconTests {
+    static let beacon = AppFileTests.root.appendingPathComponent("examples/apps/beacon.yaml").path
+    static let python = AppFileTests.root.appendingPathComponent("scripts/.venv/bin/python3").path
+    static let pythonRequired = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_PYTHON_TOOLS"] == "1"
+
+    /// The embedded backend `convoy run` starts for Beacon: its folder alone, its purge.
+    static func configuration(_ spec: DeclaredAppSpec) -> ServerConfiguration {
+        var config = ServerConfiguration.testing
+        config.jwtSecret = ProbeTests.secret
+        config.app = "migrations"
+        config.migrationsDirectory = spec.sqlFolder
+        (config.purgeTable, config.purgeColumn) = ("beacons", spec.retention.column)
+        return config
+    }
+
+    @Test func beaconDeclaresEveryAxisOtherwiseThanGreenBox() throws {
+        let (b, g) = (try AppFile.load(Self.beacon), try AppFile.load(AppFileTests.greenBox))
+        #expect(b.keys.table != g.keys.table && b.keys.encoding != g.keys.encoding && b.keys.perDevice != g.keys.perDevice)
+        #expect(b.links.duringRun != g.links.duringRun && b.links.table != g.links.table && b.links.active != g.links.active && b.links.pending != g.links.pending)
+        #expect(b.posting.table != g.posting.table && b.posting.bulk != g.posting.bulk && b.posting.sealed != g.posting.sealed
+                && b.posting.phoneStamps != g.posting.phoneStamps)
+        #expect(b.plaintext != g.plaintext && b.receiving.filter != g.receiving.filter && b.receiving.topic != g.receiving.topic)
+        #expect(b.retention.column != g.retention.column && b.retention.purge == .delete(table: "beacons") && g.retention.purge == .backend)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: python) || pythonRequired, "PyNaCl not installed: run scripts/setup"),
+          arguments: ProbeTests.Store.available)
+    func everyRowBeaconsPhonesWroteOpensWithPyNaClIntoTheDeclaredPlaintext(_ store: ProbeTests.Store) async throws {
+        let spec = try AppFile.load(Self.beacon)
+        let scenario = try FleetRunTests.scenario(devices: 8, steady: "5s", extra: "app: { file: \(Self.beacon) }")
+        let (server, _) = try await ProbeTests.start(Self.configuration(spec), on: store)
+        let engine = try HTTPEngine()
+        let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey)
+        let outcome: FleetRun.Outcome
+        let rows: [JSONValue]
+        do {
+            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "beacon.yaml", target: target, runID: "bcn" + UUID().uuidString.prefix(6).lowercased(),
+                                       drain: 3), engine: engine, logger: .quiet)
+            outcome = try await FleetGate.run { try await fleet.run() }
+            let service = server.keys.serviceRoleKey
+            let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: server.keys.url, anonKey: service)))
+            rows = try await admin.select("beacons", query: "select=to_user,box_hex,sent_at&order=beacon_id.asc&limit=100000", token: service)
+        } catch {
+            engine.shutdown()
+            await server.stop()
+            throw error
+        }
+        engine.shutdown()
+        await server.stop()
+
+        let c = outcome.metrics.counters
+        #expect(outcome.accounting.closes && outcome.accounting.delivered > 20 && outcome.accounting.lostTotal == 0, "\(store): \(outcome.accounting.lost)")
+        #expect(c["decrypt_failures"] == nil && c["received_unmatched"] == nil && c["http_errors"] == nil, "\(c)")
+        #expect(rows.count == (c["sent"] ?? 0) + (c["sent_offline"] ?? 0), "every sealed update is a row (one insert each)")
+        #expect(c["http_requests"] ?? 0 >= rows.count, "one request a row, counted")
+
+        // PyNaCl, with the recipients' secret keys and the file's plaintext template, and nothing of Convoy's.
+        var secrets: [String: JSONValue] = [:]
+        for account in outcome.accounts { secrets[account.userID] = .string(account.keys.secretKey.exportBase64()) }
+        let plaintext = try #require(JSONScanner.parse(spec.plaintext.render { .string("{{\($0)}}") }))
+        let request = JSONValue.ordered(["plaintext": plaintext, "encoding": .string("hex"), "secrets": JSONValue(secrets),
+                                         "rows": .array(rows.map { .ordered(["recipient": $0["to_user"] ?? .null, "box": $0["box_hex"] ?? .null]) })])
+        let reply = try Self.python(script: "scripts/open_declared_rows.py", input: Array(request.text.utf8))
+        let opened = try #require(JSONScanner.parse(reply))
+        #expect(opened["opened"]?.int == rows.count)
+        for (row, values) in zip(rows, opened["values"]?.items ?? []) {
+            let lat = values["lat"]?.double ?? 999, lon = values["lon"]?.double ?? 999, ms = values["time.ms"]?.double ?? 0
+            #expect((-90...90).contains(lat) && (-180...180).contains(lon) && (values["acc"]?.double ?? -1) >= 0, "\(values.text)")
+            #expect(values["seq"]?.int != nil && values["sent_ns"] != nil, "Convoy's trace is declared, so it is there")
+            // The phone's clock stamped the row (time: phone) within a second of the time it sealed.
+            let sentAt = row["sent_at"]?.string.flatMap(CommitTimestamp.parse) ?? 0
+            #expect(abs(sentAt - ms / 1000) < 5, "sent_at \(row["sent_at"]?.text ?? "") vs at_ms \(ms)")
+        }
+    }
+
+    static func python(script: String, input: [UInt8]) throws -> [UInt8] {
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [AppFileTests.root.appendingPathComponent(script).path]
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (stdin, stdout, stderr)
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "PyNaCl: \(String(decoding: err, as: UTF8.self))")
+        return Array(out)
+    }
+}

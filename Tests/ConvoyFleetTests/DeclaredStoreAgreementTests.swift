@@ -1,0 +1,95 @@
+@testable import ConvoyFleet
+import ConvoyJSON
+import ConvoyServer
+import ConvoyWire
+import Foundation
+import Testing
+
+/// A declared app's SQL served by the SQLite store answers as PostgreSQL does (docs/apps.md): the same requests, as
+/// several users, to both stores serving examples/migrations/beacon, and the answers compared — status, the rows'
+/// count and columns, the error's code.
+@Suite(.serialized) struct DeclaredStoreAgreementTests {
+    /// (who, method, path, body): `{{a.id}}`, `{{b.id}}`, `{{c.id}}` and `{{follow}}` (the follow A asked of B) filled in.
+    static let requests: [(String, String, String, String?)] = [
+        ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{a.id}}","box_key_hex":"\#(String(repeating: "ab", count: 32))"}"#),
+        ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{b.id}}","box_key_hex":"\#(String(repeating: "cd", count: 32))"}"#),
+        ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{a.id}}","box_key_hex":"short"}"#),
+        ("b", "GET", "/rest/v1/devices?select=owner_id,box_key_hex&owner_id=eq.{{a.id}}", nil),
+        ("anon", "GET", "/rest/v1/devices?select=owner_id", nil),
+        ("c", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}"}"#),
+        ("a", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}","state":"accepted"}"#),
+        ("a", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}"}"#),
+        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("c", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
+        ("a", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
+        ("b", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
+        ("c", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
+        ("b", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
+        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("b", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"01","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{c.id}}","box_hex":"02","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("b", "GET", "/rest/v1/beacons?select=from_user,box_hex,sent_at&order=beacon_id.asc", nil),
+        ("a", "GET", "/rest/v1/beacons?select=from_user", nil),
+        ("c", "GET", "/rest/v1/beacons?select=from_user", nil),
+        ("b", "DELETE", "/rest/v1/beacons?box_hex=eq.00", nil),
+        ("b", "GET", "/rest/v1/beacons?select=box_hex&sent_at=lt.2026-12-02T11:00:00Z", nil),
+        ("a", "POST", "/rest/v1/rpc/beacon_friends", #"{"a":"{{a.id}}","b":"{{b.id}}"}"#),
+    ]
+
+    /// What each request was answered, as comparable text: the status, then the rows' count and columns, or the error's code.
+    static func answers(_ store: ProbeTests.Store) async throws -> [String] {
+        var config = DeclaredBeaconTests.configuration(try AppFile.load(DeclaredBeaconTests.beacon))
+        config.rateLimitsEnabled = false
+        let (server, _) = try await ProbeTests.start(config, on: store)
+        let engine = try HTTPEngine()
+        defer { engine.shutdown() }
+        var out: [String] = []
+        do {
+            let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey)
+            let auth = SupabaseAuth(SupabaseHTTP(engine: engine, target: target))
+            var tokens: [String: String] = ["anon": server.keys.anonKey]
+            var values: [String: String] = [:]
+            for who in ["a", "b", "c"] {
+                let s = try await auth.signUp(email: "\(who)-\(UUID().uuidString.prefix(6))@agree.test", password: "agree-\(UUID().uuidString)")
+                (tokens[who], values["\(who).id"]) = (s.accessToken, s.userID)
+            }
+            for (who, method, path, body) in requests {
+                let url = server.keys.url + (try Template.fill(path) { values[$0] })
+                let request = HTTPRequest(method: method, url: url, headers: [("apikey", server.keys.anonKey), ("Authorization", "Bearer \(tokens[who] ?? "")"),
+                                                                              ("Content-Type", "application/json"),
+                                                                              // A beacon's sender may not read it back: as the phones do, it asks for nothing.
+                                                                              ("Prefer", path == "/rest/v1/beacons" ? "return=minimal" : "return=representation")],
+                                          body: try body.map { Array(try Template.fill($0) { values[$0] }.utf8) })
+                let r = try await engine.send(request)
+                let json = JSONScanner.parse(r.body)
+                if path.hasPrefix("/rest/v1/follows"), method == "POST", r.status == 201, let id = json?.items.first?["follow_id"]?.string { values["follow"] = id }
+                var answer = "\(who) \(method) \(path.prefix(40)): \(r.status)"
+                switch json {
+                case .array(let rows)?: answer += " \(rows.count) rows " + (rows.first?.members.map(\.key).sorted().joined(separator: ",") ?? "")
+                case .object?: answer += " code \(json?["code"]?.flatText ?? "-")"
+                case let other?: answer += " \(other.text)"
+                case nil: answer += " (no JSON)"
+                }
+                out.append(answer)
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        return out
+    }
+
+    @Test(.enabled(if: ProbeTests.Store.available.contains(.postgres), "PostgreSQL: scripts/pg-test-cluster run DIR swift test"))
+    func sqliteAnswersTheSameRequestsAsPostgreSQL() async throws {
+        let sqlite = try await Self.answers(.sqlite)
+        let postgres = try await Self.answers(.postgres)
+        #expect(sqlite.count == Self.requests.count)
+        for (s, p) in zip(sqlite, postgres) { #expect(s == p, "SQLite: \(s)\nPostgreSQL: \(p)") }
+        // And the answers are the policies' (a test that agrees on nothing but errors proves nothing).
+        let expected = [(0, ": 201 1 rows"), (1, ": 403 code 42501"), (2, ": 400 code 23514"), (8, ": 403 code 42501"), (9, ": 200 0 rows"),
+                        (11, ": 200 1 rows"), (14, ": 201"), (15, ": 403"), (16, ": 403"), (17, ": 200 1 rows"), (19, ": 200 0 rows"),
+                        (22, ": 200 true")]
+        for (i, answer) in expected { #expect(postgres[i].contains(answer), "request \(i): \(postgres[i])") }
+    }
+}
