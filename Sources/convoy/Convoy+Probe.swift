@@ -38,7 +38,7 @@ extension Convoy {
         @Option(help: "A folder for probes.json and junit.xml.")
         var out: String?
 
-        @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", ")); by default the catalogue's, when its name is an app's, else \(Apps.defaultName)).")
+        @Option(help: "The app whose backend it is, for how its probe cast pairs (\(Apps.names.joined(separator: ", ")), or an app declared in a file (a .yaml path, docs/apps.md); by default the catalogue's, when its name is an app's, else \(Apps.defaultName)).")
         var app: String?
 
         @Option(name: .customLong("join-timeout"), help: "Seconds a Realtime or channel probe waits for its join's reply; without one the probe is inconclusive.")
@@ -50,6 +50,14 @@ extension Convoy {
         /// The app with the modes given, as a scenario's `app:` would choose it; without --app,
         /// the one `catalogue` is named after (probes/survale.yaml is `catalogue: survale`).
         func chosenApp(for catalogue: ProbeCatalogue) throws -> any AppProfile {
+            if let file = self.app, file.hasSuffix(".yaml") || file.hasSuffix(".yml") {
+                guard modes.isEmpty else { throw CommandFailure.badInput("--mode is for a built-in app's modes; a declared app's file says everything") }
+                do {
+                    return DeclaredApp(try AppFile.load(file))
+                } catch {
+                    throw CommandFailure.badInput("\(error)")
+                }
+            }
             let app = self.app ?? (Apps.names.contains(catalogue.name) ? catalogue.name : Apps.defaultName)
             guard let modes = Apps.modes(of: app) else {
                 throw CommandFailure.badInput("no app \"\(app)\" (apps: \(Apps.names.joined(separator: ", ")))")

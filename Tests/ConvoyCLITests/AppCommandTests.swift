@@ -70,3 +70,33 @@ import Testing
         #expect(run.stdout.contains("Every update is accounted for"), "\(run.stdout.suffix(2000))")
     }
 }
+
+/// `convoy probe` with an app declared in a file: the cast pairs as the file says, and a policy taken away is found.
+@Suite struct DeclaredProbeCommandTests {
+    @Test func beaconsCatalogueIsDeniedAndALeakIsFoundWhenThePolicyIsGone() async throws {
+        let root = DashboardTests.root
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let app = root.appendingPathComponent("examples/apps/beacon.yaml").path, catalogue = root.appendingPathComponent("probes/beacon.yaml").path
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--purge-every", "0")
+        let held = try await CLI.detached(["probe", catalogue, "--app", app, "--keys-file", keys])
+        server.stop()
+        #expect(held.status == 0 && held.stdout.contains("none leaked"), "\(held.stdout)\(held.stderr)\n\(server.diagnosis)")
+
+        // The control: Beacon's SQL with its read policy opened to everyone; the same catalogue finds the leak.
+        let weak = dir.appendingPathComponent("weak")
+        try FileManager.default.createDirectory(at: weak, withIntermediateDirectories: true)
+        let sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/beacon/001_beacon.sql"), encoding: .utf8)
+        try sql.replacingOccurrences(of: "USING (to_user = auth.uid())", with: "USING (true)")
+            .write(to: weak.appendingPathComponent("001_beacon.sql"), atomically: true, encoding: .utf8)
+        let weakApp = dir.appendingPathComponent("beacon.yaml").path
+        try String(contentsOfFile: app, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/beacon", with: "sql: weak")
+            .write(toFile: weakApp, atomically: true, encoding: .utf8)
+        let weakKeys = dir.appendingPathComponent("weak-keys.json").path
+        let weakServer = try await ServeProcess.start(keys: weakKeys, "--app-file", weakApp, "--purge-every", "0")
+        let leaked = try await CLI.detached(["probe", catalogue, "--app", weakApp, "--keys-file", weakKeys])
+        weakServer.stop()
+        #expect(leaked.status == 99 && leaked.stdout.contains("read_victim_beacons"), "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
+    }
+}
