@@ -1,8 +1,10 @@
 @testable import ConvoyFleet
 import ConvoyCrypto
 import ConvoySodium
+import ConvoyWire
 import ConvoyJSON
 import Foundation
+import Logging
 import Testing
 
 /// A declared app's file (docs/apps.md): the shipped Green Box reads as the built-in one's names, and every mistake
@@ -58,6 +60,35 @@ import Testing
         } catch {
             #expect(error.line == 2 && error.description.contains("no app file /tmp/nowhere.yaml"), "\(error)")
         }
+    }
+}
+
+/// What a declared app cannot run sharded is refused in its own words (the file to change), not Green Box's modes.
+@Suite struct DeclaredShardTests {
+    static func refusal(_ app: String) throws -> String {
+        let scenario = try FleetRunTests.scenario(devices: 4, extra: "app: { file: \(app) }")
+        let configuration = FleetRun.Configuration(scenario: scenario, scenarioFile: "s.yaml", target: SupabaseTarget(url: "http://127.0.0.1", anonKey: ""),
+                                                   runID: "x", shard: Shard(index: 0, count: 2, devices: 4, seed: 1, secret: Array("s".utf8)))
+        do {
+            try FleetRun(configuration, engine: try HTTPEngine(), logger: .quiet).checkRunnable()
+            return "runnable"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func aDeclaredAppIsToldWhatToChangeInItsFile() throws {
+        let during = try Self.refusal(AppFileTests.greenBox)
+        #expect(during.contains("cannot span shards") && during.contains("links during: setup in \(AppFileTests.greenBox)"), "\(during)")
+        #expect(try Self.refusal(DeclaredBeaconTests.beacon) == "runnable", "Beacon pairs in set-up and seals seq and sent_ns")
+        let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("beacon-noseq-\(UUID().uuidString).yaml").path
+        try text.replacingOccurrences(of: "  trace: {seq: \"{{seq}}\", sent_ns: \"{{sent_ns}}\"}\n", with: "")
+            .replacingOccurrences(of: "sql: ../migrations/beacon", with: "sql: \(AppFileTests.root.path)/examples/migrations/beacon")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let noSeq = try Self.refusal(file)
+        #expect(noSeq.contains("add \"{{seq}}\" and \"{{sent_ns}}\" to the plaintext in \(file)"), "\(noSeq)")
     }
 }
 
