@@ -76,10 +76,15 @@ public indirect enum JSONTemplate: Sendable, Equatable {
         guard let row = first else { return [:] }
         var out: [String: String] = [:]
         for (name, column) in save {
-            var value: JSONValue? = row
-            for part in column.split(separator: ".") { value = value?[String(part)] }
-            if let v = value { out["saved.\(name)"] = v.flatText ?? "null" }
+            if let v = field(column, of: row) { out["saved.\(name)"] = v.flatText ?? "null" }
         }
         return out
+    }
+
+    /// `column` of `row`, a dotted path reading a field of a field (`result.code`); nil when it is not there.
+    public static func field(_ column: String, of row: JSONValue) -> JSONValue? {
+        var value: JSONValue? = row
+        for part in column.split(separator: ".") { value = value?[String(part)] }
+        return value
     }
 }

@@ -39,9 +39,7 @@ extension DeclaredApp {
         if !write.save.isEmpty {
             let first = rows.first ?? .null
             for s in write.save {
-                var value: JSONValue? = first
-                for part in s.column.split(separator: ".") { value = value?[String(part)] }
-                guard let v = value, v != .null else {
+                guard let v = JSONTemplate.field(s.column, of: first), v != .null else {
                     throw SupabaseError(kind: .unexpectedResponse, message: "\(write.source): the answer has no \(s.column) to save as {{saved.\(s.name)}}")
                 }
                 values["saved.\(s.name)"] = v
