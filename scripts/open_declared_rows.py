@@ -18,7 +18,7 @@ import sys
 
 from nacl.public import PrivateKey, SealedBox
 
-OPTIONAL = {"heading", "speed", "seq", "sent_ns"}
+OPTIONAL = {"heading", "speed", "battery.percent", "battery.fraction", "seq", "sent_ns"}
 
 
 def placeholder(t):

@@ -88,7 +88,10 @@ import Testing
         let weak = dir.appendingPathComponent("weak")
         try FileManager.default.createDirectory(at: weak, withIntermediateDirectories: true)
         let sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/beacon/001_beacon.sql"), encoding: .utf8)
+        // And beacons let both ways, as if follows were mutual.
+        #expect(sql.contains("public.beacon_follows(to_user, from_user));"))
         try sql.replacingOccurrences(of: "USING (to_user = auth.uid())", with: "USING (true)")
+            .replacingOccurrences(of: "public.beacon_follows(to_user, from_user));", with: "(public.beacon_follows(to_user, from_user) OR public.beacon_follows(from_user, to_user)));")
             .write(to: weak.appendingPathComponent("001_beacon.sql"), atomically: true, encoding: .utf8)
         let weakApp = dir.appendingPathComponent("beacon.yaml").path
         try String(contentsOfFile: app, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/beacon", with: "sql: weak")
@@ -97,6 +100,8 @@ import Testing
         let weakServer = try await ServeProcess.start(keys: weakKeys, "--app-file", weakApp, "--purge-every", "0")
         let leaked = try await CLI.detached(["probe", catalogue, "--app", weakApp, "--keys-file", weakKeys])
         weakServer.stop()
-        #expect(leaked.status == 99 && leaked.stdout.contains("read_victim_beacons"), "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
+        #expect(leaked.status == 99 && leaked.stdout.contains("LEAK read_victim_beacons") && leaked.stdout.contains("LEAK beacon_against_the_follow"),
+                "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
+        #expect(!held.stdout.contains("LEAK "), "\(held.stdout)")
     }
 }

@@ -36,6 +36,7 @@ import Testing
         ("      save: {link: id}\n", "", 28, 5, "save the friendship's id as link"),
         ("  time: server\n", "  time: phone\n", 42, 8, "the row writes created_at"),
         ("shape: pairwise", "shape: mailbox", 7, 8, "pairwise is the one shape"),
+        ("  during: run\n", "  during: run\n  sharing: follow\n", 24, 12, "sharing is mutual (both friends share), inviter"),
     ]
 
     @Test(arguments: 0..<mistakes.count) func aMistakeIsAnErrorAtItsLineAndColumn(_ i: Int) throws {
@@ -128,6 +129,26 @@ import Testing
         #expect(String(decoding: try ms.bytes(ms.plaintext(of: Self.update)), as: UTF8.self) == #"{"t":1678886400734,"la":34.052,"lo":-118.243,"a":5}"#)
         #expect(throws: CryptoError.self) { try ms.read(Array(#"{"t":1678886400734,"la":34.052,"a":5}"#.utf8)) }
         #expect(throws: CryptoError.self) { try ms.read(Array(#"{"t":"soon","la":34.052,"lo":1,"a":5}"#.utf8)) }
+    }
+
+    /// The battery, as a whole percent or a fraction in hundredths: written as the unit says, read back the same.
+    @Test func batteryLevelInEitherUnitRoundTrips() throws {
+        var charged = Self.update
+        charged.battery = 0.5734
+        for (name, written) in [("battery.percent", #""b":57"#), ("battery.fraction", #""b":0.57"#)] {
+            let plain = DeclaredPlaintext(.object([.init("t", .string("{{time.ms}}")), .init("la", .string("{{lat}}")), .init("lo", .string("{{lon}}")),
+                                                   .init("a", .string("{{acc}}")), .init("b", .string("{{\(name)}}"))]))
+            let p = plain.plaintext(of: charged)
+            #expect(p.battery == 0.57, "\(name)")
+            let bytes = try plain.bytes(p)
+            #expect(String(decoding: bytes, as: UTF8.self).contains(written), "\(name)")
+            #expect(try plain.read(bytes) == p)
+            // Optional: a phone without a battery model leaves it out, and a level out of range is refused.
+            #expect(!String(decoding: try plain.bytes(plain.plaintext(of: Self.update)), as: UTF8.self).contains("\"b\""))
+            #expect(throws: CryptoError.self) { try plain.read(Array(#"{"t":1,"la":1,"lo":1,"a":5,"b":140}"#.utf8)) }
+        }
+        // An app whose plaintext does not carry it drops it.
+        #expect(DeclaredPlaintext(try AppFile.load(AppFileTests.greenBox).plaintext).plaintext(of: charged).battery == nil)
     }
 }
 

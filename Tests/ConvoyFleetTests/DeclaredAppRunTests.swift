@@ -1,5 +1,6 @@
 @testable import ConvoyFleet
 import ConvoyCrypto
+import ConvoyJSON
 import ConvoyMetrics
 import ConvoyServer
 import ConvoySodium
@@ -20,6 +21,10 @@ import Testing
         var accounting: Accounting
         var rows: [GreenBoxPRDTests.Row]
         var keys: [String: BoxKeyPair]
+        var histograms: Set<String>
+        /// Each row's sender and recipient, and each active friendship's asker and the other.
+        var senders: [(from: String, to: String)]
+        var friendships: [(asker: String, other: String)]
     }
 
     static func run(_ scenario: Scenario) async throws -> Run {
@@ -35,8 +40,16 @@ import Testing
             let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
             let rows = try await admin.select("encrypted_locations", query: "select=id,recipient_id,payload&order=id.asc&limit=100000",
                                               token: service, as: GreenBoxPRDTests.Row.self).rows
+            let senders = try await admin.select("encrypted_locations", query: "select=sender_id,recipient_id&limit=100000", token: service)
+            let friendships = try await admin.select("friendships", query: "select=requested_by,user_id_1,user_id_2&status=eq.active", token: service)
             result = Run(counters: outcome.metrics.counters, accounting: outcome.accounting, rows: rows,
-                         keys: Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a }))
+                         keys: Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a }),
+                         histograms: Set(outcome.metrics.histograms.keys.filter { outcome.metrics.statistic($0, "count") != nil }),
+                         senders: senders.map { ($0["sender_id"]?.string ?? "", $0["recipient_id"]?.string ?? "") },
+                         friendships: friendships.map { f in
+                             let asker = f["requested_by"]?.string ?? ""
+                             return (asker, f["user_id_1"]?.string == asker ? f["user_id_2"]?.string ?? "" : f["user_id_1"]?.string ?? "")
+                         })
         }
         return try #require(result)
     }
@@ -60,5 +73,35 @@ import Testing
                 _ = try GreenBoxPRDTests.StrictPRDPayload.decode(plain)
             }
         }
+    }
+
+    /// One-directional links made on the phones (`links.sharing: inviter` in Green Box's file): every row goes from the
+    /// one who asked to the one who accepted, none the other way, and the asker's "first update from the friend" is
+    /// never waited for (it never comes). The control is the mutual file, whose rows go both ways and whose askers
+    /// hear their friends.
+    @Test func oneDirectionalLinksShareFromTheAskerAlone() async throws {
+        let text = try String(contentsOfFile: AppFileTests.greenBox, encoding: .utf8)
+        #expect(text.contains("  during: run\n"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gb-one-way-\(UUID().uuidString.prefix(6)).yaml").path
+        try text.replacingOccurrences(of: "  during: run\n", with: "  during: run\n  sharing: inviter\n").write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(try AppFile.load(file).links.sharing == .inviter)
+
+        let mutual = try await Self.run(try Self.scenario("app: { file: \(AppFileTests.greenBox) }"))
+        let oneWay = try await Self.run(try Self.scenario("app: { file: \(file) }"))
+        for run in [mutual, oneWay] {
+            #expect(run.counters["pairing_failures"] == nil && run.counters["decrypt_failures"] == nil && run.counters["received_unmatched"] == nil)
+            #expect(run.accounting.closes && run.accounting.delivered > 10 && run.accounting.lostTotal == 0, "\(run.accounting.lost)")
+            #expect(!run.friendships.isEmpty)
+        }
+        func directions(_ run: Run) -> (forward: Int, backward: Int) {
+            let forward = Set(run.friendships.map { "\($0.asker)>\($0.other)" }), backward = Set(run.friendships.map { "\($0.other)>\($0.asker)" })
+            return (run.senders.filter { forward.contains("\($0.from)>\($0.to)") }.count, run.senders.filter { backward.contains("\($0.from)>\($0.to)") }.count)
+        }
+        let (m, o) = (directions(mutual), directions(oneWay))
+        #expect(m.forward > 0 && m.backward > 0, "the control shares both ways: \(m)")
+        #expect(o.forward > 0 && o.backward == 0 && o.forward == oneWay.senders.count, "one way: \(o) of \(oneWay.senders.count) rows")
+        #expect(mutual.histograms.contains("pairing_first_update"))
+        #expect(!oneWay.histograms.contains("pairing_first_update"), "an asker that is never shared with waits for no first update")
     }
 }

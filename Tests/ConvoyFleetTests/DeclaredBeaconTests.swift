@@ -30,9 +30,11 @@ import Testing
         let (b, g) = (try AppFile.load(Self.beacon), try AppFile.load(AppFileTests.greenBox))
         #expect(b.keys.table != g.keys.table && b.keys.encoding != g.keys.encoding && b.keys.perDevice != g.keys.perDevice)
         #expect(b.links.duringRun != g.links.duringRun && b.links.table != g.links.table && b.links.active != g.links.active && b.links.pending != g.links.pending)
+        #expect(b.links.sharing == .invitee && g.links.sharing == .mutual)
         #expect(b.posting.table != g.posting.table && b.posting.bulk != g.posting.bulk && b.posting.sealed != g.posting.sealed
                 && b.posting.phoneStamps != g.posting.phoneStamps)
         #expect(b.plaintext != g.plaintext && b.receiving.filter != g.receiving.filter && b.receiving.topic != g.receiving.topic)
+        #expect(b.plaintext.placeholders.contains("battery.percent") && !g.plaintext.placeholders.contains { $0.hasPrefix("battery") })
         #expect(b.retention.column != g.retention.column && b.retention.purge == .delete(table: "beacons") && g.retention.purge == .backend)
     }
 
@@ -46,13 +48,15 @@ import Testing
         let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey)
         let outcome: FleetRun.Outcome
         let rows: [JSONValue]
+        let follows: [JSONValue]
         do {
             let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "beacon.yaml", target: target, runID: "bcn" + UUID().uuidString.prefix(6).lowercased(),
                                        drain: 3), engine: engine, logger: .quiet)
             outcome = try await FleetGate.run { try await fleet.run() }
             let service = server.keys.serviceRoleKey
             let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: server.keys.url, anonKey: service)))
-            rows = try await admin.select("beacons", query: "select=to_user,box_hex,sent_at&order=beacon_id.asc&limit=100000", token: service)
+            rows = try await admin.select("beacons", query: "select=from_user,to_user,box_hex,sent_at&order=beacon_id.asc&limit=100000", token: service)
+            follows = try await admin.select("follows", query: "select=asker,askee&state=eq.accepted", token: service)
         } catch {
             engine.shutdown()
             await server.stop()
@@ -66,6 +70,11 @@ import Testing
         #expect(c["decrypt_failures"] == nil && c["received_unmatched"] == nil && c["http_errors"] == nil, "\(c)")
         #expect(rows.count == (c["sent"] ?? 0) + (c["sent_offline"] ?? 0), "every sealed update is a row (one insert each)")
         #expect(c["http_requests"] ?? 0 >= rows.count, "one request a row, counted")
+        // Follows share one way (sharing: invitee): every beacon goes from the one followed to its follower, none back.
+        let followed = Set(follows.map { "\($0["askee"]?.string ?? "")>\($0["asker"]?.string ?? "")" })
+        let against = Set(follows.map { "\($0["asker"]?.string ?? "")>\($0["askee"]?.string ?? "")" })
+        let ways = rows.map { "\($0["from_user"]?.string ?? "")>\($0["to_user"]?.string ?? "")" }
+        #expect(!follows.isEmpty && ways.allSatisfy(followed.contains) && !ways.contains(where: against.contains), "\(store)")
 
         // PyNaCl, with the recipients' secret keys and the file's plaintext template, and nothing of Convoy's.
         var secrets: [String: JSONValue] = [:]
@@ -80,6 +89,9 @@ import Testing
             let lat = values["lat"]?.double ?? 999, lon = values["lon"]?.double ?? 999, ms = values["time.ms"]?.double ?? 0
             #expect((-90...90).contains(lat) && (-180...180).contains(lon) && (values["acc"]?.double ?? -1) >= 0, "\(values.text)")
             #expect(values["seq"]?.int != nil && values["sent_ns"] != nil, "Convoy's trace is declared, so it is there")
+            // The battery model's level, a whole percent, as the file declares it.
+            let battery = try #require(values["battery.percent"]?.int, "\(values.text)")
+            #expect((0...100).contains(battery) && values["battery.percent"]?.text.contains(".") == false)
             // The phone's clock stamped the row (time: phone) within a second of the time it sealed.
             let sentAt = row["sent_at"]?.string.flatMap(CommitTimestamp.parse) ?? 0
             #expect(abs(sentAt - ms / 1000) < 5, "sent_at \(row["sent_at"]?.text ?? "") vs at_ms \(ms)")

@@ -25,15 +25,16 @@ import Testing
         ("b", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
         ("c", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
         ("b", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
-        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
-        ("b", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"01","sent_at":"2026-12-02T10:00:00Z"}"#),
-        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{c.id}}","box_hex":"02","sent_at":"2026-12-02T10:00:00Z"}"#),
-        ("b", "GET", "/rest/v1/beacons?select=from_user,box_hex,sent_at&order=beacon_id.asc", nil),
-        ("a", "GET", "/rest/v1/beacons?select=from_user", nil),
+        ("b", "POST", "/rest/v1/beacons", #"{"from_user":"{{b.id}}","to_user":"{{a.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{b.id}}","to_user":"{{a.id}}","box_hex":"01","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"02","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("a", "GET", "/rest/v1/beacons?select=from_user,box_hex,sent_at&order=beacon_id.asc", nil),
+        ("b", "GET", "/rest/v1/beacons?select=from_user", nil),
         ("c", "GET", "/rest/v1/beacons?select=from_user", nil),
-        ("b", "DELETE", "/rest/v1/beacons?box_hex=eq.00", nil),
-        ("b", "GET", "/rest/v1/beacons?select=box_hex&sent_at=lt.2026-12-02T11:00:00Z", nil),
-        ("a", "POST", "/rest/v1/rpc/beacon_friends", #"{"a":"{{a.id}}","b":"{{b.id}}"}"#),
+        ("a", "DELETE", "/rest/v1/beacons?box_hex=eq.00", nil),
+        ("a", "GET", "/rest/v1/beacons?select=box_hex&sent_at=lt.2026-12-02T11:00:00Z", nil),
+        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"follower":"{{a.id}}","followed":"{{b.id}}"}"#),
+        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"follower":"{{b.id}}","followed":"{{a.id}}"}"#),
     ]
 
     /// What each request was answered, as comparable text: the status, then the rows' count and columns, or the error's code.
@@ -88,8 +89,8 @@ import Testing
         for (s, p) in zip(sqlite, postgres) { #expect(s == p, "SQLite: \(s)\nPostgreSQL: \(p)") }
         // And the answers are the policies' (a test that agrees on nothing but errors proves nothing).
         let expected = [(0, ": 201 1 rows"), (1, ": 403 code 42501"), (2, ": 400 code 23514"), (8, ": 403 code 42501"), (9, ": 200 0 rows"),
-                        (11, ": 200 1 rows"), (14, ": 201"), (15, ": 403"), (16, ": 403"), (17, ": 200 1 rows"), (19, ": 200 0 rows"),
-                        (22, ": 200 true")]
+                        (11, ": 200 1 rows"), (14, ": 201"), (15, ": 403"), (16, ": 403"), (17, ": 200 1 rows"), (18, ": 200 0 rows"), (19, ": 200 0 rows"),
+                        (21, ": 200 1 rows"), (22, ": 200 true"), (23, ": 200 false")]
         for (i, answer) in expected { #expect(postgres[i].contains(answer), "request \(i): \(postgres[i])") }
     }
 }

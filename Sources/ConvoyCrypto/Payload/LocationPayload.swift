@@ -27,6 +27,8 @@ public struct LocationPayload: Hashable, Sendable {
     public var heading: Double?
     /// Speed over ground, metres a second, ≥ 0; nil: not sent.
     public var speed: Double?
+    /// The sender's battery level, 0…1 (a declared app's `{{battery.percent}}`); nil: not sent.
+    public var battery: Double?
 
     public init(lat: Double, lon: Double, ts: Double, acc: Double, seq: UInt64? = nil, sentNanos: Int64? = nil) {
         self.lat = lat
@@ -56,6 +58,9 @@ public struct LocationPayload: Hashable, Sendable {
         }
         if let speed, !(speed.isFinite && speed >= 0) {
             throw .outOfRange("\"speed\" must be metres a second ≥ 0, got \(speed)", key: "speed")
+        }
+        if let battery, !(battery.isFinite && (0...1).contains(battery)) {
+            throw .outOfRange("\"battery\" must be a level in 0…1, got \(battery)", key: "battery")
         }
     }
 }

@@ -8,6 +8,27 @@ extension FriendApp {
 
     /// No "no": the request stays pending (Green Box's "Decline/Decide Later", PRD §5.3; a Closer code nobody types in).
     public func declineFriendship(_ id: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {}
+
+    /// Both friends share, as every built-in app's do.
+    public var sharing: LinkSharing { .mutual }
+}
+
+/// Who shares their location once a friendship is active: both friends, or one side alone (a follow: the one who
+/// asked sees the one who accepted, `invitee`; or the one who asked shows itself, `inviter`).
+public enum LinkSharing: String, Sendable, CaseIterable {
+    case mutual, inviter, invitee
+
+    /// Whether the inviter's side (`asInviter`) or the invitee's seals its updates to the other.
+    public func sends(asInviter: Bool) -> Bool {
+        switch self {
+        case .mutual: true
+        case .inviter: asInviter
+        case .invitee: !asInviter
+        }
+    }
+
+    /// Whether that side hears the other's updates.
+    public func hears(asInviter: Bool) -> Bool { sends(asInviter: !asInviter) }
 }
 
 /// A change in a friendship, as a phone that pairs during the run sees it.

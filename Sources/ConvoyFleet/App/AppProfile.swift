@@ -163,6 +163,9 @@ public protocol FriendApp: AppProfile {
     /// another pair, not a friend of its friend. Default false.
     var friendsAreCouples: Bool { get }
 
+    /// Who shares with whom once a friendship is active: both (the default), or one side alone (a follow).
+    var sharing: LinkSharing { get }
+
     /// What the inviter's app does before it asks `invitee` (the friend's id and address): QuickPic looks the
     /// friend up (`GET /users/:username`: true, timed as `pairing_lookup`); Closer makes the couple key on the
     /// phone, off the async pool (no request: false, so `pairing_request` stays the call). Default: nothing, false.

@@ -32,6 +32,20 @@ public struct Friend: Sendable, Equatable {
     public var signingKey: PublicKey? = nil
     /// The friend's device key in its app's own form (Closer: an uncompressed P-256 point), for apps with one.
     public var deviceKey: [UInt8]? = nil
+    /// Whether this device seals its updates to the friend, and whether it hears the friend's (`LinkSharing`: both,
+    /// unless the app's links are one-directional).
+    public var sendsTo = true
+    public var hearsFrom = true
+
+    /// The same friend, sealed to `key` from now on.
+    func with(publicKey key: PublicKey) -> Friend {
+        var f = Friend(index: index, userID: userID, publicKey: key, iShare: iShare, active: active, signingKey: signingKey, deviceKey: deviceKey)
+        (f.sendsTo, f.hearsFrom) = (sendsTo, hearsFrom)
+        return f
+    }
+
+    /// Active, and sealed to: whom a tick goes to.
+    public var sharedWith: Bool { active && sendsTo }
 }
 
 /// Everything before sharing (greenbox-prd.md §4–5): sign up, generate a key
@@ -162,13 +176,16 @@ extension Onboarding {
         let others = pairs.map { $0.inviter == device ? $0.invitee : $0.inviter }
         let keys = try await app.friendKeys(of: others.map(userID), token: token, via: http)
         return try zip(pairs, others).compactMap { pair, other in
-            guard let key = keys[userID(other)] else {
-                // An app that shows keys to friends alone (QuickPic): a request left pending or declined has none.
-                if pair.pending || pair.declined { return nil }
-                throw SupabaseError.unexpected("no public key for device \(other)")
-            }
-            return Friend(index: other, userID: userID(other), publicKey: key.box, iShare: preference(device, other),
-                          active: !pair.pending && !pair.declined, signingKey: key.signing, deviceKey: key.device)
+            let asInviter = pair.inviter == device
+            let key = keys[userID(other)]
+            // An app that shows keys to friends alone (QuickPic): a request left pending or declined has none;
+            // one-directional links: a friend this device only hears needs none.
+            if key == nil, pair.pending || pair.declined { return nil }
+            if key == nil, app.sharing.sends(asInviter: asInviter) { throw SupabaseError.unexpected("no public key for device \(other)") }
+            var friend = Friend(index: other, userID: userID(other), publicKey: key?.box, iShare: preference(device, other),
+                                active: !pair.pending && !pair.declined, signingKey: key?.signing, deviceKey: key?.device)
+            (friend.sendsTo, friend.hearsFrom) = (app.sharing.sends(asInviter: asInviter), app.sharing.hears(asInviter: asInviter))
+            return friend
         }
     }
 }

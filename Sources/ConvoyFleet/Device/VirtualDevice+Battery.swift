@@ -1,3 +1,4 @@
+import ConvoyGeo
 import ConvoyWire
 
 /// The battery model's side of a device: its battery.ledger ledger is fed by what it
@@ -22,6 +23,8 @@ extension VirtualDevice {
     func startEnergy(at t: Double) {
         guard let model = profile.battery else { return }
         battery.ledger = EnergyLedger(profile: model, start: t)
+        var draw = SeededGenerator(seed: profile.seed, stream: 0xBA77E2)
+        battery.startLevel = draw.uniform(0.35, 0.95)
         // Without location permission in the background, the GPS never runs for this app.
         battery.gpsSince = profile.sharesNothing || !app.sharesLocation ? nil : t
     }
@@ -61,6 +64,15 @@ extension VirtualDevice {
         battery.gpsSince = nil
     }
 
+    /// The level the phone's battery shows, 0…1, for an app that sends it (`{{battery.percent}}`): a level drawn per
+    /// phone as it comes online (35–95 %), less what this app's model has spent since (the rest of the phone's use is
+    /// not modelled); nil without a battery model.
+    func batteryLevel(at now: Double) -> Double? {
+        guard let (ledger, _) = energyReport(now: now) else { return nil }
+        let capacity = ledger.profile.battery.capacityMAh * ledger.profile.battery.joulesPerMAh
+        return max(0, battery.startLevel - ledger.breakdown(until: now).total / capacity)
+    }
+
     /// The ledger and when it ends (the device disconnected, or `now`): nil if it never came online.
     func energyReport(now: Double) -> (ledger: EnergyLedger, until: Double)? {
         guard var ledger = battery.ledger else { return nil }
@@ -73,6 +85,8 @@ extension VirtualDevice {
 /// to, and when the phone went offline.
 struct BatteryState: Sendable {
     var ledger: EnergyLedger?
+    /// The level it came online at (`batteryLevel`).
+    var startLevel = 1.0
     var gpsSince: Double?
     var end: Double?
 }

@@ -90,7 +90,7 @@ extension VirtualDevice {
             // Its updates are this phone's to receive from now on; sharing with it waits for its key.
             friendIndex[by] = Int32(request.index)
             Task { [weak self] in
-                await self?.befriend(userID: by, index: request.index, preference: request.preference, requestedAt: at,
+                await self?.befriend(userID: by, index: request.index, preference: request.preference, asInviter: true, requestedAt: at,
                                      later: request.decidedLater)
             }
         }
@@ -189,33 +189,45 @@ extension VirtualDevice {
             }
             return
         }
-        await befriend(userID: userID, index: answer.index, preference: answer.preference, requestedAt: nil)
+        await befriend(userID: userID, index: answer.index, preference: answer.preference, asInviter: false, requestedAt: nil)
     }
 
-    /// Reads the new friend's key and shares with it from the next tick on.
-    func befriend(userID: String, index other: Int, preference: String, requestedAt: Double?, later: Bool = false) async {
-        let key: FriendKeys
+    /// Reads the new friend's key and shares with it from the next tick on (when this side shares: `LinkSharing`).
+    func befriend(userID: String, index other: Int, preference: String, asInviter: Bool, requestedAt: Double?, later: Bool = false) async {
+        let sharing = friendApp.sharing
+        var key: FriendKeys?
+        // A friend this phone only hears needs no key.
+        if sharing.sends(asInviter: asInviter) {
+            guard let k = await newFriendKey(userID) else { return }
+            key = k
+        }
+        var friend = Friend(index: other, userID: userID, publicKey: key?.box, iShare: preference, active: true, signingKey: key?.signing,
+                            deviceKey: key?.device)
+        (friend.sendsTo, friend.hearsFrom) = (sharing.sends(asInviter: asInviter), sharing.hears(asInviter: asInviter))
+        if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
+        friendIndex[userID] = Int32(other)
+        // The loop closes with the friend's first update: never, when it does not share with this phone.
+        if let requestedAt, friend.hearsFrom { pairing.awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
+        metrics.count(.pairingFriendsMade)
+    }
+
+    /// A new friend's keys, read as the app reads them; nil (counted) when they cannot be.
+    private func newFriendKey(_ userID: String) async -> FriendKeys? {
         do {
             let keys = try await friendApp.friendKeys(of: [userID], token: account.session.accessToken, via: http)
             metrics.count(.httpRequests)
             spendHTTP(body: 0, response: 300)
             guard let k = keys[userID] else {
                 metrics.count(.pairingFailures)
-                return
+                return nil
             }
-            key = k
+            return k
         } catch {
             metrics.count(.httpRequests)
             metrics.count(.pairingFailures)
             _ = countFailure(error, operation: "pairing_key_lookup")
-            return
+            return nil
         }
-        let friend = Friend(index: other, userID: userID, publicKey: key.box, iShare: preference, active: true, signingKey: key.signing,
-                            deviceKey: key.device)
-        if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
-        friendIndex[userID] = Int32(other)
-        if let requestedAt { pairing.awaitingFirstUpdate[Int32(other)] = (requestedAt, later) }
-        metrics.count(.pairingFriendsMade)
     }
 
     /// The first update from a friend this phone asked: the pairing loop closed.

@@ -74,7 +74,7 @@ extension VirtualDevice {
             metrics.count(.backgroundSkipped)
             return
         }
-        guard friends.contains(where: \.active) else { return }
+        guard friends.contains(where: \.sharedWith) else { return }
         await deliver(measured, intended: intended)
     }
 

@@ -37,38 +37,46 @@ public enum AppCheck {
         }
         pass("sign up", "two users (GoTrue)")
         let (a, b) = (sessions[0], sessions[1])
+        // The inviter posts to the invitee, unless only the invitee shares (a follow): then the other way.
+        let inviterSends = app.sharing.sends(asInviter: true)
+        let (from, to, toKeys) = inviterSends ? (a, b, keys[1]) : (b, a, keys[0])
         do {
             for (session, pair) in zip(sessions, keys) { try await app.finishSignUp(keys: pair, session: session, via: http) }
             pass("keys: publish", "\(describe(app.spec.keys.publish)) for each user")
         } catch {
             return fail("keys: publish", "\(describe(app.spec.keys.publish)): \(error)")
         }
-        let bKey: PublicKey
+        let toKey: PublicKey
         do {
-            let found = try await app.publicKeys(of: [b.userID], token: a.accessToken, via: http)
-            guard let key = found[b.userID] else { return fail("keys: lookup", "\(app.spec.keys.table).\(app.spec.keys.column) has no key of the other user that \(app.spec.keys.encoding.rawValue) decodes") }
-            guard key == keys[1].publicKey else { return fail("keys: lookup", "the key read back is not the one published") }
-            bKey = key
+            let found = try await app.publicKeys(of: [to.userID], token: from.accessToken, via: http)
+            guard let key = found[to.userID] else { return fail("keys: lookup", "\(app.spec.keys.table).\(app.spec.keys.column) has no key of the other user that \(app.spec.keys.encoding.rawValue) decodes") }
+            guard key == toKeys.publicKey else { return fail("keys: lookup", "the key read back is not the one published") }
+            toKey = key
             pass("keys: lookup", "the friend's key read back as published (\(app.spec.keys.encoding.rawValue))")
         } catch {
             return fail("keys: lookup", "\(error)")
         }
 
-        // B listens before anything is sent to it.
-        let subscription = app.subscription(for: b.userID)
-        let listener = ProbeSubscription(url: target.realtimeURL, token: b.accessToken, topic: subscription.topic, bindings: subscription.bindings)
-        defer { listener.stop() }
-        guard await listener.joined(within: wait) == true else {
-            return fail("receive: subscribe", "\(subscription.topic) \(subscription.bindings.map { "\($0.event) \($0.table) \($0.filter ?? "")" }): \(listener.reason ?? "no reply")")
+        // The recipient listens before anything is sent to it; with links made on the phones, the invitee too (it is told).
+        var listeners: [String: ProbeSubscription] = [:]
+        defer { listeners.values.forEach { $0.stop() } }
+        for who in [to, b] where listeners[who.userID] == nil && (who.userID == to.userID || app.pairsDuringRun) {
+            let subscription = app.subscription(for: who.userID)
+            let listener = ProbeSubscription(url: target.realtimeURL, token: who.accessToken, topic: subscription.topic, bindings: subscription.bindings)
+            listeners[who.userID] = listener
+            guard await listener.joined(within: wait) == true else {
+                return fail("receive: subscribe", "\(subscription.topic) \(subscription.bindings.map { "\($0.event) \($0.table) \($0.filter ?? "")" }): \(listener.reason ?? "no reply")")
+            }
+            pass("receive: subscribe", "\(subscription.topic), \(subscription.bindings.count) binding(s)")
         }
-        pass("receive: subscribe", "\(subscription.topic), \(subscription.bindings.count) binding(s)")
+        let listener = listeners[to.userID]!
 
         // The link.
         do {
             if app.pairsDuringRun {
                 let id = try await app.requestFriendship(to: Invitee(userID: b.userID, email: b.email ?? ""), preference: "precise", from: a, via: http)
                 pass("link: request", "the inviter's steps; friendship \(id)")
-                let told = await heard(listener, within: wait) { change in
+                let told = await heard(listeners[b.userID]!, within: wait) { change in
                     if case .pairing(.requested(let heardID, let from)) = app.incoming(change) { return heardID == id && from == a.userID }
                     return false
                 }
@@ -88,18 +96,19 @@ public enum AppCheck {
         }
 
         // Post, hear, open, catch up.
-        let sample = LocationPayload(lat: 51.5007, lon: -0.1246, ts: Date().timeIntervalSince1970, acc: 5, seq: 1, sentNanos: Int64(Date().timeIntervalSince1970 * 1e9))
+        var sample = LocationPayload(lat: 51.5007, lon: -0.1246, ts: Date().timeIntervalSince1970, acc: 5, seq: 1, sentNanos: Int64(Date().timeIntervalSince1970 * 1e9))
+        (sample.heading, sample.speed, sample.battery) = (93.5, 1.4, 0.81)
         let expected = app.plaintext(of: sample)
         do {
-            let body = try app.seal(expected, to: bKey)
-            let posted = try await app.send([OutgoingUpdate(recipient: b.userID, body: body)], from: a, via: http)
-            pass("post", "\(posted.bytes) bytes into \(app.spec.posting.table)")
+            let body = try app.seal(expected, to: toKey)
+            let posted = try await app.send([OutgoingUpdate(recipient: to.userID, body: body)], from: from, via: http)
+            pass("post", "\(posted.bytes) bytes into \(app.spec.posting.table)\(inviterSends ? "" : ", by the invitee (sharing: invitee)")")
         } catch {
             return fail("post", "POST /rest/v1/\(app.spec.posting.table) \(String(decoding: (try? app.spec.posting.row.render { _ in .string("…") }) ?? [], as: UTF8.self)): \(error)")
         }
         var update: IncomingUpdate?
         _ = await heard(listener, within: wait) { change in
-            if case .update(let u) = app.incoming(change), u.sender == a.userID { update = u; return true }
+            if case .update(let u) = app.incoming(change), u.sender == from.userID { update = u; return true }
             return false
         }
         guard let update else {
@@ -107,14 +116,14 @@ public enum AppCheck {
         }
         pass("receive", "over Realtime, row \(update.id.map(String.init) ?? "without an id")")
         do {
-            let opened = try app.open(update, with: keys[1])
+            let opened = try app.open(update, with: toKeys)
             guard opened == expected else { return fail("open", "opened \(opened), sealed \(expected)") }
             pass("open", "the sealed box opens into the declared plaintext")
         } catch {
             return fail("open", "\(error)")
         }
         do {
-            let page = try await app.catchUp(for: b.userID, since: Date().timeIntervalSince1970 - 600, after: 0, limit: 10, token: b.accessToken, via: http)
+            let page = try await app.catchUp(for: to.userID, since: Date().timeIntervalSince1970 - 600, after: 0, limit: 10, token: to.accessToken, via: http)
             guard page.updates.contains(where: { $0.id == update.id && $0.body == update.body }) else {
                 return fail("catch up", "the row is not among the recipient's \(page.updates.count) rows since ten minutes ago")
             }
@@ -123,13 +132,23 @@ public enum AppCheck {
             return fail("catch up", "\(error)")
         }
         do {
-            let stored = try await app.oldestUpdates(of: b.userID, limit: 10, token: b.accessToken, via: http)
+            let stored = try await app.oldestUpdates(of: to.userID, limit: 10, token: to.accessToken, via: http)
             guard let row = stored.first(where: { $0.id == update.id }), abs(row.createdAt - Date().timeIntervalSince1970) < 300 else {
                 return fail("retention: column", "\(app.spec.retention.column) of the row is missing or not a time within 5 minutes of now")
             }
             pass("retention: column", "\(app.spec.retention.column) = \(row.createdText)")
         } catch {
             return fail("retention: column", "\(error)")
+        }
+        if app.sharing != .mutual {
+            // The control: the side that does not share posts all the same, and the backend must refuse it.
+            do {
+                let body = try app.seal(expected, to: (inviterSends ? keys[0] : keys[1]).publicKey)
+                _ = try await app.send([OutgoingUpdate(recipient: from.userID, body: body)], from: to, via: http)
+                return fail("sharing: one way", "the \(inviterSends ? "invitee" : "inviter"), who does not share (sharing: \(app.sharing.rawValue)), posted into \(app.spec.posting.table) and the backend stored it: its policy lets both sides share")
+            } catch {
+                pass("sharing: one way", "the side that does not share is refused: \((error as? SupabaseError)?.status.map { "HTTP \($0)" } ?? "\(error)")")
+            }
         }
         let purger = switch app.spec.retention.purge {
         case .backend: "the backend purges by itself (purge: backend)"

@@ -129,7 +129,7 @@ extension Reader {
     }
 
     func declaredLinks() throws(ScenarioError) -> DeclaredAppSpec.Links {
-        let m = try mapping(["during", "table", "columns", "status", "steps"])
+        let m = try mapping(["during", "sharing", "table", "columns", "status", "steps"])
         func need(_ key: String) throws(ScenarioError) -> Reader {
             guard let r = m[key] else { throw error("links needs \(key)") }
             return r
@@ -151,10 +151,16 @@ extension Reader {
             if !byInvitee, steps.contains(where: \.byInvitee) { throw by.error("the inviter's steps come first, then the invitee's (who accepts)") }
             steps.append(.init(byInvitee: byInvitee, write: try r.declaredWrite(AppFile.linkNames, extra: ["by"])))
         }
-        let links = DeclaredAppSpec.Links(duringRun: during == "run", steps: steps, table: try need("table").string(),
+        var links = DeclaredAppSpec.Links(duringRun: during == "run", steps: steps, table: try need("table").string(),
                                           columns: .init(id: try column("id"), inviter: try column("inviter"), invitee: try column("invitee"),
                                                          status: try column("status")),
                                           active: try active.string(), pending: try pending.string())
+        if let r = m["sharing"] {
+            guard let sharing = LinkSharing(rawValue: try r.string()) else {
+                throw r.error("sharing is mutual (both friends share), inviter (the one who asked shares) or invitee (the one who accepted shares: a follow)")
+            }
+            links.sharing = sharing
+        }
         let stepsReader = try need("steps")
         guard !links.inviterSteps.isEmpty, !links.inviteeSteps.isEmpty else {
             throw stepsReader.error("links need the inviter's steps and the invitee's (its acceptance)")

@@ -1,10 +1,12 @@
 -- Beacon: an app invented for docs/apps.md, declared in examples/apps/beacon.yaml.
 -- It differs from Green Box on every axis a declared app can: keys are rows of a
--- devices table, one per phone, in hex; friends "follow" with statuses asked and
--- accepted, made before the timeline; each update is its own insert, its sealed
--- box in hex and its time written by the phone; the plaintext nests a position,
--- milliseconds and motion; phones hear beacons for them on their own topic; and
--- the server deletes beacons older than two minutes.
+-- devices table, one per phone, in hex; users "follow" with statuses asked and
+-- accepted, made before the timeline, and only the one followed shares (its
+-- beacons go to its followers, never the other way); each update is its own
+-- insert, its sealed box in hex and its time written by the phone; the plaintext
+-- nests a position, milliseconds, motion and the battery; phones hear beacons
+-- for them on their own topic; and the server deletes beacons older than two
+-- minutes.
 --
 -- convoy serve --app-file examples/apps/beacon.yaml serves it on SQLite (the
 -- default) or PostgreSQL (--database postgres://…); on a Supabase project,
@@ -37,11 +39,11 @@ CREATE INDEX beacons_for ON public.beacons (to_user, beacon_id);
 
 GRANT ALL ON public.devices, public.follows, public.beacons TO authenticated, service_role;
 
--- Whether two users follow each other (either asked, the other accepted).
-CREATE OR REPLACE FUNCTION public.beacon_friends(a uuid, b uuid) RETURNS boolean
+-- Whether `follower` follows `followed`: it asked, and the one asked accepted. One way only.
+CREATE OR REPLACE FUNCTION public.beacon_follows(follower uuid, followed uuid) RETURNS boolean
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
   SELECT EXISTS (SELECT 1 FROM public.follows
-                 WHERE state = 'accepted' AND ((asker = a AND askee = b) OR (asker = b AND askee = a)))
+                 WHERE state = 'accepted' AND asker = follower AND askee = followed)
 $$;
 
 ALTER TABLE public.devices ENABLE ROW LEVEL SECURITY;
@@ -60,9 +62,9 @@ CREATE POLICY "follows I ask" ON public.follows FOR INSERT TO authenticated
 CREATE POLICY "follows I accept" ON public.follows FOR UPDATE TO authenticated
   USING (askee = auth.uid()) WITH CHECK (askee = auth.uid());
 
--- A beacon goes from its sender to a friend, and is read by its recipient only.
-CREATE POLICY "beacons to friends" ON public.beacons FOR INSERT TO authenticated
-  WITH CHECK (from_user = auth.uid() AND public.beacon_friends(from_user, to_user));
+-- A beacon goes from its sender to a follower of the sender's, and is read by its recipient only.
+CREATE POLICY "beacons to followers" ON public.beacons FOR INSERT TO authenticated
+  WITH CHECK (from_user = auth.uid() AND public.beacon_follows(to_user, from_user));
 CREATE POLICY "beacons for me" ON public.beacons FOR SELECT TO authenticated USING (to_user = auth.uid());
 
 ALTER PUBLICATION supabase_realtime ADD TABLE public.follows, public.beacons;

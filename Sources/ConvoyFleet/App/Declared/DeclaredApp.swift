@@ -62,6 +62,8 @@ public struct DeclaredApp: PairwiseApp {
 
     public var pairsDuringRun: Bool { spec.links.duringRun }
 
+    public var sharing: LinkSharing { spec.links.sharing }
+
     public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
         var values = pairValues(me: request.inviter, friend: request.invitee, preference: request.inviterPreference)
         for step in spec.links.inviterSteps { try await make(step.write, values: &values, token: request.inviter.accessToken, via: http) }

@@ -79,6 +79,8 @@ public struct DeclaredAppSpec: Sendable, Equatable {
         /// The status values: active, and pending.
         public var active: String
         public var pending: String
+        /// Who shares once a link is active: both, or the inviter or the invitee alone (`sharing:`; default mutual).
+        public var sharing: LinkSharing = .mutual
 
         public struct Step: Sendable, Equatable {
             public var byInvitee: Bool

@@ -8,10 +8,12 @@ import ConvoyWire
 /// opens. Names (docs/apps.md, "The sealed plaintext"):
 /// `lat`, `lon` (degrees), `acc` (metres), `time.s` (whole Unix seconds), `time.ms` (Unix milliseconds),
 /// `time.iso` (ISO 8601, UTC, milliseconds); optional, left out when the phone has none: `heading` (degrees),
-/// `speed` (m/s), and Convoy's own `seq` and `sent_ns` (without them a friend matches an update by what was sealed).
+/// `speed` (m/s), the phone's battery as `battery.percent` (a whole 0–100) or `battery.fraction` (0–1, in hundredths),
+/// and Convoy's own `seq` and `sent_ns` (without them a friend matches an update by what was sealed).
 public struct DeclaredPlaintext: Sendable, Equatable {
-    public static let names = ["lat", "lon", "acc", "time.s", "time.ms", "time.iso", "heading", "speed", "seq", "sent_ns"]
-    public static let optional: Set<String> = ["heading", "speed", "seq", "sent_ns"]
+    public static let names = ["lat", "lon", "acc", "time.s", "time.ms", "time.iso", "heading", "speed", "battery.percent", "battery.fraction",
+                               "seq", "sent_ns"]
+    public static let optional: Set<String> = ["heading", "speed", "battery.percent", "battery.fraction", "seq", "sent_ns"]
     static let times = ["time.s", "time.ms", "time.iso"]
 
     public let template: JSONTemplate
@@ -35,6 +37,7 @@ public struct DeclaredPlaintext: Sendable, Equatable {
         if used.contains("sent_ns") { p.sentNanos = update.sentNanos }
         if used.contains("heading") { p.heading = update.heading }
         if used.contains("speed") { p.speed = update.speed }
+        if used.contains("battery.percent") || used.contains("battery.fraction") { p.battery = update.battery.map { ($0 * 100).rounded() / 100 } }
         return p
     }
 
@@ -58,6 +61,8 @@ public struct DeclaredPlaintext: Sendable, Equatable {
         case "time.iso": .string(iso(p.ts))
         case "heading": p.heading.map { .number(number($0)) }
         case "speed": p.speed.map { .number(number($0)) }
+        case "battery.percent": p.battery.map { .number(String(Int(($0 * 100).rounded()))) }
+        case "battery.fraction": p.battery.map { .number(number(($0 * 100).rounded() / 100)) }
         case "seq": p.seq.map { .number(String($0)) }
         case "sent_ns": p.sentNanos.map { .number(String($0)) }
         default: nil
@@ -78,7 +83,11 @@ public struct DeclaredPlaintext: Sendable, Equatable {
                 return t
             case (_, .number(let n)):
                 guard let d = Double(n), d.isFinite else { throw .badJSON("{{\(name)}} is not a number: \(n)", key: name) }
-                return name == "time.ms" ? d / 1000 : d
+                switch name {
+                case "time.ms": return d / 1000
+                case "battery.percent": return d / 100
+                default: return d
+                }
             default:
                 throw .badJSON("{{\(name)}} has the wrong type: \(v.text)", key: name)
             }
@@ -89,6 +98,8 @@ public struct DeclaredPlaintext: Sendable, Equatable {
         var p = LocationPayload(lat: lat, lon: lon, ts: ts, acc: acc)
         p.heading = try double("heading")
         p.speed = try double("speed")
+        let percent = try double("battery.percent")
+        p.battery = percent != nil ? percent : try double("battery.fraction")
         if case .number(let n)? = found["seq"] { p.seq = UInt64(n) }
         if case .number(let n)? = found["sent_ns"] { p.sentNanos = Int64(n) }
         try p.validate()

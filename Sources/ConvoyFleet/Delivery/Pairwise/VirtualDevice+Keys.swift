@@ -16,7 +16,7 @@ extension VirtualDevice {
     /// Reads the active friends' keys from the backend, as the app does before sealing (PRD §4.4 step a);
     /// a friend who published a new key is sealed to with it from now on.
     func readFriendKeys() async {
-        let ids = friends.filter(\.active).map(\.userID)
+        let ids = friends.filter(\.sharedWith).map(\.userID)
         let started = context.clock.now()
         do {
             let keys = try await pairwiseApp.publicKeys(of: ids, token: account.session.accessToken, via: http)
@@ -25,8 +25,7 @@ extension VirtualDevice {
             spendHTTP(body: 0, response: 120 * keys.count, since: started)
             for i in friends.indices {
                 guard let key = keys[friends[i].userID], key != friends[i].publicKey else { continue }
-                let f = friends[i]
-                friends[i] = Friend(index: f.index, userID: f.userID, publicKey: key, iShare: f.iShare, active: f.active)
+                friends[i] = friends[i].with(publicKey: key)
                 metrics.count(.keyChangesSeen)
             }
             pairwise.keysReadAt = context.clock.now()

@@ -12,7 +12,7 @@ extension VirtualDevice {
         let clock = context.clock
         let options = context.options
         if keysDue(at: clock.now()) { await readFriendKeys() }
-        let active = friends.filter(\.active)
+        let active = friends.filter(\.sharedWith)
         guard !active.isEmpty, life.sharing(at: intended) != nil else { return }
         seq += 1
         let tick = seq
@@ -23,14 +23,17 @@ extension VirtualDevice {
         var expected: [Int32] = []
         var remote: [Int32] = []
         var offline = 0
+        // The battery level, for an app whose plaintext carries it (the others' leave it out).
+        let level = profile.battery == nil ? nil : batteryLevel(at: clock.now())
         for (i, friend) in active.enumerated() {
             let rule: PrivacyFuzz = friend.iShare == "general" ? profile.general : .precise
             context.map.shares(index, with: friend.index, as: rule)
             let seen = rule.apply(to: measured.position, accuracy: measured.accuracy, using: &rng)
             let sentNanos = Int64(wall * 1e9)
-            let payload = pairwiseApp.plaintext(of: LocationPayload(
-                lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
-                ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos))
+            var update = LocationPayload(lat: (seen.position.lat * 1e7).rounded() / 1e7, lon: (seen.position.lon * 1e7).rounded() / 1e7,
+                                         ts: (wall * 1000).rounded() / 1000, acc: (seen.accuracy * 10).rounded() / 10, seq: tick, sentNanos: sentNanos)
+            update.battery = level
+            let payload = pairwiseApp.plaintext(of: update)
             // A payload without Convoy's seq: the recipient finds its send time by what it decrypts.
             if payload.seq == nil { context.sentUpdates.record(sender: index, recipient: friend.index, payload, seq: tick, sentNanos: sentNanos) }
             guard let key = friend.publicKey, let sealed = sealTimed(payload, to: key) else { continue }
