@@ -76,6 +76,9 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
     private var firstByte: NIODeadline?
     private var sentBefore = 0, receivedBefore = 0
     private var deadline: Scheduled<Void>?
+    /// The request asked the server to close after its response (`Connection: close`): the connection is done then,
+    /// however soon the server's close arrives.
+    private var closesAfter = false
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
@@ -87,6 +90,7 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         pending = promise
+        closesAfter = !head.isKeepAlive
         self.head = nil
         self.body = []
         firstByte = nil
@@ -124,7 +128,7 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
             deadline?.cancel()
             deadline = nil
             let reply = LoopHTTPReply(head: head, body: body, firstByte: firstByte, bytesSent: counter.sent - sentBefore,
-                                      bytesReceived: counter.received - receivedBefore, reusable: head.isKeepAlive && context.channel.isActive)
+                                      bytesReceived: counter.received - receivedBefore, reusable: head.isKeepAlive && !closesAfter && context.channel.isActive)
             body = []
             promise.succeed(reply)
         }
