@@ -10,6 +10,17 @@ public struct HistogramName: Hashable, Sendable, CustomStringConvertible {
     public let name: String
     init(_ name: String) { self.name = name }
     public var description: String { name }
+
+    /// A histogram a run declares: a declared app's action, timed under its own name (`ride_claim`).
+    public static func declared(_ name: String) -> HistogramName { HistogramName(name) }
+
+    /// Whether `name` can be a declared histogram's: lowercase letters, digits and _, a letter first, and none of
+    /// Convoy's own.
+    public static func canDeclare(_ name: String) -> Bool {
+        guard let first = name.first, first.isLetter, first.isLowercase,
+              name.allSatisfy({ ($0.isLetter && $0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "_" }) else { return false }
+        return !all.contains { $0.name == name }
+    }
 }
 
 /// A count.
@@ -298,7 +309,13 @@ extension CounterName {
 
     /// The families' prefixes: `prefix.<anything>` is a counter of that family.
     public static let families = ["http_errors", "decrypt_failures", "transport_errors", "lost", "messages_failed", "messages_lost", "media_failed",
-                                  "media_lost"] + mailboxFamilies
+                                  "media_lost"] + mailboxFamilies + actionFamilies
+
+    /// A declared app's actions, by the action's name (`AppAction`): made, skipped with nothing to act on, failed.
+    public static let actionFamilies = ["actions", "action_skipped", "action_failures"]
+
+    /// A counter of one of the families, named as a run declares it (`actions.ride_claim`).
+    public static func declared(_ name: String) -> CounterName { CounterName(name) }
 
     /// Whether `name` is a counter a run records (one of `all`, or of a family).
     public static func isKnown(_ name: String) -> Bool {

@@ -101,15 +101,26 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     /// Why the metric named is not one Convoy records (nil when it is), with
     /// the nearest name that is: a misspelt counter would read 0 and pass, a
     /// misspelt histogram would fail only once the run is over.
-    public var unknownMetric: String? {
+    public var unknownMetric: String? { unknownMetric(declared: []) }
+
+    /// The same, when the run also records `declared` histograms (a declared app's actions, by name).
+    public func unknownMetric(declared: [String]) -> String? {
         switch subject {
         case .ratio: return nil
         case .statistic(let histogram, _):
-            if HistogramName.all.contains(where: { $0.name == histogram }) { return nil }
+            if HistogramName.all.contains(where: { $0.name == histogram }) || declared.contains(histogram) { return nil }
             var message = "threshold \"\(text)\": no histogram is named \(histogram)"
-            if let guess = Spelling.closest(histogram, among: HistogramName.all.map(\.name)) { message += "; did you mean \(guess)?" }
-            return message + " (histograms: docs/results.md)"
+            if let guess = Spelling.closest(histogram, among: HistogramName.all.map(\.name) + declared) { message += "; did you mean \(guess)?" }
+            return message + (declared.isEmpty ? "" : " (the app's actions: \(declared.joined(separator: ", ")))") + " (histograms: docs/results.md)"
         case .counter(let counter):
+            // An action's counters name one of the app's actions (`actions.ride_claim`), or a misspelling would read 0 and pass.
+            if let family = CounterName.actionFamilies.first(where: { counter.hasPrefix($0 + ".") }) {
+                let action = String(counter.dropFirst(family.count + 1))
+                if declared.contains(action) { return nil }
+                var message = "threshold \"\(text)\": \(action) is not one of the app's actions"
+                if let guess = Spelling.closest(action, among: declared) { message += "; did you mean \(family).\(guess)?" }
+                return message + (declared.isEmpty ? " (it declares none)" : " (\(declared.joined(separator: ", ")))")
+            }
             if CounterName.isKnown(counter) { return nil }
             var message = "threshold \"\(text)\": no counter is named \(counter)"
             if let guess = Spelling.closest(counter, among: CounterName.all.map(\.name) + Array(Self.ratios.keys)) {

@@ -21,9 +21,11 @@ extension Convoy {
                     column), then, as two new users: signs up and publishes each key, looks the friend's key up, \
                     subscribes on Realtime, links them (the file's steps, and the invitee told over Realtime when \
                     links run during the run), posts one sealed update, hears it, opens it into the declared plaintext, \
-                    reads it back as a catch-up does, and reads its retention column. Each step prints ok, FAILED with \
+                    reads it back as a catch-up does, and reads its retention column; then makes each of its actions \
+                    once, and with one-directional links checks the side that does not share is refused. An app of \
+                    actions alone: sign-up and set-up, then its actions. Each step prints ok, FAILED with \
                     the request and the answer, or "not tested" and why. Without --target or --keys-file it checks \
-                    against the embedded backend the file names (backend: {embedded: …}).
+                    against the embedded backend the file names (backend: {embedded: …} or {sql: …}).
                     Exit: 0 every step worked, 1 a step failed, 2 a bad file or flags.
                     """)
 

@@ -28,6 +28,22 @@ import Testing
         #expect(!r.stdout.contains("receive: over"), "nothing after the failure is claimed")
     }
 
+    /// Beacon on the embedded backend (its SQL folder on SQLite): one way, its action made once; an action on a table the
+    /// backend lacks fails the check at that action, with the answer.
+    @Test func checkMakesEachActionOnceAndNamesOneThatFails() async throws {
+        let beacon = DashboardTests.root.appendingPathComponent("examples/apps/beacon.yaml").path
+        let r = try await CLI.detached("app", "check", beacon)
+        #expect(r.status == 0 && r.stdout.contains("ok          action: follows_refresh: 1 request(s)")
+                && r.stdout.contains("ok          sharing: one way: the side that does not share is refused"), "\(r.stdout)\(r.stderr)")
+        let broken = URL(fileURLWithPath: beacon).deletingLastPathComponent().appendingPathComponent("beacon-check-\(UUID().uuidString.prefix(6)).yaml").path
+        try String(contentsOfFile: beacon, encoding: .utf8).replacingOccurrences(of: "      - select: follows\n", with: "      - select: no_such_table\n")
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: broken) }
+        let failed = try await CLI.detached("app", "check", broken)
+        #expect(failed.status == 1 && failed.stdout.contains("FAILED      action: follows_refresh:") && failed.stdout.contains("no_such_table"),
+                "\(failed.stdout)\(failed.stderr)")
+    }
+
     @Test func aBadAppFileIsBadInputAtItsLineAndColumn() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -43,33 +43,19 @@ import Testing
     func everyRowBeaconsPhonesWroteOpensWithPyNaClIntoTheDeclaredPlaintext(_ store: ProbeTests.Store) async throws {
         let spec = try AppFile.load(Self.beacon)
         let scenario = try FleetRunTests.scenario(devices: 8, steady: "5s", extra: "app: { file: \(Self.beacon) }")
-        let (server, _) = try await ProbeTests.start(Self.configuration(spec), on: store)
-        let engine = try HTTPEngine()
-        let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey)
-        let outcome: FleetRun.Outcome
-        let rows: [JSONValue]
-        let follows: [JSONValue]
-        do {
-            let fleet = FleetRun(.init(scenario: scenario, scenarioFile: "beacon.yaml", target: target, runID: "bcn" + UUID().uuidString.prefix(6).lowercased(),
-                                       drain: 3), engine: engine, logger: .quiet)
-            outcome = try await FleetGate.run { try await fleet.run() }
-            let service = server.keys.serviceRoleKey
-            let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: server.keys.url, anonKey: service)))
-            rows = try await admin.select("beacons", query: "select=from_user,to_user,box_hex,sent_at&order=beacon_id.asc&limit=100000", token: service)
-            follows = try await admin.select("follows", query: "select=asker,askee&state=eq.accepted", token: service)
-        } catch {
-            engine.shutdown()
-            await server.stop()
-            throw error
+        let (outcome, (rows, follows)) = try await Self.run(scenario, Self.configuration(spec), on: store, drain: 3) { admin, service in
+            (try await admin.select("beacons", query: "select=from_user,to_user,box_hex,sent_at&order=beacon_id.asc&limit=100000", token: service),
+             try await admin.select("follows", query: "select=asker,askee&state=eq.accepted", token: service))
         }
-        engine.shutdown()
-        await server.stop()
 
         let c = outcome.metrics.counters
         #expect(outcome.accounting.closes && outcome.accounting.delivered > 20 && outcome.accounting.lostTotal == 0, "\(store): \(outcome.accounting.lost)")
         #expect(c["decrypt_failures"] == nil && c["received_unmatched"] == nil && c["http_errors"] == nil, "\(c)")
         #expect(rows.count == (c["sent"] ?? 0) + (c["sent_offline"] ?? 0), "every sealed update is a row (one insert each)")
         #expect(c["http_requests"] ?? 0 >= rows.count, "one request a row, counted")
+        // Its action, beside the beacons: made on the phones, timed under its own name, none failed.
+        #expect((c["actions.follows_refresh"] ?? 0) > 0 && c["action_failures.follows_refresh"] == nil, "\(c)")
+        #expect(outcome.metrics.statistic("follows_refresh", "count") == Double(c["actions.follows_refresh"] ?? -1))
         // Follows share one way (sharing: invitee): every beacon goes from the one followed to its follower, none back.
         let followed = Set(follows.map { "\($0["askee"]?.string ?? "")>\($0["asker"]?.string ?? "")" })
         let against = Set(follows.map { "\($0["asker"]?.string ?? "")>\($0["askee"]?.string ?? "")" })
@@ -95,6 +81,30 @@ import Testing
             // The phone's clock stamped the row (time: phone) within a second of the time it sealed.
             let sentAt = row["sent_at"]?.string.flatMap(CommitTimestamp.parse) ?? 0
             #expect(abs(sentAt - ms / 1000) < 5, "sent_at \(row["sent_at"]?.text ?? "") vs at_ms \(ms)")
+        }
+    }
+
+    /// A fleet run of `scenario` against a server of `config` on `store` (the target holds the service key, for set-up
+    /// steps made as: service); then `read` reads the backend as the service role. Both are stopped whatever happens.
+    static func run<T: Sendable>(_ scenario: Scenario, _ config: ServerConfiguration, on store: ProbeTests.Store, drain: Double = 2,
+                                 read: @Sendable (SupabaseREST, String) async throws -> T) async throws -> (FleetRun.Outcome, T) {
+        let (server, _) = try await ProbeTests.start(config, on: store)
+        let engine = try HTTPEngine()
+        do {
+            let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
+            let outcome = try await FleetGate.run {
+                try await FleetRun(.init(scenario: scenario, scenarioFile: "\(scenario.name).yaml", target: target,
+                                         runID: "dcl" + UUID().uuidString.prefix(6).lowercased(), drain: drain), engine: engine, logger: .quiet).run()
+            }
+            let service = server.keys.serviceRoleKey
+            let read = try await read(SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: server.keys.url, anonKey: service))), service)
+            engine.shutdown()
+            await server.stop()
+            return (outcome, read)
+        } catch {
+            engine.shutdown()
+            await server.stop()
+            throw error
         }
     }
 

@@ -97,7 +97,7 @@ extension AppProfile {
     }
 
     /// Whether its phones share their position (and so run the GPS); QuickPic's and Closer's do not.
-    public var sharesLocation: Bool { locations != nil }
+    public var sharesLocation: Bool { locations?.sharesPositions ?? false }
 
     /// Whether friends pair during the run on the phones (`FriendApp.pairsDuringRun`).
     public var pairsDuringRun: Bool { friends?.pairsDuringRun ?? false }
@@ -120,6 +120,14 @@ public protocol LocationApp: AppProfile {
     /// app that `encrypts`, as `encode` for one that sends positions in the clear.
     func seal(_ update: LocationPayload, to recipient: PublicKey) throws(CryptoError) -> String
 
+    /// Whether its plaintext carries the phone's battery level (default false; a declared app's `{{battery.percent}}`): the
+    /// phone reads its battery model's level for each tick only then.
+    var carriesBattery: Bool { get }
+
+    /// Whether its phones share their positions at all (default true; a declared app of actions alone: false, and its
+    /// phones run no GPS and make only their actions).
+    var sharesPositions: Bool { get }
+
     /// Whether `seal` and `open` encrypt and decrypt (default true; Survale's positions travel as plain JSON):
     /// the phone times them as `seal`/`open` or as `encode`/`decode`, and names them so in the results.
     var encrypts: Bool { get }
@@ -136,6 +144,8 @@ public protocol LocationApp: AppProfile {
 
 extension LocationApp {
     public var encrypts: Bool { true }
+    public var sharesPositions: Bool { true }
+    public var carriesBattery: Bool { false }
 }
 
 /// Apps whose users are friends in pairs, made in set-up or on the phones during the run (pairwise and mailbox apps;

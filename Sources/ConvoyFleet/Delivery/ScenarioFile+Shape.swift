@@ -105,7 +105,8 @@ extension Scenario {
             if given["purge_every"] == nil { retention.purgeEvery = 3_600 }
             if given["check_every"] == nil, !groups.contains(where: \.pollsNever) { retention.checkEvery = 0 }
         case .pairwise?, nil:
-            break
+            // An app of actions alone leaves no location rows to check.
+            if app.declared?.sharesLocations == false { retention.checkEvery = 0 }
         }
     }
 }

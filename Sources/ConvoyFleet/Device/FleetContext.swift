@@ -37,12 +37,15 @@ public final class FleetContext: Sendable {
     public let map: FleetMap
     /// Each shaped phone's network link (its offline windows), by device index: none without network conditions.
     public let links: [Int: NetworkLink]
+    /// Other calls the phones make at a cadence beside their shape's work (a declared app's `actions:`).
+    public let actions: [AppAction]
 
     public init(engine: HTTPEngine, target: SupabaseTarget, metrics: Metrics, clock: RunClock, scheduler: Scheduler,
                 presence: Presence, logger: Logger, options: DeviceOptions = DeviceOptions(), shard: Shard? = nil,
                 app: any AppProfile = GreenBoxApp(), health: FleetHealth? = nil, groups: [(name: String, size: Int)] = [],
-                links: [Int: NetworkLink] = [:]) {
+                links: [Int: NetworkLink] = [:], actions: [AppAction] = []) {
         self.app = app
+        self.actions = actions
         self.links = links
         let sizes = groups.isEmpty ? [presence.devices] : groups.map(\.size)
         tally = GroupTally(sizes: sizes)

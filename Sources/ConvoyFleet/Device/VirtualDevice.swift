@@ -81,6 +81,9 @@ public actor VirtualDevice {
     /// Waiting, online, leaving or gone, subscribed or not, and since when it lost Realtime (`VirtualDevice+Lifecycle`).
     var life = Lifecycle()
     var seq: UInt64 = 0
+    /// Its `AppAction`s: how many times it made each, and their own draws (the location's stay as they were).
+    var actionsMade: [Int: Int] = [:]
+    var actionDraws: SeededGenerator
     var lastShare: (time: Double, position: GeoPoint)?
     var shown: [Int32: Shown] = [:]
     /// When it last heard from Realtime (a change read off the socket, a heartbeat's reply), wall clock.
@@ -122,6 +125,7 @@ public actor VirtualDevice {
         replayer = profile.replayer
         noise = try NoiseGenerator(model: profile.accuracy, seed: profile.seed)
         rng = SeededGenerator(seed: profile.seed, stream: 0xDE71CE)
+        actionDraws = SeededGenerator(seed: profile.seed, stream: 0xAC7105)
         retryRNG = SeededGenerator(seed: profile.seed, stream: 0x2E7)
         shape = ShapeState(for: context.app, role: group, chatRetry: context.options.chatRetry, seed: profile.seed)
     }
@@ -163,8 +167,10 @@ public actor VirtualDevice {
         scheduleRefresh()
         schedulePairing(arrival: intended)
         let first = intended + rng.uniform(0, profile.cadence.upperBound)
-        context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) }
+        // An app that shares no positions (a declared app of actions alone) makes only its actions.
+        if app.sharesLocation { context.scheduler.at(first) { [weak self] t in await self?.share(intended: t) } }
         scheduleShapeTimers(from: intended)
+        scheduleActions(from: intended)
     }
 
     private func consume(_ events: AsyncStream<RealtimeClient.Event>) async {

@@ -40,11 +40,18 @@ public enum AppCheck {
         // The inviter posts to the invitee, unless only the invitee shares (a follow): then the other way.
         let inviterSends = app.sharing.sends(asInviter: true)
         let (from, to, toKeys) = inviterSends ? (a, b, keys[1]) : (b, a, keys[0])
+        let setUp = app.spec.setup.map(describe).joined(separator: ", then ")
+        let signUpStep = app.spec.sharesLocations ? "keys: publish" : "setup"
+        let signUpWork = [setUp, app.spec.sharesLocations ? describe(app.spec.keys.publish) : ""].filter { !$0.isEmpty }.joined(separator: ", then ")
         do {
             for (session, pair) in zip(sessions, keys) { try await app.finishSignUp(keys: pair, session: session, via: http) }
-            pass("keys: publish", "\(describe(app.spec.keys.publish)) for each user")
+            pass(signUpStep, "\(signUpWork) for each user")
         } catch {
-            return fail("keys: publish", "\(describe(app.spec.keys.publish)): \(error)")
+            return fail(signUpStep, "\(signUpWork): \(error)")
+        }
+        guard app.spec.sharesLocations else {
+            steps.append(Step(name: "locations", passed: nil, detail: "not tested: \(app.spec.name) shares no locations (its file declares actions alone)"))
+            return await actions(app, as: a, via: http, after: steps)
         }
         let toKey: PublicKey
         do {
@@ -140,6 +147,9 @@ public enum AppCheck {
         } catch {
             return fail("retention: column", "\(error)")
         }
+        // Each action once, as the inviter.
+        steps = await actions(app, as: a, via: http, after: steps)
+        if steps.last?.passed == false { return steps }
         if app.sharing != .mutual {
             // The control: the side that does not share posts all the same, and the backend must refuse it.
             do {
@@ -160,6 +170,26 @@ public enum AppCheck {
         return steps
     }
 
+    /// Each of the app's actions once, as `session`'s user, after `steps`; the first failure ends the check.
+    private static func actions(_ app: DeclaredApp, as session: Session, via http: SupabaseHTTP, after steps: [Step]) async -> [Step] {
+        var steps = steps
+        for action in app.spec.actions {
+            let started = ContinuousClock.now
+            do {
+                let outcome = try await app.perform(action, as: session, n: 1, via: http)
+                let took = (ContinuousClock.now - started).components
+                let ms = took.seconds * 1000 + took.attoseconds / 1_000_000_000_000_000
+                steps.append(outcome.acted ? Step(name: "action: \(action.name)", passed: true, detail: "\(outcome.requests) request(s) in \(ms) ms")
+                                           : Step(name: "action: \(action.name)", passed: nil,
+                                                  detail: "not tested here: its select found no row to act on (a new user's view; in a run, others' rows are there)"))
+            } catch {
+                steps.append(Step(name: "action: \(action.name)", passed: false, detail: "\(error)"))
+                return steps
+            }
+        }
+        return steps
+    }
+
     private static func heard(_ listener: ProbeSubscription, within seconds: Double, _ match: (RealtimeClient.Change) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
@@ -170,11 +200,16 @@ public enum AppCheck {
     }
 
     static func describe(_ write: DeclaredAppSpec.Write) -> String {
+        kind(write) + (write.asService ? " as service" : "")
+    }
+
+    private static func kind(_ write: DeclaredAppSpec.Write) -> String {
         switch write.kind {
         case .insert(let t): "insert into \(t)"
         case .upsert(let t, let c): "upsert into \(t) on \(c)"
         case .update(let t, let w): "update \(t) where \(w)"
         case .rpc(let f): "rpc \(f)"
+        case .select(let t, let q): "select from \(t) where \(q)"
         }
     }
 }

@@ -21,11 +21,17 @@ public enum AppFile {
     static let linkNames = ["me.id", "me.email", "me.preference", "friend.id", "friend.email"] + clock
     static let rowNames = ["me.id", "recipient.id", "sealed"] + clock
     static let receivingNames = ["me.id"]
+    /// An action's steps: the phone's user, and how many times this phone has made the action (1, 2, …).
+    static let actionNames = ["me.id", "me.email", "action.n"] + clock
+    /// A set-up step's: the phone's user.
+    static let setupNames = ["me.id", "me.email"] + clock
+    /// The sections of an app that shares locations (all of them, or none for an app of actions alone).
+    static let locationSections = ["keys", "links", "posting", "plaintext", "receiving", "retention"]
 }
 
 extension Reader {
     func declaredApp() throws(ScenarioError) -> DeclaredAppSpec {
-        let m = try mapping(["name", "shape", "backend", "keys", "links", "posting", "plaintext", "receiving", "retention"])
+        let m = try mapping(["name", "shape", "backend", "keys", "links", "posting", "plaintext", "receiving", "retention", "setup", "actions"])
         func need(_ key: String) throws(ScenarioError) -> Reader {
             guard let r = m[key] else { throw error("an app file needs \(key) (docs/apps.md)") }
             return r
@@ -57,14 +63,46 @@ extension Reader {
                 sqlFolder = path
             }
         }
-        let retention = try need("retention").declaredRetention()
-        let posting = try need("posting").declaredPosting(retention: retention)
-        if retention.purge != .backend, sqlFolder == nil {
-            throw (try need("retention")).error("a purge by delete or function is run by convoy serve on the app's SQL: give backend: {sql: FOLDER}")
+        var spec: DeclaredAppSpec
+        let given = AppFile.locationSections.filter { m[$0] != nil }
+        if given.isEmpty {
+            // An app of actions alone: its phones share no locations.
+            guard m["actions"] != nil else {
+                throw error("an app file needs keys, links, posting, plaintext, receiving and retention (an app that shares locations) or actions (docs/apps.md)")
+            }
+            spec = DeclaredAppSpec.noLocations(name: name, file: file, serves: serves, sqlFolder: sqlFolder)
+        } else {
+            if let missing = AppFile.locationSections.first(where: { m[$0] == nil }) {
+                throw error("an app that shares locations needs \(missing) too (it gives \(given.joined(separator: ", "))); an app of actions alone gives none of them")
+            }
+            let retention = try need("retention").declaredRetention()
+            let posting = try need("posting").declaredPosting(retention: retention)
+            if retention.purge != .backend, sqlFolder == nil {
+                throw (try need("retention")).error("a purge by delete or function is run by convoy serve on the app's SQL: give backend: {sql: FOLDER}")
+            }
+            spec = DeclaredAppSpec(name: name, file: file, serves: serves, sqlFolder: sqlFolder, keys: try need("keys").declaredKeys(), links: try need("links").declaredLinks(),
+                                   posting: posting, plaintext: try need("plaintext").declaredPlaintext(),
+                                   receiving: try need("receiving").declaredReceiving(), retention: retention)
         }
-        return DeclaredAppSpec(name: name, file: file, serves: serves, sqlFolder: sqlFolder, keys: try need("keys").declaredKeys(), links: try need("links").declaredLinks(),
-                               posting: posting, plaintext: try need("plaintext").declaredPlaintext(),
-                               receiving: try need("receiving").declaredReceiving(), retention: retention)
+        if let setup = m["setup"] {
+            for r in try setup.sequence() {
+                let who = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "return", "as"])["as"]
+                var write = try r.declaredWrite(AppFile.setupNames, extra: ["as"])
+                if let who {
+                    guard ["phone", "service"].contains(try who.string()) else { throw who.error("as is phone (its own token, the default) or service (the project's service key: an admin's step)") }
+                    write.asService = try who.string() == "service"
+                }
+                spec.setup.append(write)
+            }
+        }
+        if let a = m["actions"] {
+            for r in try a.sequence() {
+                let action = try r.declaredAction()
+                if spec.actions.contains(where: { $0.name == action.name }) { throw r.error("two actions are named \(action.name)") }
+                spec.actions.append(action)
+            }
+        }
+        return spec
     }
 
     private func templated(_ names: [String]) throws(ScenarioError) -> String {
@@ -79,11 +117,12 @@ extension Reader {
 
     /// A write: one of `insert: table`, `upsert: table` (with `on_conflict`), `update: table` (with `where`) or
     /// `rpc: function`, and its `body` and `save`; `extra` are the keys its place adds (a step's `by`).
-    func declaredWrite(_ names: [String], extra: [String] = [], saves: Bool = true) throws(ScenarioError) -> DeclaredAppSpec.Write {
-        let m = try mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save"] + extra)
-        let kinds = ["insert", "upsert", "update", "rpc"].filter { m[$0] != nil }
+    func declaredWrite(_ names: [String], extra: [String] = [], saves: Bool = true, reads: Bool = false) throws(ScenarioError) -> DeclaredAppSpec.Write {
+        let m = try mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "return"] + (reads ? ["select", "query"] : []) + extra)
+        let kinds = ["insert", "upsert", "update", "rpc", "select"].filter { m[$0] != nil }
         guard kinds.count == 1, let k = kinds.first, let target = try m[k]?.string() else {
-            throw error("a write is one of insert: TABLE, upsert: TABLE, update: TABLE or rpc: FUNCTION")
+            throw error(reads ? "a step is one of select: TABLE, insert: TABLE, upsert: TABLE, update: TABLE or rpc: FUNCTION"
+                              : "a write is one of insert: TABLE, upsert: TABLE, update: TABLE or rpc: FUNCTION")
         }
         let kind: DeclaredAppSpec.Write.Kind
         switch k {
@@ -94,8 +133,13 @@ extension Reader {
             guard let w = m["where"] else { throw error("an update needs where: a filter, e.g. \"id=eq.{{saved.link}}\"") }
             kind = .update(table: target, where: try w.templated(names))
         case "rpc": kind = .rpc(function: target)
+        case "select":
+            guard let q = m["query"] else { throw error("a select needs query: a PostgREST query, e.g. \"select=id&status=eq.open&limit=1\"") }
+            guard m["body"] == nil else { throw m["body"]!.error("a select sends no body") }
+            kind = .select(table: target, query: try q.templated(names))
         default: kind = .insert(table: target)
         }
+        if k != "select", let q = m["query"] { throw q.error("query is for a select") }
         if k != "upsert", let c = m["on_conflict"] { throw c.error("on_conflict is for an upsert") }
         if k != "update", let w = m["where"] { throw w.error("where is for an update") }
         var save: [DeclaredAppSpec.Write.Saved] = []
@@ -109,7 +153,14 @@ extension Reader {
                 save.append(.init(name: name, column: try r.string()))
             }
         }
-        return DeclaredAppSpec.Write(kind: kind, body: try m["body"]?.body(names) ?? .object([]), save: save, source: path)
+        var write = DeclaredAppSpec.Write(kind: kind, body: try m["body"]?.body(names) ?? .object([]), save: save, source: path)
+        if let r = m["return"] {
+            guard try r.string() == "minimal" else { throw r.error("return is minimal (Prefer: return=minimal: the answer has no rows); leave it out for the rows") }
+            guard k == "insert" || k == "upsert" || k == "update" else { throw r.error("return: minimal is for an insert, an upsert or an update") }
+            if let s = m["save"] { throw s.error("return: minimal answers no row to save from") }
+            write.minimal = true
+        }
+        return write
     }
 
     func declaredKeys() throws(ScenarioError) -> DeclaredAppSpec.Keys {
@@ -254,6 +305,23 @@ extension Reader {
             }
         }
         return DeclaredAppSpec.Retention(window: try m["window"]?.duration(minimum: 1), column: try column.string(), purge: purge)
+    }
+}
+
+extension Reader {
+    /// One of `actions:`: `{name, every, share, steps}`.
+    func declaredAction() throws(ScenarioError) -> DeclaredAppSpec.Action {
+        let m = try mapping(["name", "every", "share", "steps"])
+        guard let nameNode = m["name"], let every = m["every"], let stepsNode = m["steps"] else { throw error("an action needs name, every and steps") }
+        let name = try nameNode.string()
+        guard HistogramName.canDeclare(name) else {
+            throw nameNode.error("an action's name is its metric's: lowercase letters, digits and _, a letter first, and not one of Convoy's own (docs/results.md)")
+        }
+        let range = try every.range()
+        var steps: [DeclaredAppSpec.Write] = []
+        for r in try stepsNode.sequence() { steps.append(try r.declaredWrite(AppFile.actionNames, reads: true)) }
+        guard !steps.isEmpty else { throw stepsNode.error("an action needs at least one step") }
+        return DeclaredAppSpec.Action(name: name, every: range, share: try m["share"]?.fraction() ?? 1, steps: steps)
     }
 }
 

@@ -43,6 +43,12 @@ extension Reader {
         if choice.declared != nil, let migration = m["migration"] {
             throw migration.error("migration: a declared app has no invitation to re-pair after a reinstall yet (docs/apps.md)")
         }
+        if let spec = choice.declared, !spec.sharesLocations {
+            // An app of actions alone: no friends, no location rows to keep or probe.
+            for key in ["social", "retention", "hostile"] where m[key] != nil {
+                throw m[key]!.error("`\(key)` does nothing for app \(spec.name): its phones share no locations and have no friends (\(spec.file) declares actions alone)")
+            }
+        }
         if let social = m["social"], let later = try social.mapping(Self.socialKeys)["accept_later"],
            !pairsDuringRun, try later.fraction() > 0 {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "

@@ -160,6 +160,9 @@ struct Reader {
         } else {
             seed = 1
         }
+        // The app first: its actions are histograms thresholds may name.
+        let app = try checkedApp(m)
+        let declared = app.declared?.actions.map(\.name) ?? []
         var scenario = Scenario(
             name: name, seed: seed, target: try m["target"]?.target() ?? .embedded, groups: groups,
             social: try m["social"]?.social() ?? Social(), timeline: try m["timeline"]?.timeline() ?? Timeline(),
@@ -172,13 +175,15 @@ struct Reader {
                 } catch {
                     throw r.error("\(error)")
                 }
-                if let unknown = threshold.unknownMetric { throw r.error(unknown) }
+                if let unknown = threshold.unknownMetric(declared: declared) { throw r.error(unknown) }
                 return threshold
             } ?? [],
             migration: try m["migration"]?.migration(),
             retention: try m["retention"]?.retention() ?? RetentionPolicy())
         .with(battery: try m["battery"]?.battery() ?? BatterySettings(), hostile: try m["hostile"]?.hostile(),
-              app: try checkedApp(m), retry: try m["retry"]?.retryPolicy() ?? .none)
+              app: app, retry: try m["retry"]?.retryPolicy() ?? .none)
+        // An app of actions alone: its phones have no friends.
+        if app.declared?.sharesLocations == false { scenario.social = Social(friends: 0...0) }
         if let auth = m["auth"] { scenario.tokenTTL = try auth.tokenTTL(target: scenario.target) }
         // Retention as the app's shape keeps it, unless the scenario says (`Delivery/ScenarioFile+Shape.swift`).
         scenario.applyShapeRetention(given: try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]))

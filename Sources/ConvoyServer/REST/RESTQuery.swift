@@ -7,7 +7,7 @@ import HTTPTypes
 struct RESTQuery: Sendable {
     /// One filter; each store renders it with its own placeholders.
     struct Filter: Sendable {
-        enum Operation: Sendable { case compare(String), oneOf, isNull, isNotNull, nothing }
+        enum Operation: Sendable { case compare(String), oneOf, isNull, isNotNull, isTrue, isFalse, nothing }
         var column: Schema.Column
         var operation: Operation
         var arguments: [DatabaseValue]
@@ -22,6 +22,8 @@ struct RESTQuery: Sendable {
             case .oneOf: text = "\(quoted) IN (\(arguments.map { bind($0, column) }.joined(separator: ", ")))"
             case .isNull: text = "\(quoted) IS NULL"
             case .isNotNull: text = "\(quoted) IS NOT NULL"
+            case .isTrue: text = "\(quoted) IS TRUE"
+            case .isFalse: text = "\(quoted) IS FALSE"
             case .nothing: text = "false"
             }
             return negated ? "NOT (\(text))" : text
@@ -165,8 +167,12 @@ struct RESTQuery: Sendable {
             switch operand.lowercased() {
             case "null": f = Filter(column: c, operation: .isNull, arguments: [])
             case "not_null": f = Filter(column: c, operation: .isNotNull, arguments: [])
+            // PostgREST's booleans: `is.unknown` is a null boolean.
+            case "true": f = Filter(column: c, operation: .isTrue, arguments: [])
+            case "false": f = Filter(column: c, operation: .isFalse, arguments: [])
+            case "unknown": f = Filter(column: c, operation: .isNull, arguments: [])
             default:
-                throw .postgrest(.badRequest, "PGRST100", "failed to parse filter (\(raw))", hint: "is. takes null or not_null here")
+                throw .postgrest(.badRequest, "PGRST100", "failed to parse filter (\(raw))", hint: "is. takes null, not_null, true, false or unknown")
             }
         default:
             throw .postgrest(.badRequest, "PGRST100", "failed to parse filter (\(raw))",

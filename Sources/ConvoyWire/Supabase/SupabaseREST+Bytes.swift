@@ -21,6 +21,12 @@ extension SupabaseREST {
                       "PATCH \(table)")
     }
 
+    /// `PATCH` of the rows matching `query` with `json`, `return=minimal`: no rows back (nor how many changed).
+    @discardableResult
+    public func update(_ table: String, query: String, json: [UInt8], token: String) async throws(SupabaseError) -> HTTPResponse {
+        try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: json, token: token, headers: [("Prefer", "return=minimal")])
+    }
+
     /// `POST /rpc/<name>` with `json` (named arguments); the function's JSON result (null for none).
     public func rpc(_ name: String, json: [UInt8], token: String) async throws(SupabaseError) -> JSONValue {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: json, token: token)

@@ -65,7 +65,8 @@ extension DeclaredApp {
 
     public func subscription(for userID: String) -> AppSubscription {
         let r = spec.receiving
-        var bindings: [RealtimeClient.Binding] = [.init(event: "INSERT", table: r.table, filter: filter(for: userID))]
+        // An app of actions alone hears nothing: its phone's socket joins its topic with no bindings.
+        var bindings: [RealtimeClient.Binding] = spec.sharesLocations ? [.init(event: "INSERT", table: r.table, filter: filter(for: userID))] : []
         if spec.links.duringRun {
             // Requests to the phone, and its own requests accepted.
             let c = spec.links.columns
@@ -105,6 +106,7 @@ extension DeclaredApp {
 
     public func catchUp(for userID: String, since: Double, after cursor: Int64, limit: Int, token: String,
                         via http: SupabaseHTTP) async throws(SupabaseError) -> CatchUpPage {
+        guard spec.sharesLocations else { return CatchUpPage(updates: [], bytes: 0, cursor: cursor) }
         let (r, created) = (spec.receiving, spec.retention.column)
         let query = "select=\(r.id),\(r.sender),\(r.body),\(created)&\(filter(for: userID))&\(created)=gte.\(CommitTimestamp.format(since))"
             + "&\(r.id)=gt.\(cursor)&order=\(r.id).asc&limit=\(limit)"

@@ -20,8 +20,19 @@ extension DeclaredApp {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(spec.file): \(write.source): no value for {{\(error.name)}} here")
         }
         let rest = SupabaseREST(http)
+        // An admin's step (`as: service`) is made with the project's service key.
+        let token = try write.asService ? serviceKey(http, write) : token
         let rows: [JSONValue]
         switch write.kind {
+        case .insert(let table) where write.minimal:
+            try await rest.insert(table, json: body, token: token)
+            rows = []
+        case .upsert(let table, let onConflict) where write.minimal:
+            try await rest.upsert(table, json: body, onConflict: onConflict, token: token)
+            rows = []
+        case .update(let table, let filter) where write.minimal:
+            try await rest.update(table, query: try fill(filter, lookup, write.source), json: body, token: token)
+            rows = []
         case .insert(let table):
             rows = try await rest.insertReturning(table, json: body, token: token)
         case .upsert(let table, let onConflict):
@@ -35,6 +46,10 @@ extension DeclaredApp {
         case .rpc(let function):
             let result = try await rest.rpc(function, json: body, token: token)
             rows = if case .array(let a) = result { a } else { [result] }
+        case .select(let table, let query):
+            rows = try await rest.select(table, query: try fill(query, lookup, write.source), token: token)
+            // Nothing to act on: the caller (an action) ends here.
+            if rows.isEmpty, !write.save.isEmpty { return [] }
         }
         if !write.save.isEmpty {
             let first = rows.first ?? .null
@@ -46,6 +61,15 @@ extension DeclaredApp {
             }
         }
         return rows
+    }
+
+    /// The project's service key, for a step made `as: service`.
+    private func serviceKey(_ http: SupabaseHTTP, _ write: DeclaredAppSpec.Write) throws(SupabaseError) -> String {
+        guard let key = http.target.serviceKey else {
+            throw SupabaseError(kind: .unexpectedResponse,
+                                message: "\(spec.file): \(write.source) is made as: service and needs the project's service key (--keys-file, or --service-key with --target)")
+        }
+        return key
     }
 
     /// A PostgREST filter or query template filled (`recipient_id=eq.{{me.id}}`).

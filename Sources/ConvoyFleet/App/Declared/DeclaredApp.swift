@@ -21,11 +21,20 @@ public struct DeclaredApp: PairwiseApp {
 
     // MARK: Keys
 
+    /// The file's set-up steps (`setup:`), then the key published (an app that shares locations).
     public func finishSignUp(keys: BoxKeyPair, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        var values = Self.me(session)
+        for step in spec.setup { try await make(step, values: &values, token: session.accessToken, via: http) }
         try await publishKey(keys.publicKey, session: session, via: http)
     }
 
+    /// Whether its phones share locations; an app of actions alone runs only its actions (`DeclaredAppSpec.sharesLocations`).
+    public var sharesPositions: Bool { spec.sharesLocations }
+
+    public var carriesBattery: Bool { plain.carriesBattery }
+
     public func publishKey(_ key: PublicKey, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) {
+        guard spec.sharesLocations else { return }
         var values = Self.me(session)
         values["me.public_key"] = .string(spec.keys.encoding.encode(key.bytes))
         values["me.device"] = .string(UUID().uuidString.lowercased())
@@ -33,7 +42,8 @@ public struct DeclaredApp: PairwiseApp {
     }
 
     public func hasPublishedKey(_ userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
-        try await !SupabaseREST(http).select(spec.keys.table, query: "select=\(spec.keys.owner)&\(spec.keys.owner)=eq.\(userID)&limit=1", token: token).isEmpty
+        guard spec.sharesLocations else { return true }
+        return try await !SupabaseREST(http).select(spec.keys.table, query: "select=\(spec.keys.owner)&\(spec.keys.owner)=eq.\(userID)&limit=1", token: token).isEmpty
     }
 
     public func publicKeys(of userIDs: [String], token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [String: PublicKey] {

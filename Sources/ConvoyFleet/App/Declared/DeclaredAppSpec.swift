@@ -17,6 +17,39 @@ public struct DeclaredAppSpec: Sendable, Equatable {
     public var plaintext: JSONTemplate
     public var receiving: Receiving
     public var retention: Retention
+    /// Other calls a phone makes at a cadence, each timed under its name (`AppAction`).
+    public var actions: [Action] = []
+    /// Calls a phone makes once after sign-up (before it publishes a key): a profile row, an admin's approval.
+    public var setup: [Write] = []
+    /// Whether its phones share locations (keys, links, posting, plaintext, receiving and retention declared); false:
+    /// an app with actions alone, whose location sections are empty and never read.
+    public var sharesLocations = true
+
+    /// The location sections of an app that has none (`sharesLocations` false): nothing in them is ever read.
+    static func noLocations(name: String, file: String, serves: String?, sqlFolder: String?) -> DeclaredAppSpec {
+        let none = Write(kind: .insert(table: ""), body: .object([]), save: [], source: "")
+        var spec = DeclaredAppSpec(
+            name: name, file: file, serves: serves, sqlFolder: sqlFolder,
+            keys: Keys(table: "", owner: "", column: "", encoding: .base64, perDevice: false, newest: nil, publish: none, lookup: nil),
+            links: Links(duringRun: false, steps: [], table: "", columns: .init(id: "", inviter: "", invitee: "", status: ""), active: "", pending: ""),
+            posting: Posting(table: "", bulk: true, row: .object([]), sealed: .base64, phoneStamps: false), plaintext: .object([]),
+            receiving: Receiving(table: "", filter: "", sender: "", body: "", id: "", topic: "\(name):{{me.id}}"),
+            retention: Retention(window: nil, column: "", purge: .backend))
+        spec.sharesLocations = false
+        return spec
+    }
+
+    /// `actions:`: calls at a cadence beside the location sharing (docs/apps.md, "Actions").
+    public struct Action: Sendable, Equatable {
+        /// Its metric's name: a histogram thresholds can use (`ride_claim.p95`), and the `actions.<name>` counters.
+        public var name: String
+        public var every: ClosedRange<Double>
+        /// The share of phones that make it, 0…1.
+        public var share: Double
+        /// In order, as the phone; `{{saved.…}}` carries a value from one to the next. A select that finds no row
+        /// ends the action with nothing to act on (`action_skipped.<name>`).
+        public var steps: [Write]
+    }
 
     /// How bytes (a key, a sealed box) travel as text.
     public enum Encoding: String, Sendable, CaseIterable {
@@ -32,11 +65,18 @@ public struct DeclaredAppSpec: Sendable, Equatable {
             /// `where`: a PostgREST filter template (`id=eq.{{saved.link}}`); a write that changes no row fails.
             case update(table: String, where: String)
             case rpc(function: String)
+            /// A read (actions only): `GET /rest/v1/<table>?<query>`, the query a template.
+            case select(table: String, query: String)
         }
 
         public var kind: Kind
         public var body: JSONTemplate
         public var save: [Saved]
+        /// Made with the project's service key (`as: service`: an admin's step in set-up), not the phone's token.
+        public var asService = false
+        /// `Prefer: return=minimal` (`return: minimal`): the answer has no rows, for a table the user may write but not
+        /// read back.
+        public var minimal = false
         /// Where it was declared (`links.steps[1]`), for errors.
         public var source: String
 

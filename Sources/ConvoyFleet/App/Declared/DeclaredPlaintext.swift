@@ -25,6 +25,9 @@ public struct DeclaredPlaintext: Sendable, Equatable {
         used = Set(template.placeholders)
     }
 
+    /// Whether it carries the phone's battery level.
+    var carriesBattery: Bool { used.contains("battery.percent") || used.contains("battery.fraction") }
+
     /// What a friend will read of `update`: the fields the template carries, the time as precise as its unit.
     public func plaintext(of update: LocationPayload) -> LocationPayload {
         var p = LocationPayload(lat: update.lat, lon: update.lon, ts: update.ts, acc: update.acc)
@@ -37,7 +40,7 @@ public struct DeclaredPlaintext: Sendable, Equatable {
         if used.contains("sent_ns") { p.sentNanos = update.sentNanos }
         if used.contains("heading") { p.heading = update.heading }
         if used.contains("speed") { p.speed = update.speed }
-        if used.contains("battery.percent") || used.contains("battery.fraction") { p.battery = update.battery.map { ($0 * 100).rounded() / 100 } }
+        if carriesBattery { p.battery = update.battery.map { ($0 * 100).rounded() / 100 } }
         return p
     }
 

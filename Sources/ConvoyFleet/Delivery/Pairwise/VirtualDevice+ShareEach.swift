@@ -24,7 +24,7 @@ extension VirtualDevice {
         var remote: [Int32] = []
         var offline = 0
         // The battery level, for an app whose plaintext carries it (the others' leave it out).
-        let level = profile.battery == nil ? nil : batteryLevel(at: clock.now())
+        let level = pairwiseApp.carriesBattery ? batteryLevel(at: clock.now()) : nil
         for (i, friend) in active.enumerated() {
             let rule: PrivacyFuzz = friend.iShare == "general" ? profile.general : .precise
             context.map.shares(index, with: friend.index, as: rule)
