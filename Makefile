@@ -29,8 +29,12 @@ release: setup
 # passed). TEST_FLAGS passes more to swift test (e.g. --filter Probe).
 # A crash prints only the crashed thread's backtrace (no registers or image
 # list), so the end of a CI log shows where it happened.
+# It builds `make demo`'s release binary first: the optimizer can crash on code
+# the debug build compiles (Swift 6.3.1's CopyPropagation did, on an `as?`
+# cast of a caught error in an async function), and only this would see it.
 test: setup
 	scripts/check-imports
+	$(SWIFT) build -c release --product convoy
 	SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none \
 	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 CONVOY_REQUIRE_GPSD=1 \
 	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH) $(TEST_FLAGS)

@@ -152,13 +152,17 @@ public enum AppCheck {
         if steps.last?.passed == false { return steps }
         if app.sharing != .mutual {
             // The control: the side that does not share posts all the same, and the backend must refuse it.
+            let body: String
             do {
-                let body = try app.seal(expected, to: (inviterSends ? keys[0] : keys[1]).publicKey)
-                _ = try await app.send([OutgoingUpdate(recipient: from.userID, body: body)], from: to, via: http)
-                return fail("sharing: one way", "the \(inviterSends ? "invitee" : "inviter"), who does not share (sharing: \(app.sharing.rawValue)), posted into \(app.spec.posting.table) and the backend stored it: its policy lets both sides share")
+                body = try app.seal(expected, to: (inviterSends ? keys[0] : keys[1]).publicKey)
             } catch {
-                pass("sharing: one way", "the side that does not share is refused: \((error as? SupabaseError)?.status.map { "HTTP \($0)" } ?? "\(error)")")
+                return fail("sharing: one way", "sealing the other way: \(error)")
             }
+            let answer = await refusal(app, body: body, to: from.userID, from: to, via: http)
+            guard let answer else {
+                return fail("sharing: one way", "the \(inviterSends ? "invitee" : "inviter"), who does not share (sharing: \(app.sharing.rawValue)), posted into \(app.spec.posting.table) and the backend stored it: its policy lets both sides share")
+            }
+            pass("sharing: one way", "the side that does not share is refused: \(answer)")
         }
         let purger = switch app.spec.retention.purge {
         case .backend: "the backend purges by itself (purge: backend)"
@@ -168,6 +172,17 @@ public enum AppCheck {
         steps.append(Step(name: "retention: purge", passed: nil,
                           detail: "not tested here (it takes the retention window): \(purger); a run with retention checks tests it"))
         return steps
+    }
+
+    /// The backend's answer to an update posted by `session` to `recipient`, when it refused it; nil when it stored it.
+    private static func refusal(_ app: DeclaredApp, body: String, to recipient: String, from session: Session, via http: SupabaseHTTP) async -> String? {
+        do {
+            _ = try await app.send([OutgoingUpdate(recipient: recipient, body: body)], from: session, via: http)
+            return nil
+        } catch {
+            if let status = error.status { return "HTTP \(status)" }
+            return "\(error)"
+        }
     }
 
     /// Each of the app's actions once, as `session`'s user, after `steps`; the first failure ends the check.
