@@ -44,6 +44,11 @@ public struct Friend: Sendable, Equatable {
         return f
     }
 
+    /// Whether it is sealed to and heard from, as `sharing` has it for this device's side of the link.
+    mutating func share(_ sharing: LinkSharing, asInviter: Bool) {
+        (sendsTo, hearsFrom) = (sharing.sends(asInviter: asInviter), sharing.hears(asInviter: asInviter))
+    }
+
     /// Active, and sealed to: whom a tick goes to.
     public var sharedWith: Bool { active && sendsTo }
 }
@@ -184,7 +189,7 @@ extension Onboarding {
             if key == nil, app.sharing.sends(asInviter: asInviter) { throw SupabaseError.unexpected("no public key for device \(other)") }
             var friend = Friend(index: other, userID: userID(other), publicKey: key?.box, iShare: preference(device, other),
                                 active: !pair.pending && !pair.declined, signingKey: key?.signing, deviceKey: key?.device)
-            (friend.sendsTo, friend.hearsFrom) = (app.sharing.sends(asInviter: asInviter), app.sharing.hears(asInviter: asInviter))
+            friend.share(app.sharing, asInviter: asInviter)
             return friend
         }
     }

@@ -203,7 +203,7 @@ extension VirtualDevice {
         }
         var friend = Friend(index: other, userID: userID, publicKey: key?.box, iShare: preference, active: true, signingKey: key?.signing,
                             deviceKey: key?.device)
-        (friend.sendsTo, friend.hearsFrom) = (sharing.sends(asInviter: asInviter), sharing.hears(asInviter: asInviter))
+        friend.share(sharing, asInviter: asInviter)
         if let i = friends.firstIndex(where: { $0.userID == userID }) { friends[i] = friend } else { friends.append(friend) }
         friendIndex[userID] = Int32(other)
         // The loop closes with the friend's first update: never, when it does not share with this phone.

@@ -85,15 +85,7 @@ extension Reader {
                                    receiving: try need("receiving").declaredReceiving(), retention: retention)
         }
         if let setup = m["setup"] {
-            for r in try setup.sequence() {
-                let who = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "return", "as"])["as"]
-                var write = try r.declaredWrite(AppFile.setupNames, extra: ["as"])
-                if let who {
-                    guard ["phone", "service"].contains(try who.string()) else { throw who.error("as is phone (its own token, the default) or service (the project's service key: an admin's step)") }
-                    write.asService = try who.string() == "service"
-                }
-                spec.setup.append(write)
-            }
+            for r in try setup.sequence() { spec.setup.append(try r.declaredWrite(AppFile.setupNames, extra: ["as"])) }
         }
         if let a = m["actions"] {
             for r in try a.sequence() {
@@ -154,6 +146,10 @@ extension Reader {
             }
         }
         var write = DeclaredAppSpec.Write(kind: kind, body: try m["body"]?.body(names) ?? .object([]), save: save, source: path)
+        if let who = m["as"] {
+            guard ["phone", "service"].contains(try who.string()) else { throw who.error("as is phone (its own token, the default) or service (the project's service key: an admin's step)") }
+            write.asService = try who.string() == "service"
+        }
         if let r = m["return"] {
             guard try r.string() == "minimal" else { throw r.error("return is minimal (Prefer: return=minimal: the answer has no rows); leave it out for the rows") }
             guard k == "insert" || k == "upsert" || k == "update" else { throw r.error("return: minimal is for an insert, an upsert or an update") }

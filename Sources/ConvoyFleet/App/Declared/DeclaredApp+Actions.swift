@@ -21,17 +21,11 @@ extension DeclaredApp {
         var outcome = AppAction.Outcome(acted: true, requests: 0, bytes: 0)
         for step in action.steps {
             outcome.requests += 1
-            // The body's bytes, for the battery model (rendered again by `make`, with the same values).
-            let known = values
-            let sent = (try? step.body.render { known[$0] ?? Self.clockValue($0) })?.count ?? 0
-            let rows = try await make(step, values: &values, token: session.accessToken, via: http)
-            if case .select = step.kind {
-                if rows.isEmpty, !step.save.isEmpty {
-                    outcome.acted = false
-                    return outcome
-                }
-            } else {
-                outcome.bytes += sent
+            let (rows, bytes) = try await made(step, values: &values, token: session.accessToken, via: http)
+            outcome.bytes += bytes
+            if case .select = step.kind, rows.isEmpty, !step.save.isEmpty {
+                outcome.acted = false
+                return outcome
             }
         }
         return outcome

@@ -11,6 +11,12 @@ extension DeclaredApp {
     @discardableResult
     func make(_ write: DeclaredAppSpec.Write, values: inout [String: JSONValue], token: String,
               via http: SupabaseHTTP) async throws(SupabaseError) -> [JSONValue] {
+        try await made(write, values: &values, token: token, via: http).rows
+    }
+
+    /// `make`, with the bytes of the body it sent (none for a select), for the battery model.
+    func made(_ write: DeclaredAppSpec.Write, values: inout [String: JSONValue], token: String,
+              via http: SupabaseHTTP) async throws(SupabaseError) -> (rows: [JSONValue], bytes: Int) {
         let known = values
         let lookup = { (name: String) -> JSONValue? in known[name] ?? Self.clockValue(name) }
         let body: [UInt8]
@@ -49,7 +55,7 @@ extension DeclaredApp {
         case .select(let table, let query):
             rows = try await rest.select(table, query: try fill(query, lookup, write.source), token: token)
             // Nothing to act on: the caller (an action) ends here.
-            if rows.isEmpty, !write.save.isEmpty { return [] }
+            if rows.isEmpty, !write.save.isEmpty { return ([], 0) }
         }
         if !write.save.isEmpty {
             let first = rows.first ?? .null
@@ -60,7 +66,8 @@ extension DeclaredApp {
                 values["saved.\(s.name)"] = v
             }
         }
-        return rows
+        if case .select = write.kind { return (rows, 0) }
+        return (rows, body.count)
     }
 
     /// The project's service key, for a step made `as: service`.
