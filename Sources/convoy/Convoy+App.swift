@@ -23,7 +23,10 @@ extension Convoy {
                     links run during the run), posts one sealed update, hears it, opens it into the declared plaintext, \
                     reads it back as a catch-up does, and reads its retention column; then makes each of its actions \
                     once, and with one-directional links checks the side that does not share is refused. An app of \
-                    actions alone: sign-up and set-up, then its actions. Each step prints ok, FAILED with \
+                    actions alone: sign-up and set-up, then its actions. A group app (shape: group), as an owner, a \
+                    member and a stranger: makes the group by its steps, joins owner and member to its private channel \
+                    and asks to join as the stranger (who must be refused), sees presence, broadcasts one fix the \
+                    member hears and reads back, ends the group and reads it ended. Each step prints ok, FAILED with \
                     the request and the answer, or "not tested" and why. Without --target or --keys-file it checks \
                     against the embedded backend the file names (backend: {embedded: …} or {sql: …}).
                     Exit: 0 every step worked, 1 a step failed, 2 a bad file or flags.
@@ -83,7 +86,8 @@ extension Convoy {
                     supabase = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
                 }
                 let engine = try HTTPEngine()
-                let steps = await AppCheck.run(DeclaredApp(spec), target: supabase, engine: engine, wait: wait)
+                let steps = spec.group != nil ? await AppCheck.run(DeclaredGroupApp(spec), target: supabase, engine: engine, wait: wait)
+                                               : await AppCheck.run(DeclaredApp(spec), target: supabase, engine: engine, wait: wait)
                 await embedded?.stop()
                 print("\(spec.name) (\(file)) against \(supabase.url)\(embedded == nil ? "" : " (embedded)"):")
                 for step in steps {

@@ -53,7 +53,8 @@ extension Convoy {
             if let file = self.app, file.hasSuffix(".yaml") || file.hasSuffix(".yml") {
                 guard modes.isEmpty else { throw CommandFailure.badInput("--mode is for a built-in app's modes; a declared app's file says everything") }
                 do {
-                    return DeclaredApp(try AppFile.load(file))
+                    let spec = try AppFile.load(file)
+                    return spec.group != nil ? DeclaredGroupApp(spec) : DeclaredApp(spec)
                 } catch {
                     throw CommandFailure.badInput("\(error)")
                 }

@@ -44,6 +44,18 @@ import Testing
                 "\(failed.stdout)\(failed.stderr)")
     }
 
+    /// Huddle, a group app, on the embedded backend: its groups made and ended by its steps, its private channel joined by
+    /// the group and refused to a stranger, presence seen, a broadcast heard and read back.
+    @Test func checkWalksAGroupAppsSteps() async throws {
+        let huddle = DashboardTests.root.appendingPathComponent("examples/apps/huddle.yaml").path
+        let r = try await CLI.detached("app", "check", huddle)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        for step in ["sign up", "groups: create, join", "channel: join", "channel: stranger refused", "presence", "broadcast", "receive", "read",
+                     "groups: end", "groups: ended"] {
+            #expect(r.stdout.contains("ok          \(step):"), "\(step): \(r.stdout)")
+        }
+    }
+
     @Test func aBadAppFileIsBadInputAtItsLineAndColumn() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -35,7 +35,7 @@ import Testing
         ("ts: \"{{time.s}}\"", "ts: \"at {{time.s}}\"", 44, 49, "one placeholder alone"),
         ("      save: {link: id}\n", "", 28, 5, "save the friendship's id as link"),
         ("  time: server\n", "  time: phone\n", 42, 8, "the row writes created_at"),
-        ("shape: pairwise", "shape: mailbox", 7, 8, "pairwise is the one shape"),
+        ("shape: pairwise", "shape: mailbox", 7, 8, "shape is pairwise (sealed rows to each friend) or group"),
         ("  during: run\n", "  during: run\n  sharing: follow\n", 24, 12, "sharing is mutual (both friends share), inviter"),
     ]
 

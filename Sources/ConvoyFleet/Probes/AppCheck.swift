@@ -186,7 +186,7 @@ public enum AppCheck {
     }
 
     /// Each of the app's actions once, as `session`'s user, after `steps`; the first failure ends the check.
-    private static func actions(_ app: DeclaredApp, as session: Session, via http: SupabaseHTTP, after steps: [Step]) async -> [Step] {
+    static func actions(_ app: DeclaredApp, as session: Session, via http: SupabaseHTTP, after steps: [Step]) async -> [Step] {
         var steps = steps
         for action in app.spec.actions {
             let started = ContinuousClock.now

@@ -76,6 +76,8 @@ final class ProbeSubscription: Sendable {
         var joined: Bool?
         var reason: String?
         var changes: [RealtimeClient.Change] = []
+        var broadcasts: [RealtimeClient.Broadcast] = []
+        var present: Set<String> = []
     }
 
     private final class Recorder: Sendable {
@@ -84,16 +86,19 @@ final class ProbeSubscription: Sendable {
 
     private let task: Task<Void, Never>
     private let recorder: Recorder
+    /// Its connection, for what a check sends on the channel (a broadcast, a presence track).
+    let client: RealtimeClient
 
     convenience init(url: String, token: String, topic: String, binding: RealtimeClient.Binding) {
         self.init(url: url, token: token, topic: topic, bindings: [binding])
     }
 
-    init(url: String, token: String, topic: String, bindings: [RealtimeClient.Binding]) {
+    init(url: String, token: String, topic: String, bindings: [RealtimeClient.Binding], options: RealtimeClient.ChannelOptions = .init()) {
         let client = RealtimeClient(url: url, accessToken: token)
-        client.join(topic, bindings: bindings)
+        client.join(topic, bindings: bindings, options: options)
         let recorder = Recorder()
         self.recorder = recorder
+        self.client = client
         task = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
@@ -107,6 +112,9 @@ final class ProbeSubscription: Sendable {
                                 s.reason = reason
                             }
                         case .change(_, let change): recorder.state.withLock { $0.changes.append(change) }
+                        case .broadcast(_, let message): recorder.state.withLock { $0.broadcasts.append(message) }
+                        case .presence(_, .state(let all, _)): recorder.state.withLock { $0.present.formUnion(all.keys) }
+                        case .presence(_, .diff(let joins, _, _)): recorder.state.withLock { $0.present.formUnion(joins.keys) }
                         default: break
                         }
                     }
@@ -117,6 +125,9 @@ final class ProbeSubscription: Sendable {
 
     var changes: [RealtimeClient.Change] { recorder.state.withLock { $0.changes } }
     var reason: String? { recorder.state.withLock { $0.reason } }
+    var broadcasts: [RealtimeClient.Broadcast] { recorder.state.withLock { $0.broadcasts } }
+    /// The presence keys seen joining the channel.
+    var present: Set<String> { recorder.state.withLock { $0.present } }
 
     /// True once subscribed, false if refused, nil if neither happened in time.
     func joined(within seconds: Double) async -> Bool? {

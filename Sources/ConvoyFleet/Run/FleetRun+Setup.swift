@@ -69,7 +69,7 @@ extension FleetRun {
         if shard != nil, let why = Self.shapeRefusesShards(configuration.app) {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app", message: why)
         }
-        let declared = (configuration.app as? DeclaredApp)?.spec
+        let declared = configuration.app.declared?.spec
         if configuration.app.pairsDuringRun, shard != nil {
             let instead = declared.map { "or links during: setup in \($0.file)" } ?? "or use pairing: codes"
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",

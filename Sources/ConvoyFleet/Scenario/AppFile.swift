@@ -27,11 +27,21 @@ public enum AppFile {
     static let setupNames = ["me.id", "me.email"] + clock
     /// The sections of an app that shares locations (all of them, or none for an app of actions alone).
     static let locationSections = ["keys", "links", "posting", "plaintext", "receiving", "retention"]
+    /// A group app's: how groups are made and ended, the broadcast, and the plaintext it carries.
+    static let groupSections = ["groups", "broadcast", "plaintext"]
+    /// The group shape's places: the owner creating group `{{group.number}}` (`{{group.id}}` once a step saved it); a member coming in (the step's maker is
+    /// `me`, the owner or the member); the owner ending it; the channel's name; the presence tracked.
+    static let createNames = ["me.id", "me.email", "group.number", "group.id"] + clock
+    static let joinNames = ["me.id", "me.email", "owner.id", "member.id", "member.email", "group.id", "group.number"] + clock
+    static let endNames = ["me.id", "group.id", "group.number"] + clock
+    static let topicNames = ["group.id"]
+    static let presenceNames = ["me.id", "me.email"]
 }
 
 extension Reader {
     func declaredApp() throws(ScenarioError) -> DeclaredAppSpec {
-        let m = try mapping(["name", "shape", "backend", "keys", "links", "posting", "plaintext", "receiving", "retention", "setup", "actions"])
+        let m = try mapping(["name", "shape", "backend", "keys", "links", "posting", "plaintext", "receiving", "retention", "setup", "actions",
+                             "groups", "broadcast"])
         func need(_ key: String) throws(ScenarioError) -> Reader {
             guard let r = m[key] else { throw error("an app file needs \(key) (docs/apps.md)") }
             return r
@@ -41,8 +51,11 @@ extension Reader {
             throw try need("name").error("a name is letters, digits, - and _")
         }
         let shape = try need("shape")
-        guard try shape.string() == "pairwise" else {
-            throw shape.error("pairwise is the one shape a file can declare so far (group and mailbox apps are built in: docs/apps.md)")
+        let shapeName = try shape.string()
+        let grouped = shapeName == "group"
+        guard grouped || shapeName == "pairwise" else {
+            throw shape.error("shape is pairwise (sealed rows to each friend) or group (a broadcast to the group on a private channel); "
+                              + "mailbox apps are built in so far (docs/apps.md)")
         }
         var serves: String?, sqlFolder: String?
         if let b = m["backend"] {
@@ -65,7 +78,22 @@ extension Reader {
         }
         var spec: DeclaredAppSpec
         let given = AppFile.locationSections.filter { m[$0] != nil }
-        if given.isEmpty {
+        if grouped {
+            for key in AppFile.locationSections where key != "plaintext" {
+                if let r = m[key] {
+                    throw r.error("\(key) is for the pairwise shape; a group app gives groups, broadcast and plaintext (docs/apps.md, \"A group app\")")
+                }
+            }
+            if let missing = AppFile.groupSections.first(where: { m[$0] == nil }) {
+                throw error("a group app needs \(missing) (groups, broadcast and plaintext: docs/apps.md, \"A group app\")")
+            }
+            spec = DeclaredAppSpec.noLocations(name: name, file: file, serves: serves, sqlFolder: sqlFolder)
+            spec.sharesLocations = true
+            spec.plaintext = try need("plaintext").declaredPlaintext()
+            spec.group = try need("groups").declaredGroups(broadcast: try need("broadcast"), plaintext: spec.plaintext)
+        } else if let r = ["groups", "broadcast"].compactMap({ m[$0] }).first {
+            throw r.error("\(r.path) is for a group app (shape: group); a pairwise app receives on postgres_changes (receiving:)")
+        } else if given.isEmpty {
             // An app of actions alone: its phones share no locations.
             guard m["actions"] != nil else {
                 throw error("an app file needs keys, links, posting, plaintext, receiving and retention (an app that shares locations) or actions (docs/apps.md)")
@@ -305,6 +333,61 @@ extension Reader {
 }
 
 extension Reader {
+    /// `groups:` and `broadcast:` (docs/apps.md, "A group app").
+    func declaredGroups(broadcast: Reader, plaintext: JSONTemplate) throws(ScenarioError) -> DeclaredAppSpec.Group {
+        let m = try mapping(["table", "columns", "create", "join", "end"])
+        func need(_ key: String) throws(ScenarioError) -> Reader {
+            guard let r = m[key] else { throw error("groups needs \(key)") }
+            return r
+        }
+        let cm = try need("columns").mapping(["id", "owner", "ended"])
+        func column(_ key: String) throws(ScenarioError) -> String {
+            guard let r = cm[key] else { throw (try need("columns")).error("groups.columns needs \(key)") }
+            return try r.string()
+        }
+        var create: [DeclaredAppSpec.Write] = []
+        for r in try need("create").sequence() { create.append(try r.declaredWrite(AppFile.createNames, extra: ["as"])) }
+        guard create.contains(where: { $0.save.contains { $0.name == "group" } }) else {
+            throw (try need("create")).error("the create steps save the new group's id as group (save: {group: id}): the others name it {{group.id}}")
+        }
+        var join: [DeclaredAppSpec.Group.Step] = []
+        for r in try need("join").sequence() {
+            let by = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "return", "by", "as"])["by"]
+            guard let by, ["owner", "member"].contains(try by.string()) else { throw r.error("a join step needs by: owner or by: member") }
+            join.append(.init(byOwner: try by.string() == "owner", write: try r.declaredWrite(AppFile.joinNames, extra: ["by", "as"])))
+        }
+        guard !join.isEmpty else { throw (try need("join")).error("join needs at least one step: how a member comes into the group") }
+        var end: [DeclaredAppSpec.Write] = []
+        for r in try need("end").sequence() { end.append(try r.declaredWrite(AppFile.endNames, extra: ["as"])) }
+        guard !end.isEmpty else { throw (try need("end")).error("end needs at least one step: how the owner ends the group") }
+
+        let b = try broadcast.mapping(["topic", "event", "sender", "presence"])
+        guard let topicNode = b["topic"], let event = b["event"], let sender = b["sender"] else {
+            throw broadcast.error("broadcast needs topic (the private channel, over {{group.id}}), event and sender (the payload field naming who sent it)")
+        }
+        let topic = try topicNode.template(known: { AppFile.topicNames.contains($0) }, names: AppFile.topicNames, docs: "docs/templates.md")
+        guard topic.contains("{{group.id}}") else { throw topicNode.error("the topic names the group ({{group.id}}): one private channel a group") }
+        let senderField = try sender.string()
+        if case .object(let members) = plaintext, members.contains(where: { $0.key == senderField }) {
+            throw sender.error("the plaintext has a field \(senderField) already; the sender is set beside the plaintext's fields")
+        }
+        var presence: [DeclaredAppSpec.Group.Field]?
+        if let p = b["presence"] {
+            guard case .mapping(let pairs) = p.node, !pairs.isEmpty else { throw p.error("presence is a mapping of keys to values: {user_id: \"{{me.id}}\"}") }
+            presence = []
+            for (key, value) in pairs {
+                let name = key.string ?? ""
+                let r = Reader(file: file, node: value, path: p.child(name))
+                presence?.append(.init(key: name, value: try r.template(known: { AppFile.presenceNames.contains($0) }, names: AppFile.presenceNames,
+                                                                        docs: "docs/templates.md")))
+            }
+        }
+        return DeclaredAppSpec.Group(table: try need("table").string(),
+                                     columns: .init(id: try column("id"), owner: try column("owner"), ended: try column("ended")),
+                                     create: create, join: join, end: end, topic: topic, event: try event.string(), sender: senderField,
+                                     presence: presence)
+    }
+
     /// One of `actions:`: `{name, every, share, steps}`.
     func declaredAction() throws(ScenarioError) -> DeclaredAppSpec.Action {
         let m = try mapping(["name", "every", "share", "steps"])

@@ -79,7 +79,7 @@ public struct AppChoice: Sendable, Equatable {
 
     /// The app chosen: the declared one, or the built-in one in its modes (nil: no such app).
     public var profile: (any AppProfile)? {
-        if let declared { return DeclaredApp(declared) }
+        if let declared { return declared.group != nil ? DeclaredGroupApp(declared) : DeclaredApp(declared) }
         return Apps.make(name, options: options)
     }
 }

@@ -49,6 +49,7 @@ extension Reader {
                 throw m[key]!.error("`\(key)` does nothing for app \(spec.name): its phones share no locations and have no friends (\(spec.file) declares actions alone)")
             }
         }
+        if let spec = choice.declared, spec.group != nil { try checkDeclaredGroup(m, spec) }
         if let social = m["social"], let later = try social.mapping(Self.socialKeys)["accept_later"],
            !pairsDuringRun, try later.fraction() > 0 {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
@@ -95,6 +96,28 @@ extension Reader {
     /// What a pairwise app does with each friend: a friend's key read before sealing, a per-friend preference and its fuzzing.
     static let pairwiseKeys = ["key_lookup", "key_cache_ttl", "precise_share", "general", "laplace_mean"]
 
+
+    /// A declared group app has its location broadcast, presence and its groups' create, join and end steps; the group
+    /// shape's other rooms (Survale's chat, media, archive and replay, direct messages, joining by request, leaving,
+    /// auto-end, what a group leaves to purge) are not declarable yet, so the keys that would run them are refused.
+    private func checkDeclaredGroup(_ m: [String: Reader], _ spec: DeclaredAppSpec) throws(ScenarioError) {
+        let why = "\(spec.file) declares a group app's broadcast and presence; the group shape's other rooms are not declarable yet (docs/apps.md, \"A group app\")"
+        for key in ["retention", "hostile"] where m[key] != nil {
+            throw m[key]!.error("`\(key)` does nothing for app \(spec.name): " + (key == "retention"
+                ? "its phones store nothing on the backend to purge (their positions are broadcast)"
+                : "hostile devices probe a built-in app's group rooms; probe this app with convoy probe --app \(spec.file)"))
+        }
+        if let social = try m["social"]?.mapping(Self.socialKeys) {
+            let refused = ["abandon", "abandon_at", "auto_end", "auto_end_grace", "join_by_request", "approve_after", "leave_rejoin", "leave_at",
+                           "rejoin_after", "replay_every", "dm_every"]
+            if let key = refused.first(where: { social[$0] != nil }) { throw social[key]!.error("`\(key)` does nothing for app \(spec.name): \(why)") }
+        }
+        for g in try m["groups"]?.sequence() ?? [] {
+            if let every = try g.mapping(Self.groupKeys)["message_every"] {
+                throw every.error("`message_every` does nothing for app \(spec.name): it has no chat; \(why)")
+            }
+        }
+    }
 
     /// `file: apps/mine.yaml`: a declared app, the path relative to the scenario's folder.
     private func appFile() throws(ScenarioError) -> DeclaredAppSpec {

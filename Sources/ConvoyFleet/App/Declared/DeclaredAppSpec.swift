@@ -24,6 +24,49 @@ public struct DeclaredAppSpec: Sendable, Equatable {
     /// Whether its phones share locations (keys, links, posting, plaintext, receiving and retention declared); false:
     /// an app with actions alone, whose location sections are empty and never read.
     public var sharesLocations = true
+    /// The group shape's sections (`shape: group`): its phones broadcast to their group on a private channel instead
+    /// of sealing rows to each friend; nil: the pairwise shape, whose keys, links, posting, receiving and retention are read.
+    public var group: Group?
+
+    /// `groups:` and `broadcast:` of an app of the group shape (docs/apps.md, "A group app").
+    public struct Group: Sendable, Equatable {
+        /// The table of groups, as the service key reads how each ended.
+        public var table: String
+        public var columns: Columns
+        /// The owner's steps that create group `{{group.number}}`; they save its id as `group`.
+        public var create: [Write]
+        /// How each other member comes in, after `create`: steps by the owner (`{{member.id}}` names who) or by the
+        /// member, in order.
+        public var join: [Step]
+        /// The owner's steps that end the group at the end of the run (`{{group.id}}`).
+        public var end: [Write]
+        /// The private channel's name over `{{group.id}}` (Realtime Authorization decides who joins, sends and tracks).
+        public var topic: String
+        /// The broadcast's event.
+        public var event: String
+        /// The payload field that names the sender (its user id), set beside the plaintext's own fields.
+        public var sender: String
+        /// What a phone tracks as its presence on the channel once joined, over `{{me.id}}` and `{{me.email}}`; nil: none.
+        public var presence: [Field]?
+
+        /// One of the presence's fields: its key, and its value as a template.
+        public struct Field: Sendable, Equatable {
+            public var key: String
+            public var value: String
+        }
+
+        public struct Columns: Sendable, Equatable {
+            public var id: String
+            public var owner: String
+            /// A timestamp, null while the group goes on.
+            public var ended: String
+        }
+
+        public struct Step: Sendable, Equatable {
+            public var byOwner: Bool
+            public var write: Write
+        }
+    }
 
     /// The location sections of an app that has none (`sharesLocations` false): nothing in them is ever read.
     static func noLocations(name: String, file: String, serves: String?, sqlFolder: String?) -> DeclaredAppSpec {

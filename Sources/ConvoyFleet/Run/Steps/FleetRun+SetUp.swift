@@ -56,7 +56,7 @@ extension FleetRun {
                                    scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: configuration.device,
                                    shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count),
                                    groups: scenario.groups.map { ($0.name, $0.count) }, links: links,
-                                   actions: (configuration.app as? DeclaredApp)?.appActions ?? [])
+                                   actions: configuration.app.declared?.appActions ?? [])
         if !links.isEmpty, !configuration.connectionPerDevice {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "groups",
                                 message: "network conditions shape each phone's own connection: they cannot be used with one shared pool of connections")

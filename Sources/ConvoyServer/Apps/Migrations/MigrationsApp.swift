@@ -38,6 +38,17 @@ struct MigrationsApp: ServerApp {
         }
     }
 
+    /// Realtime Authorization: the folder's policies on `realtime.messages` over the channel's row (reading: its SELECT
+    /// policies; sending or tracking: its INSERT policies), as PostgreSQL's would decide. None: no one joins a private channel.
+    func realtimeAllows(_ action: ChannelAction, _ ext: RealtimeExtension, topic: String, as who: Principal, in db: Database) throws -> Bool {
+        guard let uid = who.userID, let table = rules.tables[SQLPolicies.realtimeTable] else { return false }
+        let row: Policies.Row = ["topic": topic.databaseValue, "extension": ext.rawValue.databaseValue]
+        switch action {
+        case .read: return try table.readable?(row, uid, db) ?? false
+        case .write: return try table.insert?(row, uid, db) ?? false
+        }
+    }
+
     func housekeepingEvery(_ configuration: ServerConfiguration) -> Double? { nil }
     func housekeeping(_ context: HousekeepingContext) async throws -> [String] { [] }
     var defaultRetention: Double { 600 }
@@ -115,7 +126,7 @@ struct MigrationsApp: ServerApp {
         }
         let rules: Policies
         do {
-            rules = try SQLPolicies.read(script: scripts.joined(separator: "\n"), schema: tables.schema)
+            rules = try SQLPolicies.read(script: scripts.joined(separator: "\n"), schema: SQLPolicies.withRealtimeMessages(tables.schema))
         } catch {
             throw ServerConfiguration.Invalid(description: "\(dir): \(error.reason), in: \(error.statement.prefix(120)); the SQLite store cannot serve it: use PostgreSQL (--database postgres://…)")
         }

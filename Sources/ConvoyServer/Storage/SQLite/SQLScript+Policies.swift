@@ -142,7 +142,7 @@ enum SQLPolicies {
         func fail(_ why: String) -> SQLTables.Failure { SQLTables.Failure(statement: statement, reason: why) }
         guard t.count > 4, t[3].upper == "ON" else { throw fail("not a CREATE POLICY name ON table statement") }
         let qualified = t[4].text
-        guard !qualified.contains(".") || qualified.hasPrefix("public.") else { return nil }
+        guard !qualified.contains(".") || qualified.hasPrefix("public.") || qualified == realtimeMessages else { return nil }
         var p = Policy(name: t[2].text, table: SQLTables.sqliteName(qualified), command: "ALL")
         var roles: [String] = ["PUBLIC"]
         var i = 5
@@ -198,6 +198,12 @@ enum SQLPolicies {
             let next = i + 1 < tokens.count ? tokens[i + 1].text : ""
             if tok.isWord, next == "(", let close = SQLTokens.matching(tokens, i + 1) {
                 let name = tok.text.lowercased()
+                if name == "realtime.topic", close == i + 2 {
+                    // The channel's name: the row's topic (`realtime.messages` is the policy's table, one row in memory).
+                    out.append(SQLToken(text: SQLPolicies.row + ".\"topic\"", kind: .quoted))
+                    i = close + 1
+                    continue
+                }
                 if name == "auth.uid", close == i + 2 {
                     out.append(SQLToken(text: "?", kind: .symbol))
                     uids += 1
@@ -251,12 +257,41 @@ enum SQLPolicies {
                 i = close + 1
                 continue
             }
+            if tok.isWord, let column = Self.messagesColumn(tok.text) {
+                out.append(SQLToken(text: SQLPolicies.row + "." + Schema.quote(column), kind: .quoted))
+                i += 1
+                continue
+            }
             if tok.upper == "ARRAY" { throw fail("an ARRAY outside = ANY (…) has no SQLite form") }
             if tok.kind == .string, tok.text.hasPrefix("$") { throw fail("a dollar-quoted string in a policy") }
             out.append(tok)
             i += 1
         }
         return Expression(sql: SQLTables.sqliteText(out), uids: uids, correlated: correlated)
+    }
+}
+
+extension SQLPolicies {
+    /// Realtime Authorization's table (`realtime.messages`): its policies decide who joins, sends and tracks on a private
+    /// channel. The SQLite store has no such table; its policies are read over one row in memory (`realtimeTable`),
+    /// the channel's topic and the extension asked about, `realtime.topic()` that row's topic.
+    static let realtimeMessages = "realtime.messages"
+    static let realtimeTable = SQLTables.sqliteName(realtimeMessages)
+
+    /// The schema a policy script is read against, with `realtime.messages` as its two columns that policies read.
+    static func withRealtimeMessages(_ schema: Schema) -> Schema {
+        var tables = schema.tables
+        tables[realtimeTable] = Schema.Table(name: realtimeTable, columns: [Schema.Column(name: "topic", type: .text), Schema.Column(name: "extension", type: .text)],
+                                             primaryKey: "topic")
+        return Schema(tables: tables)
+    }
+
+    /// `realtime.messages.extension`, `messages.topic`: the in-memory row's column a policy on `realtime.messages` names.
+    static func messagesColumn(_ word: String) -> String? {
+        let parts = word.lowercased().split(separator: ".").map(String.init)
+        guard parts.count >= 2, let column = parts.last, column == "topic" || column == "extension" else { return nil }
+        let table = parts.dropLast().joined(separator: ".")
+        return table == "messages" || table == realtimeMessages ? column : nil
     }
 }
 
