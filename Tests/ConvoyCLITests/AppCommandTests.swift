@@ -132,4 +132,37 @@ import Testing
                 "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
         #expect(!held.stdout.contains("LEAK "), "\(held.stdout)")
     }
+
+    /// Huddle, a group app: its channel, huddles and crews hold against a member of another huddle; with the channel
+    /// policy and the crew's insert policy opened to anyone, the same catalogue finds both leaks.
+    @Test func huddlesCatalogueIsDeniedAndLeaksAreFoundWhenItsPoliciesAreOpened() async throws {
+        let root = DashboardTests.root
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let app = root.appendingPathComponent("examples/apps/huddle.yaml").path, catalogue = root.appendingPathComponent("probes/huddle.yaml").path
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--purge-every", "0")
+        let held = try await CLI.detached(["probe", catalogue, "--app", app, "--keys-file", keys])
+        server.stop()
+        #expect(held.status == 0 && held.stdout.contains("none leaked") && !held.stdout.contains("LEAK "), "\(held.stdout)\(held.stderr)\n\(server.diagnosis)")
+
+        let weak = dir.appendingPathComponent("weak")
+        try FileManager.default.createDirectory(at: weak, withIntermediateDirectories: true)
+        let sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/huddle/001_huddle.sql"), encoding: .utf8)
+        let channel = "USING (realtime.messages.extension IN ('broadcast', 'presence') AND public.in_huddle_channel(realtime.topic()))"
+        let crew = "WITH CHECK (added_by = auth.uid() AND public.leads_huddle(huddle_id))"
+        #expect(sql.contains(channel) && sql.contains(crew))
+        try sql.replacingOccurrences(of: channel, with: "USING (true)").replacingOccurrences(of: crew, with: "WITH CHECK (added_by = auth.uid())")
+            .write(to: weak.appendingPathComponent("001_huddle.sql"), atomically: true, encoding: .utf8)
+        let weakApp = dir.appendingPathComponent("huddle.yaml").path
+        try String(contentsOfFile: app, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/huddle", with: "sql: weak")
+            .write(toFile: weakApp, atomically: true, encoding: .utf8)
+        let weakKeys = dir.appendingPathComponent("weak-keys.json").path
+        let weakServer = try await ServeProcess.start(keys: weakKeys, "--app-file", weakApp, "--purge-every", "0")
+        let leaked = try await CLI.detached(["probe", catalogue, "--app", weakApp, "--keys-file", weakKeys])
+        weakServer.stop()
+        #expect(leaked.status == 99 && leaked.stdout.contains("LEAK join_victim_huddle_channel") && leaked.stdout.contains("LEAK join_victim_huddle_uninvited"),
+                "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
+        #expect(!leaked.stdout.contains("LEAK close_victim_huddle") && !leaked.stdout.contains("LEAK read_victim_huddle"), "the policies left alone hold: \(leaked.stdout)")
+    }
 }

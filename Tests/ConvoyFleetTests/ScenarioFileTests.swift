@@ -195,7 +195,7 @@ import Testing
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scenarios")
 
-    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "greenbox-prd-declared", "beacon", "naarscars", "subway", "survale-ops", "survale-retention", "quickpic", "quickpic-purge", "closer-pairing"]
+    static let shipped = ["smoke", "commute-1k", "city-10k", "background-mix", "migration", "retention", "greenbox-prd", "greenbox-prd-declared", "beacon", "huddle", "naarscars", "subway", "survale-ops", "survale-retention", "quickpic", "quickpic-purge", "closer-pairing"]
 
     @Test func theSubwayScenarioPutsItsGroupsOnTheirNetworksWithRetries() throws {
         let subway = try ScenarioFile.load(Self.folder.appendingPathComponent("subway.yaml").path)

@@ -4,7 +4,8 @@ public enum ProbeTemplate {
     public static let names: [String] = {
         var n: [String] = []
         for party in ["attacker", "victim", "friend", "stranger"] {
-            for field in ["id", "token", "refresh_token", "password", "public_key", "email"] + Apps.probeFields { n.append("\(party).\(field)") }
+            // `group`: a declared group app's (`DeclaredGroupApp.probeValues`).
+            for field in ["id", "token", "refresh_token", "password", "public_key", "email", "group"] + Apps.probeFields { n.append("\(party).\(field)") }
         }
         return n + ["anon_key", "service_key", "token.expired", "token.forged", "token.forged_service", "token.alg_none",
                     "captured.ciphertext", "run", "uuid", "attempt", "guess"] + Apps.probeNames

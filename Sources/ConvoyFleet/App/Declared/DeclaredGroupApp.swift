@@ -184,6 +184,13 @@ public final class DeclaredGroupApp: GroupApp {
         try await formGroup([cast.victim], joiningLater: [], number: number + 1, serviceKey: serviceKey, via: http)
     }
 
+    /// `{{<role>.group}}`: the group of each party the cast placed in one.
+    public func probeValues(roles: [String: String]) -> [String: String] {
+        var out: [String: String] = [:]
+        for (role, userID) in roles { if let id = groupID(of: userID) { out["\(role).group"] = id } }
+        return out
+    }
+
     // MARK: Not declared (refused by the scenario reader; see the type's note)
 
     private func undeclared(_ what: String) -> SupabaseError {
