@@ -101,68 +101,57 @@ import Testing
 
 /// `convoy probe` with an app declared in a file: the cast pairs as the file says, and a policy taken away is found.
 @Suite struct DeclaredProbeCommandTests {
-    @Test func beaconsCatalogueIsDeniedAndALeakIsFoundWhenThePolicyIsGone() async throws {
+    /// `catalogue` run with `--app` against `convoy serve --app-file` of the shipped `examples/apps/<app>.yaml`, then of a
+    /// copy whose SQL (`examples/migrations/<app>/001_<app>.sql`) has each of `edits` made: the two runs' results.
+    static func probe(_ app: String, weakenedBy edits: [(String, String)]) async throws -> (held: CLI.Result, weakened: CLI.Result) {
         let root = DashboardTests.root
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let app = root.appendingPathComponent("examples/apps/beacon.yaml").path, catalogue = root.appendingPathComponent("probes/beacon.yaml").path
-        let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--purge-every", "0")
-        let held = try await CLI.detached(["probe", catalogue, "--app", app, "--keys-file", keys])
-        server.stop()
-        #expect(held.status == 0 && held.stdout.contains("none leaked"), "\(held.stdout)\(held.stderr)\n\(server.diagnosis)")
-
-        // The control: Beacon's SQL with its read policy opened to everyone; the same catalogue finds the leak.
+        let file = root.appendingPathComponent("examples/apps/\(app).yaml").path, catalogue = root.appendingPathComponent("probes/\(app).yaml").path
         let weak = dir.appendingPathComponent("weak")
         try FileManager.default.createDirectory(at: weak, withIntermediateDirectories: true)
-        let sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/beacon/001_beacon.sql"), encoding: .utf8)
-        // And beacons let both ways, as if follows were mutual.
-        #expect(sql.contains("public.beacon_follows(to_user, from_user));"))
-        try sql.replacingOccurrences(of: "USING (to_user = auth.uid())", with: "USING (true)")
-            .replacingOccurrences(of: "public.beacon_follows(to_user, from_user));", with: "(public.beacon_follows(to_user, from_user) OR public.beacon_follows(from_user, to_user)));")
-            .write(to: weak.appendingPathComponent("001_beacon.sql"), atomically: true, encoding: .utf8)
-        let weakApp = dir.appendingPathComponent("beacon.yaml").path
-        try String(contentsOfFile: app, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/beacon", with: "sql: weak")
-            .write(toFile: weakApp, atomically: true, encoding: .utf8)
-        let weakKeys = dir.appendingPathComponent("weak-keys.json").path
-        let weakServer = try await ServeProcess.start(keys: weakKeys, "--app-file", weakApp, "--purge-every", "0")
-        let leaked = try await CLI.detached(["probe", catalogue, "--app", weakApp, "--keys-file", weakKeys])
-        weakServer.stop()
-        #expect(leaked.status == 99 && leaked.stdout.contains("LEAK read_victim_beacons") && leaked.stdout.contains("LEAK beacon_against_the_follow"),
-                "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
-        #expect(!held.stdout.contains("LEAK "), "\(held.stdout)")
+        var sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/\(app)/001_\(app).sql"), encoding: .utf8)
+        for (old, new) in edits {
+            #expect(sql.contains(old), "\(app)'s SQL has \(old)")
+            sql = sql.replacingOccurrences(of: old, with: new)
+        }
+        try sql.write(to: weak.appendingPathComponent("001_\(app).sql"), atomically: true, encoding: .utf8)
+        let weakFile = dir.appendingPathComponent("\(app).yaml").path
+        try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/\(app)", with: "sql: weak")
+            .write(toFile: weakFile, atomically: true, encoding: .utf8)
+        var results: [CLI.Result] = []
+        for (name, served) in [("keys", file), ("weak-keys", weakFile)] {
+            let keys = dir.appendingPathComponent("\(name).json").path
+            let server = try await ServeProcess.start(keys: keys, "--app-file", served, "--purge-every", "0")
+            let r = try await CLI.detached(["probe", catalogue, "--app", served, "--keys-file", keys])
+            server.stop()
+            results.append(CLI.Result(status: r.status, stdout: r.stdout, stderr: r.stderr + "\n" + server.diagnosis))
+        }
+        return (results[0], results[1])
     }
 
-    /// Huddle, a group app: its channel, huddles and crews hold against a member of another huddle; with the channel
-    /// policy and the crew's insert policy opened to anyone, the same catalogue finds both leaks.
-    @Test func huddlesCatalogueIsDeniedAndLeaksAreFoundWhenItsPoliciesAreOpened() async throws {
-        let root = DashboardTests.root
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let app = root.appendingPathComponent("examples/apps/huddle.yaml").path, catalogue = root.appendingPathComponent("probes/huddle.yaml").path
-        let keys = dir.appendingPathComponent("keys.json").path
-        let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--purge-every", "0")
-        let held = try await CLI.detached(["probe", catalogue, "--app", app, "--keys-file", keys])
-        server.stop()
-        #expect(held.status == 0 && held.stdout.contains("none leaked") && !held.stdout.contains("LEAK "), "\(held.stdout)\(held.stderr)\n\(server.diagnosis)")
+    @Test func beaconsCatalogueIsDeniedAndALeakIsFoundWhenThePolicyIsGone() async throws {
+        // The control: Beacon's SQL with its read policy opened to everyone, and beacons let both ways as if follows were mutual.
+        let (held, leaked) = try await Self.probe("beacon", weakenedBy: [
+            ("USING (to_user = auth.uid())", "USING (true)"),
+            ("public.beacon_follows(to_user, from_user));", "(public.beacon_follows(to_user, from_user) OR public.beacon_follows(from_user, to_user)));"),
+        ])
+        #expect(held.status == 0 && held.stdout.contains("none leaked") && !held.stdout.contains("LEAK "), "\(held.stdout)\(held.stderr)")
+        #expect(leaked.status == 99 && leaked.stdout.contains("LEAK read_victim_beacons") && leaked.stdout.contains("LEAK beacon_against_the_follow"),
+                "\(leaked.stdout)\(leaked.stderr)")
+    }
 
-        let weak = dir.appendingPathComponent("weak")
-        try FileManager.default.createDirectory(at: weak, withIntermediateDirectories: true)
-        let sql = try String(contentsOf: root.appendingPathComponent("examples/migrations/huddle/001_huddle.sql"), encoding: .utf8)
-        let channel = "USING (realtime.messages.extension IN ('broadcast', 'presence') AND public.in_huddle_channel(realtime.topic()))"
-        let crew = "WITH CHECK (added_by = auth.uid() AND public.leads_huddle(huddle_id))"
-        #expect(sql.contains(channel) && sql.contains(crew))
-        try sql.replacingOccurrences(of: channel, with: "USING (true)").replacingOccurrences(of: crew, with: "WITH CHECK (added_by = auth.uid())")
-            .write(to: weak.appendingPathComponent("001_huddle.sql"), atomically: true, encoding: .utf8)
-        let weakApp = dir.appendingPathComponent("huddle.yaml").path
-        try String(contentsOfFile: app, encoding: .utf8).replacingOccurrences(of: "sql: ../migrations/huddle", with: "sql: weak")
-            .write(toFile: weakApp, atomically: true, encoding: .utf8)
-        let weakKeys = dir.appendingPathComponent("weak-keys.json").path
-        let weakServer = try await ServeProcess.start(keys: weakKeys, "--app-file", weakApp, "--purge-every", "0")
-        let leaked = try await CLI.detached(["probe", catalogue, "--app", weakApp, "--keys-file", weakKeys])
-        weakServer.stop()
+    /// Huddle, a group app: its channel, huddles and crews hold against a member of another huddle; with the channel's
+    /// read policy opened to anyone and the crew's insert policy no longer asking for the lead, the same catalogue finds
+    /// both leaks, and the policies left alone still hold.
+    @Test func huddlesCatalogueIsDeniedAndLeaksAreFoundWhenItsPoliciesAreOpened() async throws {
+        let (held, leaked) = try await Self.probe("huddle", weakenedBy: [
+            ("USING (realtime.messages.extension IN ('broadcast', 'presence') AND public.in_huddle_channel(realtime.topic()))", "USING (true)"),
+            ("WITH CHECK (added_by = auth.uid() AND public.leads_huddle(huddle_id))", "WITH CHECK (added_by = auth.uid())"),
+        ])
+        #expect(held.status == 0 && held.stdout.contains("none leaked") && !held.stdout.contains("LEAK "), "\(held.stdout)\(held.stderr)")
         #expect(leaked.status == 99 && leaked.stdout.contains("LEAK join_victim_huddle_channel") && leaked.stdout.contains("LEAK join_victim_huddle_uninvited"),
-                "\(leaked.stdout)\(leaked.stderr)\n\(weakServer.diagnosis)")
+                "\(leaked.stdout)\(leaked.stderr)")
         #expect(!leaked.stdout.contains("LEAK close_victim_huddle") && !leaked.stdout.contains("LEAK read_victim_huddle"), "the policies left alone hold: \(leaked.stdout)")
     }
 }
