@@ -234,3 +234,33 @@ import Testing
         #expect(try ScenarioFile.load(Self.folder.appendingPathComponent("smoke.yaml").path).hostile?.share == 0.04, "make demo shows the probes")
     }
 }
+
+/// `social:` keys an app's shape never reads are refused at their line (issue 47, item 5), and accepted by the shape
+/// that reads them (the control).
+@Suite struct IgnoredSocialKeyTests {
+    static func parse(_ app: String, _ social: String) throws(ScenarioError) -> Scenario {
+        try ScenarioFile.parse("name: s\napp: \(app)\ngroups: [{name: a, count: 8}]\nsocial: {\(social)}\n", file: "s.yaml")
+    }
+
+    @Test(arguments: [("survale", "groups: 4..4, friends: 2..3", "friends"), ("survale", "groups: 4..4, decide_later: 10%", "decide_later"),
+                      ("survale", "groups: 4..4, communities: 3", "communities"), ("survale", "groups: 4..4, invite_ttl: 1m", "invite_ttl"),
+                      ("quickpic", "friends: 2..3, auto_end: 1m", "auto_end"), ("quickpic", "friends: 2..3, auto_end_grace: 5s", "auto_end_grace"),
+                      ("quickpic", "friends: 2..3, abandon_at: 30s", "abandon_at"), ("closer", "friends: 1, auto_end: 1m", "auto_end"),
+                      ("closer", "friends: 1, abandon_at: 30s", "abandon_at")])
+    func aKeyTheAppNeverReadsIsRefusedAtItsLine(_ app: String, _ social: String, _ key: String) throws {
+        do {
+            _ = try Self.parse(app, social)
+            Issue.record("\(app) accepted \(key)")
+        } catch {
+            #expect(error.line == 4 && error.path == "social.\(key)" && error.description.contains("does nothing for app \(app)"), "\(error)")
+        }
+    }
+
+    @Test func theShapeThatReadsEachKeyTakesIt() throws {
+        let survale = try Self.parse("survale", "groups: 4..4, abandon: 1, abandon_at: 30s, auto_end: 1m, auto_end_grace: 5s")
+        #expect(survale.social.abandonAt == 30 && survale.social.autoEnd == 60 && survale.social.autoEndGrace == 5)
+        let quickpic = try Self.parse("quickpic", "friends: 2..3, decide_later: 10%, communities: 2")
+        #expect(quickpic.social.friends == 2...3 && quickpic.social.decideLater == 0.1 && quickpic.social.communities == 2)
+        #expect(try Self.parse("closer", "friends: 1, invite_ttl: 1m").social.inviteTTL == 60)
+    }
+}

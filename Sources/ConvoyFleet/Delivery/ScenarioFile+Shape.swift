@@ -41,9 +41,28 @@ extension Reader {
             }
         }
         try refuseKeysThatDoNothing(m, app: choice.name, profile: choice.profile, group: group)
+        try refuseSocialKeysThatDoNothing(social, app: choice.name, group: group)
         if mailbox {
             for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
                 throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
+            }
+        }
+    }
+
+    /// `social:` keys the app's shape never reads are errors naming their line: a group app's graph is its teams (no
+    /// friend counts, communities or pending requests, and no invite codes to expire); only a group app's groups are
+    /// abandoned and ended by the backend.
+    private func refuseSocialKeysThatDoNothing(_ social: [String: Reader]?, app name: String, group: Bool) throws(ScenarioError) {
+        guard let social else { return }
+        if group {
+            for key in ["friends", "communities", "decide_later", "invite_ttl"] where social[key] != nil {
+                throw social[key]!.error("`\(key)` does nothing for app \(name): its phones share with their team (social.groups), "
+                                         + "formed in set-up, with no friend requests or invite codes")
+            }
+        } else {
+            for key in ["auto_end", "auto_end_grace", "abandon_at"] where social[key] != nil {
+                throw social[key]!.error("`\(key)` does nothing for app \(name): it times a group app's abandoned groups (app: survale, social.abandon); "
+                                         + "\(name) has no groups")
             }
         }
     }
