@@ -31,6 +31,8 @@ public final class DeclaredGroupApp: GroupApp {
         var group: String
         var owner: Bool
         var number: Int
+        /// Its group's channel (`broadcast.topic` filled), named once at set-up.
+        var topic: String
     }
 
     public init(_ spec: DeclaredAppSpec) {
@@ -75,14 +77,14 @@ public final class DeclaredGroupApp: GroupApp {
             if let email = member.email { shared["member.email"] = .string(email) }
             for step in group.join {
                 let maker = step.byOwner ? owner : member
-                shared.merge(DeclaredApp.me(maker)) { _, new in new }
-                shared.removeValue(forKey: "me.email")
-                if let email = maker.email { shared["me.email"] = .string(email) }
+                shared["me.id"] = .string(maker.userID)
+                shared["me.email"] = maker.email.map(JSONValue.string)
                 try await rows.make(step.write, values: &shared, token: maker.accessToken, via: http)
             }
         }
         self.members.withLock { m in
-            for (i, s) in members.enumerated() { m[s.userID] = Member(group: id, owner: i == 0, number: number) }
+            let topic = channel(of: id)
+            for (i, s) in members.enumerated() { m[s.userID] = Member(group: id, owner: i == 0, number: number, topic: topic) }
         }
     }
 
@@ -120,12 +122,18 @@ public final class DeclaredGroupApp: GroupApp {
 
     /// The group's private channel: its broadcasts and presence, and its own row changing (its end).
     public func subscription(for userID: String) -> AppSubscription {
-        let id = groupID(of: userID) ?? "unknown"
-        let topic = (try? Template.fill(group.topic) { $0 == "group.id" ? id : nil }) ?? group.topic
+        let member = members.withLock { $0[userID] }
+        let id = member?.group ?? "unknown"
         let ended = RealtimeClient.Binding(event: "UPDATE", table: group.table, filter: "\(group.columns.id)=eq.\(id)")
-        return AppSubscription(topic: topic.hasPrefix("realtime:") ? topic : "realtime:\(topic)", bindings: [ended],
+        return AppSubscription(topic: member?.topic ?? channel(of: id), bindings: [ended],
                                options: RealtimeClient.ChannelOptions(isPrivate: true, broadcastAck: true, presenceKey: userID),
                                tracksPresence: group.presence != nil)
+    }
+
+    /// Group `id`'s private channel, as Realtime names it (`realtime:` and the filled topic).
+    private func channel(of id: String) -> String {
+        let topic = (try? Template.fill(group.topic) { $0 == "group.id" ? id : nil }) ?? group.topic
+        return topic.hasPrefix("realtime:") ? topic : "realtime:\(topic)"
     }
 
     public func subscriptions(for userID: String) -> [AppSubscription] { [subscription(for: userID)] }
@@ -139,13 +147,13 @@ public final class DeclaredGroupApp: GroupApp {
 
     public func sendToGroup(_ update: OutgoingUpdate, from session: Session, realtime: RealtimeClient?,
                             via http: SupabaseHTTP) async throws(SupabaseError) -> (bytes: Int, ref: String?) {
-        guard let realtime, let id = groupID(of: session.userID) else { throw SupabaseError(kind: .notJoined, message: "no group channel") }
+        guard let realtime, let member = members.withLock({ $0[session.userID] }) else { throw SupabaseError(kind: .notJoined, message: "no group channel") }
         guard let fix = JSONScanner.parse(update.body), case .object = fix else {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(spec.file): the plaintext is not a JSON object")
         }
-        let topic = subscription(for: session.userID).topic
+        let topic = member.topic
         guard let ref = realtime.broadcast(topic, event: group.event, payload: fix.setting(group.sender, to: .string(session.userID))) else {
-            throw SupabaseError(kind: .notJoined, message: "\(topic) (group \(id)) is not joined")
+            throw SupabaseError(kind: .notJoined, message: "\(topic) (group \(member.group)) is not joined")
         }
         // The frame as sent: topic, event, the payload with its envelope, refs.
         return (update.body.utf8.count + topic.utf8.count + group.event.utf8.count + 110, ref)
