@@ -180,7 +180,10 @@ extension Convoy {
                 try Self.checkOpenFileLimit(devices: here, pooled: pooledConnections, embedded: false)
             }
 
-            let (embedded, supabase, targetKind) = try await startBackend(scenario, logger: Logger(label: "convoy.serve", factory: makeHandler))
+            // One clock for the fleet and the embedded backend: the backend stamps its rows (ended_at, created_at) and purges by the
+            // same time the retention check judges them by, whatever the machine's wall clock does meanwhile (an NTP step).
+            let clock = RunClock()
+            let (embedded, supabase, targetKind) = try await startBackend(scenario, clock: clock, logger: Logger(label: "convoy.serve", factory: makeHandler))
             logger.info("scenario \(scenario.name): \(here) devices\(shard.map { " (shard \($0) of \(scenario.deviceCount), run \(runID))" } ?? "") against \(supabase.url) (\(targetKind)); results in \(folder.path)")
 
             let engine: HTTPEngine
@@ -201,7 +204,7 @@ extension Convoy {
                 probeCatalogue: inputs.catalogue, shard: shard, startAt: start)
             if let live = LiveRun.setup { configuration.live = [live.group: live.feeds] }
             configuration.adminSignUp = signup == .admin
-            let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), logger: logger)
+            let fleet = FleetRun(configuration, engine: engine, metrics: Metrics(observer: exporter), clock: clock, logger: logger)
             let progress = RunProgress(devices: here)
             let live = try await startDashboard(scenario, fleet: fleet, devices: here, folder: folder, logger: logger)
             defer { live?.server.cancel() }

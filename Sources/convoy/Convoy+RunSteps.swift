@@ -71,8 +71,9 @@ extension Convoy.Run {
         return folder
     }
 
-    /// The backend the run targets: the embedded one started here (stopped by the caller), a project, or a keys file's.
-    func startBackend(_ scenario: Scenario, logger: Logger) async throws -> (EmbeddedServer?, SupabaseTarget, kind: String) {
+    /// The backend the run targets: the embedded one started here (stopped by the caller) on the run's `clock`, a project,
+    /// or a keys file's.
+    func startBackend(_ scenario: Scenario, clock: RunClock, logger: Logger) async throws -> (EmbeddedServer?, SupabaseTarget, kind: String) {
         switch resolvedTarget(scenario.target) {
         case .embedded:
             if let declared = scenario.app.declared, declared.serves == nil, declared.sqlFolder == nil {
@@ -81,7 +82,7 @@ extension Convoy.Run {
             }
             let embedded: EmbeddedServer
             do {
-                embedded = try await EmbeddedServer.start(Self.embeddedConfiguration(scenario), logger: logger)
+                embedded = try await EmbeddedServer.start(Self.embeddedConfiguration(scenario), clock: clock, logger: logger)
             } catch {
                 throw CommandFailure.runtime("cannot start the embedded backend: \(error)")
             }
