@@ -146,7 +146,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     public func value(in snapshot: MetricsSnapshot) -> Double? {
         switch subject {
         case .statistic(let h, let stat): return snapshot.statistic(h, stat)
-        case .counter(let c): return snapshot.unmeasured?.contains(c) == true ? nil : Double(snapshot.counters[c] ?? 0)
+        case .counter(let c): return untested(in: snapshot) != nil ? nil : Double(snapshot.counters[c] ?? 0)
         case .ratio(let r):
             guard let (n, d) = Self.ratios[r] else { return nil }
             let denominator = Double(snapshot.counters[d] ?? 0)
@@ -154,14 +154,34 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Why the run gave this threshold nothing to judge (nil when it did): a histogram that recorded nothing, a
+    /// ratio over nothing, a count of failures with no chance to fail (`Opportunity`), a retention check too short.
+    public func untested(in snapshot: MetricsSnapshot) -> String? {
+        switch subject {
+        case .statistic(let h, let stat):
+            return snapshot.statistic(h, stat) == nil ? "nothing recorded \(h)" : nil
+        case .counter(let c):
+            if snapshot.unmeasured?.contains(c) == true { return Opportunity.unmeasured(c) }
+            return Opportunity.untested(c, in: snapshot.counters)
+        case .ratio(let r):
+            guard let (_, d) = Self.ratios[r] else { return "no such ratio" }
+            return (snapshot.counters[d] ?? 0) == 0 ? "its denominator, \(d), counted nothing" : nil
+        }
+    }
+
     public struct Outcome: Sendable {
         public let threshold: Threshold
         public let value: Double?
+        /// Why it had nothing to judge, when it had not.
+        public var untested: String?
         /// A threshold on something never measured fails: a run that sent nothing has not shown its latency is low.
         public var passed: Bool { value.map { threshold.comparison.holds($0, threshold.limit) } ?? false }
     }
 
-    public func evaluate(_ snapshot: MetricsSnapshot) -> Outcome { Outcome(threshold: self, value: value(in: snapshot)) }
+    public func evaluate(_ snapshot: MetricsSnapshot) -> Outcome {
+        let value = value(in: snapshot)
+        return Outcome(threshold: self, value: value, untested: value == nil ? untested(in: snapshot) ?? "nothing recorded for it" : nil)
+    }
 }
 
 /// A plain decimal number ≥ 0 as people write them in scenarios and

@@ -63,7 +63,12 @@ import Testing
         }
         for run in [builtIn, declared] {
             #expect(run.counters["pairing_failures"] == nil && run.counters["decrypt_failures"] == nil && run.counters["received_unmatched"] == nil)
-            #expect(run.accounting.closes && run.accounting.delivered > 20 && run.accounting.lostTotal == 0, "\(run.accounting.lost)")
+            // Nothing lost, unless the loaded machine took a phone off Realtime or made it retry an insert: then an update
+            // can arrive after a newer one and is rejected as stale, as the app would (PRD §4.4 d), and nothing else.
+            let disturbed = (run.counters["reconnects"] ?? 0) + (run.counters["retry_posted"] ?? 0) > 0
+            #expect(run.accounting.closes && run.accounting.delivered > 20
+                    && (run.accounting.lostTotal == 0 || disturbed && Set(run.accounting.lost.keys) == ["stale"]),
+                    "\(run.accounting.lost) \(run.counters)")
             // Every row is one sealed update, opened by its recipient into exactly the PRD's four keys.
             #expect(run.rows.count == (run.counters["sent"] ?? 0) + (run.counters["sent_offline"] ?? 0))
             for row in run.rows {

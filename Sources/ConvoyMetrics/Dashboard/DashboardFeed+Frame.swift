@@ -67,7 +67,7 @@ extension DashboardFeed {
         }
         guard !pending else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "at_end") }
         let outcome = t.evaluate(measured)
-        guard let value = outcome.value else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "no_data") }
+        guard let value = outcome.value else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "no_data", why: outcome.untested) }
         return ThresholdNow(threshold: t.text, value: unit == "ms" ? value / 1000 : value, unit: unit, state: outcome.passed ? "passing" : "failing")
     }
 }

@@ -65,7 +65,10 @@ public struct ThresholdNow: Codable, Sendable, Equatable {
     public var threshold: String
     public var value: Double?
     public var unit: String
+    /// passing, failing, no_data, at_end (live); passed, failed, not_tested (at the end).
     public var state: String
+    /// Why it has nothing to judge (no_data, not_tested).
+    public var why: String?
 }
 
 /// How the run ended, sent once after the last frame: the verdict and the figures summary.json holds,
@@ -120,7 +123,8 @@ public struct DashboardEnd: Codable, Sendable, Equatable {
         accounting = summary.showsLocations ? summary.accounting : nil
         mailbox = summary.mailbox.map { MailboxEnd(sent: $0.sent, delivered: $0.delivered, lost: $0.lost) }
         thresholds = summary.thresholds.map {
-            ThresholdNow(threshold: $0.threshold, value: $0.value, unit: $0.unit, state: $0.passed ? "passed" : "failed")
+            ThresholdNow(threshold: $0.threshold, value: $0.value, unit: $0.unit,
+                         state: $0.untested != nil ? "not_tested" : $0.passed ? "passed" : "failed", why: $0.untested)
         }
         counters = summary.counters
         durationSeconds = summary.durationSeconds

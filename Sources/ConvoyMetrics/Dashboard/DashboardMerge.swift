@@ -67,6 +67,10 @@ public enum DashboardMerge {
         }
         let thresholds = (ends.first { !$0.thresholds.isEmpty }?.thresholds ?? []).map { t in
             let everywhere = ends.allSatisfy { e in e.thresholds.contains { $0.threshold == t.threshold && $0.state == "passed" } }
+            let untested = ends.map { e in e.thresholds.first { $0.threshold == t.threshold && $0.state == "not_tested" } }
+            if untested.allSatisfy({ $0 != nil }) {
+                return ThresholdNow(threshold: t.threshold, value: nil, unit: t.unit, state: "not_tested", why: untested.first??.why)
+            }
             return ThresholdNow(threshold: t.threshold, value: nil, unit: t.unit, state: everywhere ? "passed" : "failed")
         }
         var counters: [String: Int] = [:]

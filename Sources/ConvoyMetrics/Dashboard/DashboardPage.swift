@@ -90,7 +90,7 @@ public enum DashboardPage {
         .columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0 24px; }
         table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
         th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); } td.n, th.n { text-align: right; }
-        .state { font-weight: 600; } .passing, .passed { color: var(--ok); } .failing, .failed { color: var(--bad); } .at_end, .no_data { color: var(--wait); }
+        .state { font-weight: 600; } .passing, .passed { color: var(--ok); } .failing, .failed, .not_tested { color: var(--bad); } .at_end, .no_data { color: var(--wait); }
         #end { border: 2px solid var(--line); border-radius: 8px; padding: 4px 14px; margin: 12px 0; }
         #end.pass { border-color: var(--ok); } #end.fail { border-color: var(--bad); }
         footer { margin-top: 20px; }

@@ -19,7 +19,7 @@ enum DashboardScript {
       if (t.unit === "ratio") return (100 * t.value).toFixed(3) + " %";
       return fmt(t.value);
     }
-    const stateText = { passing: "passing so far", failing: "failing so far", no_data: "no data yet", at_end: "at the end", passed: "passed", failed: "failed" };
+    const stateText = { passing: "passing so far", failing: "failing so far", no_data: "no data yet", at_end: "at the end", passed: "passed", failed: "failed", not_tested: "not tested in this run" };
 
     // A line chart in `svg` (viewBox 520×200): series of [t, y] with gaps for null.
     function chart(svg, series, yUnit) {
@@ -91,7 +91,7 @@ enum DashboardScript {
     }
 
     function drawThresholds(list) {
-      rows($("thresholds").tBodies[0], list.map((t) => `<tr data-threshold="${esc(t.threshold)}" data-state="${t.state}"><td>${esc(t.threshold)}</td><td class="n">${value(t)}</td><td class="state ${t.state}">${stateText[t.state] || t.state}</td></tr>`));
+      rows($("thresholds").tBodies[0], list.map((t) => `<tr data-threshold="${esc(t.threshold)}" data-state="${t.state}"><td>${esc(t.threshold)}</td><td class="n">${value(t)}</td><td class="state ${t.state}">${stateText[t.state] || t.state}${t.why ? ` (why: ${esc(t.why)})` : ""}</td></tr>`));
     }
 
     function drawEnd(e) {

@@ -144,7 +144,7 @@ public enum HTMLReport {
         if !a.lost.isEmpty {
             out += "<p class=\"note\">Lost by reason:</p>" + table(["reason", "updates"], a.lost.sorted { $0.value > $1.value }.map { [e($0.key), String($0.value)] }, numeric: [1])
         }
-        out += "<p class=\"note\">" + (a.closes ? "Every update is accounted for: sent = delivered + lost." : "<strong>The accounting does not close.</strong>") + "</p>"
+        out += "<p class=\"note\">" + (a.sent == 0 ? "No update was sent: the accounting is not tested in this run." : a.closes ? "Every update is accounted for: sent = delivered + lost." : "<strong>The accounting does not close.</strong>") + "</p>"
         return out
     }
 

@@ -7,7 +7,7 @@ public enum JUnitReport {
     public static func render(_ s: RunSummary) -> String {
         var suites: [(name: String, cases: [Case])] = []
         suites.append(("thresholds", s.thresholds.map { t in
-            Case(name: t.threshold, failure: t.passed ? nil : "\(t.threshold): measured \(RunSummary.value(t))")
+            Case(name: t.threshold, failure: t.passed ? nil : "\(t.threshold): \(t.value == nil ? "" : "measured ")\(RunSummary.value(t))")
         }))
         var correctness = [Case(name: "accounting closes (sent = delivered + lost)",
                                 failure: s.accounting.closes ? nil : "sent \(s.accounting.sent) ≠ delivered \(s.accounting.delivered) + lost \(s.accounting.lostTotal)")]

@@ -33,7 +33,8 @@ extension RunSummary {
         if !a.lost.isEmpty {
             out += "Lost by reason: " + a.lost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".\n\n"
         }
-        out += a.closes ? "Every update is accounted for: sent = delivered + lost.\n\n"
+        out += a.sent == 0 ? "No update was sent: the accounting is not tested in this run.\n\n"
+            : a.closes ? "Every update is accounted for: sent = delivered + lost.\n\n"
             : "**The accounting does not close**: sent \(a.sent) ≠ delivered \(a.delivered) + lost \(a.lostTotal).\n\n"
         return out
     }
@@ -200,7 +201,7 @@ extension RunSummary {
     static func seconds(_ v: Double) -> String { v >= 120 ? String(format: "%.1f min", v / 60) : String(format: "%.1f s", v) }
 
     static func value(_ t: ThresholdResult) -> String {
-        guard let v = t.value else { return "not measured" }
+        guard let v = t.value else { return "not tested in this run (why: \(t.untested ?? "nothing recorded for it"))" }
         switch t.unit {
         case "ms": return "\(ms(v)) ms"
         case "ratio": return String(format: "%.3f %%", v * 100)

@@ -191,6 +191,13 @@ public struct RunSummary: Codable, Sendable, Equatable {
         public var value: Double?
         public var unit: String
         public var passed: Bool
+        /// Why the run gave it nothing to judge ("not tested in this run"); nil when it was judged.
+        public var untested: String?
+
+        enum CodingKeys: String, CodingKey {
+            case threshold, value, unit, passed
+            case untested = "not_tested"
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -228,9 +235,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
         self.thresholds = thresholds.map { t in
             let outcome = t.evaluate(metrics)
             switch t.subject {
-            case .statistic: return ThresholdResult(threshold: t.text, value: outcome.value.map { $0 / 1000 }, unit: "ms", passed: outcome.passed)
-            case .ratio: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "ratio", passed: outcome.passed)
-            case .counter: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "count", passed: outcome.passed)
+            case .statistic: return ThresholdResult(threshold: t.text, value: outcome.value.map { $0 / 1000 }, unit: "ms", passed: outcome.passed, untested: outcome.untested)
+            case .ratio: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "ratio", passed: outcome.passed, untested: outcome.untested)
+            case .counter: return ThresholdResult(threshold: t.text, value: outcome.value, unit: "count", passed: outcome.passed, untested: outcome.untested)
             }
         }
         passed = self.thresholds.allSatisfy(\.passed)

@@ -1,0 +1,62 @@
+import ConvoyMetrics
+import Foundation
+import Testing
+
+/// No verdict without a test (issue 47, item 3): a threshold on a count of failures that the run gave no chance to
+/// happen is "not tested in this run (why: …)" and fails, in the summary, report.html and the dashboard; with the
+/// chance given, the same threshold is judged on its count.
+@Suite struct OpportunityTests {
+    static func summary(_ counters: [String: Int], sent: Int = 0, _ thresholds: [String]) throws -> RunSummary {
+        let metrics = Metrics()
+        for (name, n) in counters { metrics.count(CounterName.declared(name), by: n) }
+        var a = Accounting()
+        (a.sent, a.delivered) = (sent, sent)
+        return RunSummary(scenario: "s", scenarioFile: "s.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 1,
+                          target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 2, accounting: a, metrics: metrics.snapshot(),
+                          thresholds: try thresholds.map { try Threshold($0) }, exitCode: { $0 ? 0 : 99 })
+    }
+
+    @Test(arguments: [
+        // (threshold, counters without a chance, the reason's words, counters with one)
+        ("decrypt_failures == 0", [:], "nothing was received", ["received": 12]),
+        ("received_unmatched == 0", ["sent": 3], "nothing was received", ["received": 3]),
+        ("token_refresh_failures == 0", ["http_requests": 40], "token refresh", ["token_refreshes": 2]),
+        ("pairing_accepted_later_succeeded == 0", ["pairing_requests": 8], "decide-later", ["pairing_accepted_later": 1]),
+        ("action_failures.ride_claim == 0", ["actions.ride_post": 5], "ride_claim never came due", ["actions.ride_claim": 4]),
+        ("lost.retry_expired == 0", [:], "no location update was sent", ["sent": 10]),
+    ] as [(String, [String: Int], String, [String: Int])])
+    func aFailureCountWithNoChanceIsNotTestedAndFails(_ threshold: String, _ without: [String: Int], _ why: String, _ with: [String: Int]) throws {
+        let untested = try Self.summary(without, [threshold])
+        let t = try #require(untested.thresholds.first)
+        #expect(t.value == nil && !t.passed && t.untested?.contains(why) == true, "\(t)")
+        #expect(untested.exitCode == 99)
+        #expect(untested.markdown().contains("not tested in this run (why: \(t.untested!))"))
+        let html = HTMLReport.render(ReportInput(summary: untested, series: [], histograms: MetricsSnapshot()))
+        #expect(html.contains("not tested in this run (why: "))
+        let end = DashboardEnd(untested, report: "report.html", results: "/r")
+        #expect(end.thresholds.first?.state == "not_tested" && end.thresholds.first?.why == t.untested)
+        let json = String(decoding: try JSONEncoder().encode(untested), as: UTF8.self)
+        #expect(json.contains("\"not_tested\""))
+
+        // The control: given its chance, the same threshold is judged on its count of 0, and passes.
+        let tested = try Self.summary(without.merging(with) { $1 }, [threshold])
+        let judged = try #require(tested.thresholds.first)
+        #expect(judged.value == 0 && judged.passed && judged.untested == nil, "\(judged)")
+        #expect(DashboardEnd(tested, report: "report.html", results: "/r").thresholds.first?.state == "passed")
+    }
+
+    @Test func aFailureThatHappenedIsItsOwnChance() throws {
+        // Every pairing refused: no request went through, yet 16 failed, and that is a tested failure, not "not tested".
+        let t = try #require(try Self.summary(["pairing_failures": 16], ["pairing_failures == 0"]).thresholds.first)
+        #expect(t.value == 16 && !t.passed && t.untested == nil)
+    }
+
+    @Test func aRunThatSentNothingDoesNotSayEveryUpdateIsAccountedFor() throws {
+        let none = try Self.summary([:], ["delivery.loss < 5%"])
+        #expect(none.markdown().contains("No update was sent: the accounting is not tested in this run."))
+        #expect(!none.markdown().contains("Every update is accounted for"))
+        #expect(none.thresholds.first?.untested == "its denominator, sent, counted nothing")
+        // The control: a run that sent says it closes.
+        #expect(try Self.summary(["sent": 4], sent: 4, ["delivery.loss < 5%"]).markdown().contains("Every update is accounted for"))
+    }
+}
