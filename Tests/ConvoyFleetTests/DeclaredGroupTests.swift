@@ -109,14 +109,8 @@ import Testing
     @Test(arguments: ProbeTests.Store.available)
     func theCheckRefusesAStrangerOnlyWhileTheChannelPolicyHolds(_ store: ProbeTests.Store) async throws {
         let spec = try AppFile.load(Self.huddle)
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("huddle-open-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Self.openChannelFolder(spec)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let sql = try String(contentsOfFile: spec.sqlFolder! + "/001_huddle.sql", encoding: .utf8)
-        let open = sql.replacingOccurrences(of: "USING (realtime.messages.extension IN ('broadcast', 'presence') AND public.in_huddle_channel(realtime.topic()))",
-                                            with: "USING (true)")
-        #expect(open != sql)
-        try open.write(to: dir.appendingPathComponent("001_huddle.sql"), atomically: true, encoding: .utf8)
         for (folder, holds) in [(spec.sqlFolder!, true), (dir.path, false)] {
             let (server, _) = try await ProbeTests.start(Self.configuration(folder), on: store)
             let engine = try HTTPEngine()
@@ -132,6 +126,50 @@ import Testing
                                               "receive", "read", "groups: end", "groups: ended"])
             } else {
                 #expect(steps.last?.name == "channel: stranger refused" && steps.last?.detail.contains("let anyone in") == true)
+            }
+        }
+    }
+
+    /// Huddle's SQL with the policy that keeps a huddle's channel to its crew opened to anyone signed in.
+    static func openChannelFolder(_ spec: DeclaredAppSpec) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("huddle-open-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let sql = try String(contentsOfFile: spec.sqlFolder! + "/001_huddle.sql", encoding: .utf8)
+        let open = sql.replacingOccurrences(of: "USING (realtime.messages.extension IN ('broadcast', 'presence') AND public.in_huddle_channel(realtime.topic()))",
+                                            with: "USING (true)")
+        #expect(open != sql)
+        try open.write(to: dir.appendingPathComponent("001_huddle.sql"), atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    /// Hostile phones in a declared group app's run (`hostile:` with probes/huddle.yaml): members of one huddle, cast
+    /// from the run's own huddles, try the other huddles' channel, rows and crews while the crews share. As shipped,
+    /// every probe is tried and denied and the crews' delivery is whole; the control opens the channel policy, and the
+    /// same run finds the leak.
+    @Test func hostilePhonesProbeTheRunsOwnHuddlesAndFindAnOpenedChannel() async throws {
+        let spec = try AppFile.load(Self.huddle)
+        let scenario = try ScenarioFile.parse("""
+            name: huddle-hostile
+            seed: 21
+            app: {file: \(Self.huddle)}
+            groups: [{name: crew, count: 16, tracks: {synthetic: walk}, cadence: 600ms..900ms}]
+            social: {groups: 3..4}
+            hostile: {share: 10%, catalogue: \(AppFileTests.root.appendingPathComponent("probes/huddle.yaml").path), at: 1s}
+            timeline: {arrival_rate: 40/s, steady: 5s, ramp_down: 500ms}
+            """, file: "huddle-hostile.yaml")
+        let dir = try Self.openChannelFolder(spec)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (folder, holds) in [(spec.sqlFolder!, true), (dir.path, false)] {
+            let (outcome, _) = try await DeclaredBeaconTests.run(scenario, Self.configuration(folder), on: .sqlite) { _, _ in () }
+            let probes = try #require(outcome.probes)
+            let channel = try #require(probes.probes.first { $0.id == "join_victim_huddle_channel" })
+            #expect(probes.hostileDevices >= 2 && probes.probes.allSatisfy { $0.tried > 0 && $0.errors == 0 },
+                    "every probe had its chance: \(probes.probes.map { ($0.id, $0.tried, $0.errors, $0.notes ?? []) })")
+            if holds {
+                #expect(probes.leaks == 0 && probes.probes.allSatisfy { $0.denied == $0.tried }, "\(probes.probes.map { ($0.id, $0.leaked) })")
+                #expect(outcome.accounting.closes && outcome.accounting.delivered > 50 && outcome.accounting.lostTotal == 0, "\(outcome.accounting.lost)")
+            } else {
+                #expect(channel.leaked > 0, "opened, the victim's channel let the attacker in: \(channel)")
             }
         }
     }

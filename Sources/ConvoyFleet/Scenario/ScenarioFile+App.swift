@@ -102,10 +102,8 @@ extension Reader {
     /// auto-end, what a group leaves to purge) are not declarable yet, so the keys that would run them are refused.
     private func checkDeclaredGroup(_ m: [String: Reader], _ spec: DeclaredAppSpec) throws(ScenarioError) {
         let why = "\(spec.file) declares a group app's broadcast and presence; the group shape's other rooms are not declarable yet (docs/apps.md, \"A group app\")"
-        for key in ["retention", "hostile"] where m[key] != nil {
-            throw m[key]!.error("`\(key)` does nothing for app \(spec.name): " + (key == "retention"
-                ? "its phones store nothing on the backend to purge (their positions are broadcast)"
-                : "hostile devices probe a built-in app's group rooms; probe this app with convoy probe --app \(spec.file)"))
+        if let retention = m["retention"] {
+            throw retention.error("`retention` does nothing for app \(spec.name): its phones store nothing on the backend to purge (their positions are broadcast)")
         }
         if let social = try m["social"]?.mapping(Self.socialKeys) {
             let refused = ["abandon", "abandon_at", "auto_end", "auto_end_grace", "join_by_request", "approve_after", "leave_rejoin", "leave_at",
