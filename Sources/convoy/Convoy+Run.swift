@@ -23,7 +23,7 @@ extension Convoy {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
-            abstract: "Run a scenario: a fleet of virtual phones of an app (Green Box, Survale, QuickPic) that onboard, pair, send and receive, measured.",
+            abstract: "Run a scenario: a fleet of virtual phones of an app (Green Box, Survale, QuickPic, Closer, or one declared in a file) that onboard, pair, send and receive, measured.",
             discussion: """
                 Devices sign up, publish their keys and pair as the scenario's social graph says; then they \
                 arrive at the arrival rate, share sealed updates with each friend on their cadence, receive \

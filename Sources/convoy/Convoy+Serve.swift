@@ -10,7 +10,7 @@ extension Convoy {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serve",
-            abstract: "Run the reference backend of an app: Supabase-compatible (Green Box, Survale) or the app's own API (QuickPic).",
+            abstract: "Run the reference backend of an app: Supabase-compatible (Green Box, Survale, a declared app's SQL) or the app's own API (QuickPic, Closer's callables).",
             discussion: """
                 Serves one app's backend (--app; Green Box by default: greenbox-prd.md §3's schema and \
                 policies, its invite RPCs and its retention purge) behind /auth/v1 (GoTrue), /rest/v1 \

@@ -246,7 +246,8 @@ import Testing
                       ("survale", "groups: 4..4, communities: 3", "communities"), ("survale", "groups: 4..4, invite_ttl: 1m", "invite_ttl"),
                       ("quickpic", "friends: 2..3, auto_end: 1m", "auto_end"), ("quickpic", "friends: 2..3, auto_end_grace: 5s", "auto_end_grace"),
                       ("quickpic", "friends: 2..3, abandon_at: 30s", "abandon_at"), ("closer", "friends: 1, auto_end: 1m", "auto_end"),
-                      ("closer", "friends: 1, abandon_at: 30s", "abandon_at")])
+                      ("closer", "friends: 1, abandon_at: 30s", "abandon_at"), ("quickpic", "friends: 2..3, invite_ttl: 1m", "invite_ttl"),
+                      ("closer", "friends: 1, communities: 2", "communities"), ("closer", "friends: 1, decline: 10%", "decline")])
     func aKeyTheAppNeverReadsIsRefusedAtItsLine(_ app: String, _ social: String, _ key: String) throws {
         do {
             _ = try Self.parse(app, social)
@@ -261,6 +262,37 @@ import Testing
         #expect(survale.social.abandonAt == 30 && survale.social.autoEnd == 60 && survale.social.autoEndGrace == 5)
         let quickpic = try Self.parse("quickpic", "friends: 2..3, decide_later: 10%, communities: 2")
         #expect(quickpic.social.friends == 2...3 && quickpic.social.decideLater == 0.1 && quickpic.social.communities == 2)
-        #expect(try Self.parse("closer", "friends: 1, invite_ttl: 1m").social.inviteTTL == 60)
+        #expect(try Self.parse("closer", "friends: 1, invite_ttl: 1m, decide_later: 10%").social.inviteTTL == 60)
+        #expect(try Self.parse("greenbox", "friends: 2..3, invite_ttl: 1m, communities: 2, decline: 10%").social.inviteTTL == 60)
+        #expect(try Self.parse("quickpic", "friends: 2..3, decline: 10%").social.decline == 0.1)
+    }
+}
+
+/// closer-pairing.yaml judges the answer loop (issue 47, item 4): a run whose couples paired but revealed no answer
+/// fails, with the answer threshold "not tested"; the control, answers revealed, passes it.
+@Suite struct CloserAnswerLoopTests {
+    static func summary(_ scenario: Scenario, counters: [String: Int], reveals: Int) -> RunSummary {
+        let metrics = Metrics()
+        for (name, n) in counters { metrics.count(CounterName.declared(name), by: n) }
+        for _ in 0..<20 {
+            metrics.record(.pairingRequest, seconds: 0.05)
+            metrics.record(.pairingAccept, seconds: 17)
+        }
+        for _ in 0..<reveals { metrics.record(.mailboxLatency, seconds: 14) }
+        return RunSummary(scenario: scenario.name, scenarioFile: "closer-pairing.yaml", seed: scenario.seed, complete: true, startedAt: Date(),
+                          endedAt: Date(), durationSeconds: 1, target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 40,
+                          accounting: Accounting(), metrics: metrics.snapshot(), thresholds: scenario.thresholds, exitCode: { $0 ? 0 : 99 })
+    }
+
+    @Test func aRunThatRevealsNoAnswerFails() throws {
+        let scenario = try ScenarioFile.load(ScenarioFileTests.root.appendingPathComponent("scenarios/closer-pairing.yaml").path)
+        let paired = ["pairing_requests": 20, "pairing_accepted": 20, "pairing_accepted_later": 2, "pairing_requests_gone": 2]
+        let none = Self.summary(scenario, counters: paired, reveals: 0)
+        #expect(none.exitCode == 99)
+        #expect(none.thresholds.filter { !$0.passed }.map(\.threshold) == ["mailbox_latency.p99 < 90s", "mailbox.loss == 0"], "\(none.thresholds)")
+        #expect(none.thresholds.filter { !$0.passed }.allSatisfy { $0.untested != nil })
+        // The control: answers sent and revealed, every threshold is judged and holds.
+        let answered = Self.summary(scenario, counters: paired.merging(["mailbox_sent": 30, "mailbox_delivered": 30]) { $1 }, reveals: 30)
+        #expect(answered.exitCode == 0, "\(answered.thresholds)")
     }
 }

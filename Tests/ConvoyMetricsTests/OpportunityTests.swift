@@ -47,8 +47,18 @@ import Testing
 
     @Test func aFailureThatHappenedIsItsOwnChance() throws {
         // Every pairing refused: no request went through, yet 16 failed, and that is a tested failure, not "not tested".
-        let t = try #require(try Self.summary(["pairing_failures": 16], ["pairing_failures == 0"]).thresholds.first)
+        let refused = try Self.summary(["pairing_failures": 16], ["pairing_failures == 0"])
+        let t = try #require(refused.thresholds.first)
         #expect(t.value == 16 && !t.passed && t.untested == nil)
+        // The pairing section shows them, in the summary and the report, though no request went through.
+        #expect(refused.markdown().contains("## Friends made during the run\n\n0 requests: 0 accepted, 0 left at decide later; 16 failed."),
+                "\(refused.markdown())")
+        let html = HTMLReport.render(ReportInput(summary: refused, series: [], histograms: MetricsSnapshot()))
+        #expect(html.contains("requests made") && html.contains(">16<"))
+        // The control: a run that tried no pairing has no section.
+        let none = try Self.summary(["sent": 4], sent: 4, [])
+        #expect(!none.markdown().contains("## Friends made during the run"))
+        #expect(!HTMLReport.render(ReportInput(summary: none, series: [], histograms: MetricsSnapshot())).contains("requests made"))
     }
 
     @Test func aRunThatSentNothingDoesNotSayEveryUpdateIsAccountedFor() throws {
@@ -58,5 +68,23 @@ import Testing
         #expect(none.thresholds.first?.untested == "its denominator, sent, counted nothing")
         // The control: a run that sent says it closes.
         #expect(try Self.summary(["sent": 4], sent: 4, ["delivery.loss < 5%"]).markdown().contains("Every update is accounted for"))
+    }
+
+    /// QuickPic's loss is defined once: the report's headline, the summary and `mailbox.loss` count the same messages
+    /// (those the backend lost), and a message the run's end left unpolled is shown by its reason, not as a loss.
+    @Test(arguments: [("not_polled_since", 0.0), ("not_fetched", 7.0 / 60)])
+    func theMailboxHeadlineAndItsRatioAreOneLoss(_ reason: String, _ ratio: Double) throws {
+        var s = try Self.summary(["mailbox_sent": 60, "mailbox_delivered": 53, "mailbox_lost": 7, "mailbox_lost.\(reason)": 7], ["mailbox.loss < 0.1%"])
+        var m = MailboxReport()
+        (m.sent, m.delivered, m.lost) = (60, 53, [reason: 7])
+        s.mailbox = m
+        let t = try #require(s.thresholds.first)
+        #expect(t.value == ratio && t.passed == (ratio == 0), "\(t)")
+        let percent = String(format: "%.2f", ratio * 100)
+        let html = HTMLReport.render(ReportInput(summary: s, series: [], histograms: MetricsSnapshot()))
+        #expect(html.contains("lost (mailbox.loss)") && html.contains("\(ratio == 0 ? 0 : 7) (\(percent) %)"), "\(html)")
+        let text = s.markdown()
+        #expect(text.contains("53 delivered, \(ratio == 0 ? 0 : 7) lost (\(percent) %, mailbox.loss)"), "\(text)")
+        #expect(text.contains("not delivered: 7 not_polled_since") == (reason == "not_polled_since"))
     }
 }

@@ -11,6 +11,9 @@ extension FriendApp {
 
     /// Both friends share, as every built-in app's do.
     public var sharing: LinkSharing { .mutual }
+
+    /// Friends ask by id or username; no code to expire.
+    public var issuesInviteCodes: Bool { false }
 }
 
 /// Who shares their location once a friendship is active: both friends, or one side alone (a follow: the one who

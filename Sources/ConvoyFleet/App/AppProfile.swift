@@ -104,6 +104,9 @@ extension AppProfile {
 
     /// Whether each user has at most one friend (`FriendApp.friendsAreCouples`).
     public var friendsAreCouples: Bool { friends?.friendsAreCouples ?? false }
+
+    /// Whether its backend issues invite codes that expire (`FriendApp.issuesInviteCodes`).
+    public var issuesInviteCodes: Bool { friends?.issuesInviteCodes ?? false }
 }
 
 /// Apps whose phones share their position and hear each other's on Realtime: what a pairwise and a group app have
@@ -175,6 +178,10 @@ public protocol FriendApp: AppProfile {
 
     /// Who shares with whom once a friendship is active: both (the default), or one side alone (a follow).
     var sharing: LinkSharing { get }
+
+    /// Whether its backend issues invite codes that expire (Green Box's invite links, Closer's pairing codes), whose
+    /// lifetime `social.invite_ttl` sets on the embedded backend. Default false: friends ask by id or username.
+    var issuesInviteCodes: Bool { get }
 
     /// What the inviter's app does before it asks `invitee` (the friend's id and address): QuickPic looks the
     /// friend up (`GET /users/:username`: true, timed as `pairing_lookup`); Closer makes the couple key on the

@@ -41,7 +41,7 @@ extension Reader {
             }
         }
         try refuseKeysThatDoNothing(m, app: choice.name, profile: choice.profile, group: group)
-        try refuseSocialKeysThatDoNothing(social, app: choice.name, group: group)
+        try refuseSocialKeysThatDoNothing(social, app: choice.name, profile: choice.profile, group: group)
         if mailbox {
             for key in ["migration", "hostile"] where m[key] != nil && !(key == "hostile" && couples) {
                 throw m[key]!.error("\(key) is not modelled for \(choice.name) yet (its keys are published once, at registration; its probes run with convoy probe)")
@@ -51,8 +51,10 @@ extension Reader {
 
     /// `social:` keys the app's shape never reads are errors naming their line: a group app's graph is its teams (no
     /// friend counts, communities or pending requests, and no invite codes to expire); only a group app's groups are
-    /// abandoned and ended by the backend.
-    private func refuseSocialKeysThatDoNothing(_ social: [String: Reader]?, app name: String, group: Bool) throws(ScenarioError) {
+    /// abandoned and ended by the backend; only an app whose backend issues invite codes expires them; couples have no
+    /// communities to draw friends from and, with no "no" in the app, nothing to decline.
+    private func refuseSocialKeysThatDoNothing(_ social: [String: Reader]?, app name: String, profile: (any AppProfile)?,
+                                               group: Bool) throws(ScenarioError) {
         guard let social else { return }
         if group {
             for key in ["friends", "communities", "decide_later", "invite_ttl"] where social[key] != nil {
@@ -63,6 +65,19 @@ extension Reader {
             for key in ["auto_end", "auto_end_grace", "abandon_at"] where social[key] != nil {
                 throw social[key]!.error("`\(key)` does nothing for app \(name): it times a group app's abandoned groups (app: survale, social.abandon); "
                                          + "\(name) has no groups")
+            }
+            if let ttl = social["invite_ttl"], profile?.issuesInviteCodes == false {
+                throw ttl.error("`invite_ttl` does nothing for app \(name): it is how long an invite code lives (app: closer, greenbox); "
+                                + "\(name)'s friends ask by id or username, and its requests do not expire")
+            }
+            if profile?.friendsAreCouples == true {
+                if let c = social["communities"] {
+                    throw c.error("`communities` does nothing for app \(name): each phone has one partner (friends: 1), whichever community it is drawn from")
+                }
+                if let d = social["decline"] {
+                    throw d.error("`decline` does nothing for app \(name): it has no \"no\"; a code nobody types in is social.decide_later "
+                                  + "(and expires after invite_ttl)")
+                }
             }
         }
     }

@@ -168,7 +168,9 @@ public enum HTMLReport {
     /// or refused as gone, and how long it took.
     static func pairing(_ s: RunSummary) -> String? {
         let c = s.counters
-        guard let requests = c["pairing_requests"], requests > 0 else { return nil }
+        // Shown when anything was tried: a run whose every request failed says so here too.
+        let requests = c["pairing_requests"] ?? 0
+        guard requests + (c["pairing_failures"] ?? 0) > 0 else { return nil }
         let rows: [(String, Int?)] = [
             ("requests made", requests), ("accepted", c["pairing_accepted"]), ("left at decide later", c["pairing_decided_later"]),
             ("declined", c["pairing_declined"]), ("accepted later: tried", c["pairing_accepted_later"]), ("accepted later: went through", c["pairing_accepted_later_succeeded"]),

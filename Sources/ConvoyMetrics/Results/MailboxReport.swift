@@ -50,6 +50,15 @@ public struct MailboxReport: Codable, Sendable, Equatable {
 
     public var lostTotal: Int { lost.values.reduce(0, +) }
 
+    /// The one loss a mailbox app is judged on, in the summary, report.html and `mailbox.loss` alike: messages whose
+    /// recipient polled after they were stored and never got them (`not_fetched`: the backend lost them). The other
+    /// reasons a message was not delivered are the policy's (`purged_unfetched`, `parked`), the recipient's refusal
+    /// (`rejected_*`) or the run's end (`not_polled_since`: never had its chance), each shown by name.
+    public var lostByBackend: Int { lost["not_fetched"] ?? 0 }
+
+    /// `lostByBackend` ÷ `sent`, in percent (0 when nothing was sent).
+    public var lossPercent: Double { sent > 0 ? Double(lostByBackend) / Double(sent) * 100 : 0 }
+
     /// Whether the accounting closes: every message sent is delivered or lost with a reason.
     public var closes: Bool { sent == delivered + lostTotal + held }
 

@@ -222,10 +222,11 @@ extension RunSummary {
         return out
     }
 
-    /// Friends made on the phones during the run (`pairing_*`), when there were any requests.
+    /// Friends made on the phones during the run (`pairing_*`), when any was tried: made, or failed.
     func friendsSection() -> String {
         let c = counters
-        guard let requests = c["pairing_requests"], requests > 0 else { return "" }
+        let requests = c["pairing_requests"] ?? 0
+        guard requests + (c["pairing_failures"] ?? 0) > 0 else { return "" }
         var out = "\n## Friends made during the run\n\n\(requests) requests"
         if let looked = latencyMs["pairing_lookup"] { out += " (each after a lookup: \(looked.count))" }
         out += ": \(c["pairing_accepted"] ?? 0) accepted, \(c["pairing_decided_later"] ?? 0) left at decide later"
@@ -255,7 +256,9 @@ extension RunSummary {
 
     func mailboxSection(_ m: MailboxReport) -> String {
         var out = "\n## Mailbox\n\n\(m.sent) messages sent, \(m.delivered) delivered"
-        if !m.lost.isEmpty { out += ", lost: " + m.lost.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
+        out += String(format: ", %d lost (%.2f %%, mailbox.loss)", m.lostByBackend, m.lossPercent)
+        let other = m.lost.filter { $0.key != "not_fetched" }
+        if !other.isEmpty { out += "; not delivered: " + other.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
         if !m.acknowledgeDeletes { out += ", \(m.held) awaiting the partner's answer" }
         out += ". \(m.polls) polls (\(m.emptyPolls) empty, \(m.pollFailures) failed); "
         out += String(format: "%.1f MB up, %.1f MB down.\n\n", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)

@@ -175,6 +175,9 @@ public struct CloserApp: MailboxApp, RegisteredApp {
     /// Couples: a phone has one partner, so a hostile device's victim is in another couple (docs/probes.md).
     public var friendsAreCouples: Bool { true }
 
+    /// Its 6-character pairing codes expire (24 h in the manual).
+    public var issuesInviteCodes: Bool { true }
+
     /// Before the invite: its code and couple key, made on the phone (Argon2id), so that `pairing_request` is the call.
     public func prepareRequest(_ invitee: Invitee, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
         guard let me = Self.subject(token) else { return false }

@@ -103,6 +103,9 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
 
     public var pairsDuringRun: Bool { pairing == .prd }
 
+    /// Its invite links expire (the embedded backend's `create_invite`, probed by probes/greenbox.yaml's expiry probe).
+    public var issuesInviteCodes: Bool { true }
+
     public func requestFriendship(to invitee: Invitee, preference: String, from session: Session,
                                   via http: SupabaseHTTP) async throws(SupabaseError) -> String {
         // `preference` is kept on the phone (the device's pairing plan), never written: the PRD's table has no column for it.
