@@ -125,6 +125,9 @@ public struct ProbeRunner: Sendable {
         } else if let findingIf = step.findingIf, facts.matches(findingIf, context) {
             outcome.findings += 1
             outcome.evidence.append(evidence(.finding, "finding_if \(findingIf.summary) held: \(facts.summary)"))
+        } else if (500..<600).contains(facts.status) {
+            // A server error is the server failing, not a policy refusing: whatever the step expected, nothing was tested.
+            outcome.notes.append("inconclusive \(step.source): the server failed (\(facts.summary)): a 5xx is never \"denied\", nothing was tested")
         } else if controlled {
             outcome.denied += 1
         } else {
