@@ -5,8 +5,8 @@ import Synchronization
 /// Survale's direct messages (spec §2: "DMs optional/ephemeral"; §6: "DMs via ephemeral WebSocket relay (no
 /// storage)"): a broadcast on a private channel of the two, `op_{operation}_dm_{a}_{b}` (their user ids in
 /// order), which Realtime Authorization opens to those two alone while both are members of the running
-/// operation. Nothing is stored: a member off its network misses it. Each member exchanges them with its case
-/// agent (the one person every member of an operation talks to); the case agent, with each member.
+/// operation. Nothing is stored: a member off its network misses it. Any two members of an operation exchange them
+/// (the case agent is one of them).
 extension SurvaleApp {
     static let directEvent = "dm"
 
@@ -18,8 +18,7 @@ extension SurvaleApp {
     public func directPartners(of userID: String) -> [String] {
         members.withLock { m in
             guard let me = m[userID] else { return [] }
-            let team = m.filter { $0.key != userID && $0.value.operation == me.operation }
-            return (me.caseAgent ? team.map(\.key) : team.filter { $0.value.caseAgent }.map(\.key)).sorted()
+            return m.filter { $0.key != userID && $0.value.operation == me.operation }.map(\.key).sorted()
         }
     }
 

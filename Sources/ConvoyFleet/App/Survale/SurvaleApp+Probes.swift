@@ -1,5 +1,6 @@
 import ConvoyJSON
 import ConvoyWire
+import Synchronization
 
 /// Survale's probe cast (docs/probes.md, "Survale"): operations, not friendships. The friend is
 /// the case agent of operation A and the attacker a member of it; the victim is the case agent
@@ -7,7 +8,9 @@ import ConvoyWire
 /// is in no operation. A catalogue names them through `{{<role>.operation}}` and `{{<role>.callsign}}`.
 extension SurvaleApp {
     /// The per-party placeholders a Survale cast fills.
-    public static let probeFields = ["operation", "callsign"]
+    /// `dm_case_agent`: the party's pair channel with its operation's case agent (`op_{id}_dm_{a}_{b}`), for a
+    /// member that is not the case agent.
+    public static let probeFields = ["operation", "callsign", "dm_case_agent"]
 
     public func formProbeCast(_ cast: ProbeCastSessions, serviceKey: String?, via http: SupabaseHTTP) async throws(SupabaseError) {
         // Operation numbers apart from a fleet's (0…), so names say where a row came from.
@@ -28,6 +31,10 @@ extension SurvaleApp {
         for (role, userID) in roles {
             if let operation = operation(of: userID) { values["\(role).operation"] = operation }
             if let callsign = presence(for: userID)?["callsign"] { values["\(role).callsign"] = callsign }
+            let agent = members.withLock { m in m.first { $0.value.operation == m[userID]?.operation && $0.value.caseAgent }?.key }
+            if let operation = operation(of: userID), let agent, agent != userID {
+                values["\(role).dm_case_agent"] = String(Self.directTopic(operation, userID, agent).dropFirst("realtime:".count))
+            }
         }
         return values
     }
