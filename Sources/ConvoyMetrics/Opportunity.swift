@@ -2,7 +2,7 @@
 /// a chance to happen (nothing was received) has not been tested, and must not pass at 0. Each such counter names
 /// the counters of its chances (its attempts; it counts as one of them itself); when all are 0 the threshold has
 /// no value, fails, and says "not tested in this run" with the reason below. Judged from the counters alone, so a
-/// merge of shards (`convoy merge`, `convoy dashboard`) judges it the same way on the merged counts.
+/// merge of shards (`convoy merge`) judges it the same way on the merged counts.
 public enum Opportunity {
     struct Rule {
         /// The counter, or a family (`decrypt_failures` covers `decrypt_failures.bad_key`).
@@ -29,6 +29,18 @@ public enum Opportunity {
         Rule(counter: "mailbox_after_ack", chances: ["mailbox_acks"], why: "no message was acknowledged"),
         Rule(counter: "mailbox_ack_failures", chances: ["mailbox_acks"], why: "no message was acknowledged"),
         Rule(counter: "relogin_failures", chances: ["relogins"], why: "no phone had to sign in again"),
+        Rule(counter: "mailbox_rejected", chances: ["mailbox_received"], why: "no mailbox message was received to verify"),
+        Rule(counter: "mailbox_send_failed", chances: ["mailbox_sent"], why: "no mailbox message was sent"),
+        Rule(counter: "key_lookup_failures", chances: ["key_lookups"], why: "no friend's key was looked up"),
+        Rule(counter: "migration_failures", chances: ["migration_reinstalls"], why: "no phone was reinstalled"),
+        Rule(counter: "presence_unconverged", chances: ["presence_tracks"], why: "no phone tracked its presence"),
+        Rule(counter: "probe_leaks", chances: ["probe_tries"], why: "no probe was tried"),
+        Rule(counter: "probe_findings", chances: ["probe_tries"], why: "no probe was tried"),
+        Rule(counter: "direct_failures", chances: ["direct_sent"], why: "no direct message was sent"),
+        Rule(counter: "direct_lost", chances: ["direct_sent"], why: "no direct message was sent"),
+        Rule(counter: "join_request_failures", chances: ["join_requests"], why: "no phone asked to join a group"),
+        Rule(counter: "archive_failures", chances: ["archived"], why: "no position was archived"),
+        Rule(counter: "replay_failures", chances: ["replays"], why: "no replay was loaded"),
     ]
 
     /// Why `counter` had no chance to count anything in a run with `counters`; nil when it had (or when it is not a

@@ -159,7 +159,7 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     public func untested(in snapshot: MetricsSnapshot) -> String? {
         switch subject {
         case .statistic(let h, let stat):
-            return snapshot.statistic(h, stat) == nil ? "nothing recorded \(h)" : nil
+            return snapshot.statistic(h, stat) == nil ? "\(h) recorded nothing" : nil
         case .counter(let c):
             if snapshot.unmeasured?.contains(c) == true { return Opportunity.unmeasured(c) }
             return Opportunity.untested(c, in: snapshot.counters)

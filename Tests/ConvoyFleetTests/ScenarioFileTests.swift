@@ -266,6 +266,21 @@ import Testing
         #expect(try Self.parse("greenbox", "friends: 2..3, invite_ttl: 1m, communities: 2, decline: 10%").social.inviteTTL == 60)
         #expect(try Self.parse("quickpic", "friends: 2..3, decline: 10%").social.decline == 0.1)
     }
+
+    /// A declared app times invite codes only when the embedded Green Box backend serves it (its create_invite); on its
+    /// own SQL (Beacon) there are none to expire.
+    @Test func aDeclaredAppTakesInviteTTLOnlyOnTheBackendThatIssuesCodes() throws {
+        func parse(_ file: String) throws(ScenarioError) -> Scenario {
+            try ScenarioFile.parse("name: s\napp: {file: \(file)}\ngroups: [{name: a, count: 8}]\nsocial: {friends: 1..2, invite_ttl: 1m}\n", file: "s.yaml")
+        }
+        #expect(try parse(AppFileTests.greenBox).social.inviteTTL == 60)
+        do {
+            _ = try parse(AppFileTests.root.appendingPathComponent("examples/apps/beacon.yaml").path)
+            Issue.record("beacon accepted invite_ttl")
+        } catch {
+            #expect(error.path == "social.invite_ttl" && error.description.contains("does nothing for app beacon"), "\(error)")
+        }
+    }
 }
 
 /// closer-pairing.yaml judges the answer loop (issue 47, item 4): a run whose couples paired but revealed no answer

@@ -11,6 +11,7 @@ import Testing
 @Suite struct SurvaleDirectPartnersTests {
     static let (agent, b, c, other) = ("c0000000-0000-4000-8000-000000000000", "b0000000-0000-4000-8000-000000000000",
                                        "a0000000-0000-4000-8000-000000000000", "d0000000-0000-4000-8000-000000000000")
+    static let otherMember = "e0000000-0000-4000-8000-000000000000"
 
     static func app() -> SurvaleApp {
         let app = SurvaleApp()
@@ -19,6 +20,7 @@ import Testing
             m[b] = .init(operation: "op1", callsign: "A-2")
             m[c] = .init(operation: "op1", callsign: "A-3")
             m[other] = .init(operation: "op2", callsign: "B-1", caseAgent: true)
+            m[otherMember] = .init(operation: "op2", callsign: "B-2")
         }
         return app
     }
@@ -33,7 +35,7 @@ import Testing
         #expect(fromB.topic == fromC.topic && fromB.topic == "realtime:op_op1_dm_\(Self.c)_\(Self.b)" && fromB.options.isPrivate)
         // The control: another operation's case agent is nobody's partner here, and has none here.
         #expect(!app.directPartners(of: Self.b).contains(Self.other) && app.directChannel(for: Self.b, with: Self.other) == nil)
-        #expect(app.directPartners(of: Self.other).isEmpty)
+        #expect(app.directPartners(of: Self.other) == [Self.otherMember] && app.directPartners(of: Self.otherMember) == [Self.other])
     }
 
     @Test func aProbeNamesAMembersChannelWithItsCaseAgent() {

@@ -111,7 +111,10 @@ public struct ProbeRunner: Sendable {
         // After a failed control only what came back can leak (leak_if): a refusal, or an expectation not met,
         // says nothing when the rightful party was refused too (a broken policy, a missing table).
         let controlled = outcome.controlFailed != true
-        if let expect = step.expect, !facts.matches(expect, context) {
+        // A server error is the server failing, not a policy refusing nor letting through: whatever the step expected,
+        // nothing was tested (only what came back can leak or be a finding: leak_if, finding_if).
+        let serverFailed = (500..<600).contains(facts.status)
+        if let expect = step.expect, !facts.matches(expect, context), !serverFailed {
             guard controlled else {
                 outcome.notes.append("inconclusive \(step.source): expected \(expect.summary), got \(facts.summary), after a control that failed")
                 return
@@ -125,8 +128,7 @@ public struct ProbeRunner: Sendable {
         } else if let findingIf = step.findingIf, facts.matches(findingIf, context) {
             outcome.findings += 1
             outcome.evidence.append(evidence(.finding, "finding_if \(findingIf.summary) held: \(facts.summary)"))
-        } else if (500..<600).contains(facts.status) {
-            // A server error is the server failing, not a policy refusing: whatever the step expected, nothing was tested.
+        } else if serverFailed {
             outcome.notes.append("inconclusive \(step.source): the server failed (\(facts.summary)): a 5xx is never \"denied\", nothing was tested")
         } else if controlled {
             outcome.denied += 1

@@ -103,7 +103,8 @@ enum DashboardScript {
       $("exit-code").textContent = e.exit_code;
       const a = e.accounting || e.mailbox;
       if (a) {
-        const lost = Object.values(a.lost).reduce((s, n) => s + n, 0);
+        // A mailbox app's loss is the backend's alone (not_fetched, as mailbox.loss); its other reasons are listed.
+        const lost = e.accounting ? Object.values(a.lost).reduce((s, n) => s + n, 0) : (a.lost.not_fetched || 0);
         $("end-sent").textContent = fmt(a.sent); $("end-delivered").textContent = fmt(a.delivered); $("end-lost").textContent = fmt(lost);
         $("end-sent-label").textContent = e.accounting ? "sent (updates × friends online)" : "messages sent";
         $("end-lost-reasons").textContent = Object.entries(a.lost).map(([k, n]) => `${k} ${fmt(n)}`).join(", ");

@@ -6,7 +6,8 @@ extension HTMLReport {
     static func mailboxCards(_ m: MailboxReport, _ s: RunSummary) -> [(String, String, Bool)] {
         let latency = s.latencyMs[HistogramName.mailboxLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–"
         return [("messages sent", "\(m.sent)", false), ("delivered", "\(m.delivered)", false),
-                ("lost (mailbox.loss)", "\(m.lostByBackend) (\(String(format: "%.2f", m.lossPercent)) %)", m.lostByBackend > 0),
+                ("lost (mailbox.loss)", m.sent == 0 ? "not tested: nothing sent" : "\(m.lostByBackend) (\(String(format: "%.2f", m.lossPercent)) %)",
+                 m.lostByBackend > 0),
                 ("e2e p50 / p99", latency, false),
                 m.acknowledgeDeletes ? ("served after ACK", "\(m.afterAck)", m.afterAck > 0) : ("awaiting the partner", "\(m.held)", false)]
     }
@@ -15,7 +16,7 @@ extension HTMLReport {
     static func mailbox(_ m: MailboxReport, _ s: RunSummary) -> String {
         var out = "<p>\(e(m.verdict)).</p>"
         var rows = [["sent", "\(m.sent)"], ["delivered (opened, shown, acknowledged)", "\(m.delivered)"]]
-        rows += m.lost.sorted { $0.key < $1.key }.map { ["not delivered: \($0.key)", "\($0.value)"] }
+        rows += m.lost.sorted { $0.key < $1.key }.map { [$0.key == "not_fetched" ? "lost by the backend (mailbox.loss): not_fetched" : "not delivered: \($0.key)", "\($0.value)"] }
         if m.held > 0 || !m.acknowledgeDeletes { rows.append(["held: awaiting the partner's answer at the end", "\(m.held)"]) }
         if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"]] }
         rows += [["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],

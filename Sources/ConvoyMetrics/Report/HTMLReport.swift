@@ -21,11 +21,14 @@ public enum HTMLReport {
         if let map = input.map, s.showsLocations { body += section("Fleet map", SVGMap.render(map)) }
         if let n = s.network, !n.isEmpty {
             let rows = n.map { g in
-                [e(g.group), e(g.summary), String(g.tunnels), String(g.cuts), g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"]
+                [e(g.group), e(g.summary), String(g.tunnels), String(g.cuts), g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–",
+                 g.offRealtimeShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"]
             }
-            body += section("Network conditions", table(["group", "conditions", "tunnels", "cut", "offline"], rows, numeric: [2, 3, 4]),
+            let notes = n.compactMap(\.drawNote).map { "<p class=\"note\"><strong>Not tested at this size:</strong> \(e($0)).</p>" }.joined()
+            body += section("Network conditions", table(["group", "conditions", "tunnels", "cut", "offline", "off Realtime"], rows, numeric: [2, 3, 4, 5]) + notes,
                             note: "Every byte of these groups' phones went through their links; cut: times a phone's connections were closed by an offline "
-                                + "window or a reset; offline: the share of the phones' time, from arrival to the end, their offline windows took in this run.")
+                                + "window or a reset; offline: the share of the phones' time, from arrival to the end, their offline windows took in this run; "
+                                + "off Realtime: the share their Realtime connection was down, the windows and the reconnect after each.")
         }
         if let b = s.battery { body += section("Battery", battery(b)) }
         if let r = s.retention { body += section("Retention", retention(r)) }

@@ -67,15 +67,15 @@ public struct MailboxReport: Codable, Sendable, Equatable {
 
     public var verdict: String {
         if !acknowledgeDeletes {
-            guard closes else { return "the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost + \(held) held" }
+            guard closes else { return "the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) not delivered + \(held) held" }
             return "Mutual reveal: \(delivered) of \(sent) answers revealed to the partner, \(held) still awaiting the partner's answer at the end"
-                + (lostTotal > 0 ? ", \(lostTotal) lost" : "")
+                + (lostTotal > 0 ? ", \(lostTotal) not delivered (\(lostByBackend) lost by the backend)" : "")
         }
         if holds { return "ACK-then-delete held: \(delivered) of \(sent) delivered and acknowledged, none served again after its ACK" }
         var parts: [String] = []
         if afterAck > 0 { parts.append("\(afterAck) message(s) still served after their ACK succeeded (not deleted on ACK)") }
         if ackGone > 0 { parts.append("\(ackGone) message(s) gone before their ACK") }
-        if !closes { parts.append("the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) lost + \(held) held") }
+        if !closes { parts.append("the accounting does not close: \(sent) sent ≠ \(delivered) delivered + \(lostTotal) not delivered + \(held) held") }
         return parts.joined(separator: "; ")
     }
 }

@@ -44,14 +44,17 @@ extension RunSummary {
         var out = ""
 
         if let network, !network.isEmpty {
-            out += "## Network conditions\n\n| group | conditions | tunnels | cut | offline |\n|---|---|---:|---:|---:|\n"
+            out += "## Network conditions\n\n| group | conditions | tunnels | cut | offline | off Realtime |\n|---|---|---:|---:|---:|---:|\n"
             for g in network {
                 let offline = g.offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"
-                out += "| \(g.group) | \(g.summary) | \(g.tunnels) | \(g.cuts) | \(offline) |\n"
+                let off = g.offRealtimeShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"
+                out += "| \(g.group) | \(g.summary) | \(g.tunnels) | \(g.cuts) | \(offline) | \(off) |\n"
             }
             out += "\nEvery byte of these groups' phones went through their links (docs/network.md); \"cut\": times a phone's open "
             out += "connections were closed by an offline window or a reset; \"offline\": the share of the phones' time, from arrival "
-            out += "to the end, that their offline windows took in this run (few windows in a short run: it can be far from the mean).\n\n"
+            out += "to the end, that their offline windows took in this run; \"off Realtime\": the share their Realtime connection was "
+            out += "down, the windows and the reconnect after each (what a broadcast to them is lost to).\n\n"
+            for note in network.compactMap(\.drawNote) { out += "**Not tested at this size:** \(note).\n\n" }
         }
 
         out += "## Latency (ms)\n\n| histogram | count | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
@@ -256,7 +259,7 @@ extension RunSummary {
 
     func mailboxSection(_ m: MailboxReport) -> String {
         var out = "\n## Mailbox\n\n\(m.sent) messages sent, \(m.delivered) delivered"
-        out += String(format: ", %d lost (%.2f %%, mailbox.loss)", m.lostByBackend, m.lossPercent)
+        out += m.sent == 0 ? ", loss not tested (nothing sent)" : String(format: ", %d lost (%.2f %%, mailbox.loss)", m.lostByBackend, m.lossPercent)
         let other = m.lost.filter { $0.key != "not_fetched" }
         if !other.isEmpty { out += "; not delivered: " + other.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
         if !m.acknowledgeDeletes { out += ", \(m.held) awaiting the partner's answer" }

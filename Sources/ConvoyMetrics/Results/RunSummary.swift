@@ -109,6 +109,29 @@ public struct RunSummary: Codable, Sendable, Equatable {
         /// Of the phones' time from arrival to the run's end, the share their offline windows took, as drawn
         /// (nil: no offline windows). A short run draws few windows: its share can be far from the mean the conditions give.
         public var offlineShare: Double?
+        /// The share their random offline windows take on average (length ÷ (interval + length)); nil: none random.
+        public var offlineMeanShare: Double?
+        /// How many random offline windows the group's phones draw, on average, in a run this long: with few (under
+        /// `RunSummary.NetworkGroup.fewWindows`) the drawn share can be far from the mean, and decides what a threshold
+        /// on their delivery measures.
+        public var offlineWindowsExpected: Double?
+        /// Of the phones' time from their first subscription to the end, the share their Realtime connection was down:
+        /// the offline windows and the reconnect after each (nil: no phone subscribed).
+        public var offRealtimeShare: Double?
+
+        /// Fewer expected windows than this and a run's offline share is a draw, not the scenario's mean (at 30, about
+        /// ±25 % of it: the windows' count and their exponential lengths both vary).
+        public static let fewWindows = 30.0
+
+        /// What a run too small for its random offline windows cannot test, in words; nil when it draws enough of them.
+        public var drawNote: String? {
+            guard let expected = offlineWindowsExpected, expected < Self.fewWindows, let mean = offlineMeanShare else { return nil }
+            let drawn = offlineShare.map { String(format: "%.1f %%", $0 * 100) } ?? "–"
+            let more = Int((Self.fewWindows / max(expected, 0.1)).rounded(.up))
+            return String(format: "%@ drew about %.1f offline windows in a run this long (under %.0f): its phones were offline %@ of their time "
+                          + "against the conditions' mean of %.1f %%, so its delivery and latency thresholds judge this draw, not the scenario "
+                          + "as written; %d× the phones or the time holds the share near its mean", group, expected, Self.fewWindows, drawn, mean * 100, more)
+        }
 
         public init(group: String, preset: String, rttMs: Double, jitterMs: Double, loss: Double, upBps: Double, downBps: Double,
                     resetEverySeconds: Double?, offline: String?, summary: String, tunnels: Int, cuts: Int) {
@@ -119,6 +142,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case group, preset, loss, offline, summary, tunnels, cuts
             case offlineShare = "offline_share"
+            case offlineMeanShare = "offline_mean_share"
+            case offlineWindowsExpected = "offline_windows_expected"
+            case offRealtimeShare = "off_realtime_share"
             case rttMs = "rtt_ms"
             case jitterMs = "jitter_ms"
             case upBps = "up_bps"

@@ -74,6 +74,10 @@ public struct DeclaredApp: PairwiseApp {
 
     public var sharing: LinkSharing { spec.links.sharing }
 
+    /// Served by the embedded Green Box backend, its links may use its invite codes (`create_invite`, `accept_invite`),
+    /// whose lifetime `social.invite_ttl` sets; its own SQL issues none the embedded backend times.
+    public var issuesInviteCodes: Bool { spec.serves == "greenbox" }
+
     public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
         var values = pairValues(me: request.inviter, friend: request.invitee, preference: request.inviterPreference)
         for step in spec.links.inviterSteps { try await make(step.write, values: &values, token: request.inviter.accessToken, via: http) }

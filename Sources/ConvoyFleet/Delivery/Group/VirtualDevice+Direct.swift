@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 
 /// Direct messages between two members of a group (`social.dm_every`; Survale's ephemeral DMs): each phone sends
-/// one to a partner drawn at random (`GroupApp.directPartners`: a member and its case agent) at that interval,
+/// one to a partner drawn at random (`GroupApp.directPartners`: Survale's any other member of the operation) at that interval,
 /// over the pair's private channel. Nothing stores them: one sent while its partner is off its channel is gone.
 /// Accounted per message (`DirectLedger`); `direct_latency`: intended send → received.
 ///

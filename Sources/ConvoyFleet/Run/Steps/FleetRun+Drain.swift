@@ -13,6 +13,9 @@ extension FleetRun {
         let mailbox: MailboxReport?
         /// Per group index: the tunnels and cuts its phones went through; nil without network conditions.
         let shaping: [(tunnels: Int, cuts: Int, offlineShare: Double?)]?
+        /// Per group index: the share of its phones' time, from their first subscription to the end, that their Realtime
+        /// connection was down (an offline window, and the reconnect after it): what a broadcast to them is lost to.
+        var offRealtime: [Double?] = []
     }
 
     func drain(_ stage: Stage, _ cast: Cast, _ fleet: Fleet, _ timeline: Timeline, _ checks: Checks, complete: Bool,
@@ -33,6 +36,7 @@ extension FleetRun {
         checks.retentionRounds?.cancel()
         await checks.retentionRounds?.value
         for d in devices { await d.disconnect() }
+        let offRealtime = await offRealtimeShares(devices, groupOf: stage.groupOf)
         let (groups, mailbox) = await shapeReports(cast.graph, devices: fleet.slots,
                                                    purged: checks.retention?.groupEndsSeen ?? [:], context: stage.context,
                                                    purgeLimit: configuration.scenario.retention.limit)
@@ -43,7 +47,22 @@ extension FleetRun {
         }
         await stage.proxy?.stop()
         setPhase(.done)
-        return Drained(groups: groups, mailbox: mailbox, shaping: shaping)
+        return Drained(groups: groups, mailbox: mailbox, shaping: shaping, offRealtime: offRealtime)
+    }
+
+    /// Per group index, Σ gaps ÷ Σ time from each phone's first subscription to now (nil: no phone of it subscribed).
+    private func offRealtimeShares(_ devices: [VirtualDevice], groupOf: [Int]) async -> [Double?] {
+        let groups = configuration.scenario.groups.count
+        var (down, span) = (Array(repeating: 0.0, count: groups), Array(repeating: 0.0, count: groups))
+        let now = clock.wallNow()
+        for d in devices {
+            let ledger = await d.ledger
+            guard d.index < groupOf.count, let start = ledger.online.first?.from, start < now else { continue }
+            let g = groupOf[d.index]
+            span[g] += now - start
+            for gap in ledger.gaps { down[g] += max(0, min(gap.to, now) - max(gap.from, start)) }
+        }
+        return (0..<groups).map { span[$0] > 0 ? down[$0] / span[$0] : nil }
     }
 
     /// Waits, up to `bound` seconds, for every phone to be back, its queue posted and caught up; says in run.log how long that took.

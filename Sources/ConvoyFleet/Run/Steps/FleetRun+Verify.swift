@@ -80,7 +80,8 @@ extension FleetRun {
         var outcome = Outcome(metrics: snapshot, accounting: accounting, complete: complete, devices: count, startedAt: stage.startedAt,
                               endedAt: Date(), duration: clock.now() - timeline.t0, accounts: verified.accounts, resources: resources,
                               retention: checks.retention?.report, battery: verified.battery, probes: probes ?? unprobed, ledger: ledger,
-                              network: Self.network(scenario, figures: drained.shaping), groups: drained.groups)
+                              network: Self.network(scenario, figures: drained.shaping, offRealtime: drained.offRealtime,
+                                                     duration: timeline.steadyEnd - timeline.t0), groups: drained.groups)
         (outcome.mailbox, outcome.failures, outcome.sharesLocations) = (drained.mailbox, stage.context.failures.samples, configuration.app.sharesLocation)
         return outcome
     }
