@@ -10,6 +10,10 @@ struct ServeProcess {
 
     /// Starts it and waits (bounded) for the keys file it writes once it listens.
     static func start(keys: String, _ arguments: String...) async throws -> ServeProcess {
+        try await start(keys: keys, arguments: arguments)
+    }
+
+    static func start(keys: String, arguments: [String]) async throws -> ServeProcess {
         let server = TestProcess()
         server.executableURL = CLI.binary
         server.arguments = ["serve", "--port", "0", "--keys-file", keys] + arguments

@@ -114,7 +114,7 @@ struct StoragePolicyApp: ServerApp {
     var postgresFiles: [String] { base.postgresFiles }
     func postgresChoices(_ configuration: ServerConfiguration) -> [PostgresChoice] { base.postgresChoices(configuration) }
     func postgresSettings(_ configuration: ServerConfiguration) -> [String: String] { base.postgresSettings(configuration) }
-    func postgresPurge(retention: Double) -> String { base.postgresPurge(retention: retention) }
+    func postgresPurge(retention: Double, has: (String) -> Bool) -> String { base.postgresPurge(retention: retention, has: has) }
     var supabaseOptions: [(option: String, values: [String])] { base.supabaseOptions }
     func supabaseSQL(_ options: [String: String]) throws -> String { try base.supabaseSQL(options) }
 

@@ -61,8 +61,10 @@ protocol ServerApp: Sendable {
     /// Settings its SQL reads from `auth.convoy_settings`, written at each start.
     func postgresSettings(_ configuration: ServerConfiguration) -> [String: String]
     /// Its purge as one statement, given the retention in seconds, run as the
-    /// server; its one value (text) is how many rows went.
-    func postgresPurge(retention: Double) -> String
+    /// server; its one value (text) is how many rows went. `has(name)`: whether the
+    /// database has function `public.name` (with `--app-schema database` the schema
+    /// is the user's, and may have none of the app's functions).
+    func postgresPurge(retention: Double, has: (String) -> Bool) -> String
 
     // MARK: A Supabase project of the user's (`convoy schema`)
 

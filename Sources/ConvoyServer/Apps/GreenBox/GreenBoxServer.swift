@@ -65,7 +65,11 @@ struct GreenBoxServer: SupabaseServerKind {
         ["invite_ttl": "\(configuration.inviteTTL) seconds"]
     }
 
-    func postgresPurge(retention: Double) -> String {
-        "SELECT public.purge_old_locations(make_interval(secs => \(retention)))::text"
+    /// Its `purge_old_locations`, or where the database has none (the PRD's own DDL, `--app-schema database`), what PRD
+    /// §3.3's Edge Function runs: `DELETE FROM encrypted_locations WHERE created_at < NOW() - INTERVAL …`.
+    func postgresPurge(retention: Double, has: (String) -> Bool) -> String {
+        let window = "make_interval(secs => \(retention))"
+        return has("purge_old_locations") ? "SELECT public.purge_old_locations(\(window))::text"
+            : "WITH gone AS (DELETE FROM public.encrypted_locations WHERE created_at < now() - \(window) RETURNING 1) SELECT count(*)::text FROM gone"
     }
 }

@@ -61,7 +61,7 @@ struct MigrationsApp: ServerApp {
     func postgresSettings(_ configuration: ServerConfiguration) -> [String: String] { [:] }
     var postgresFunction: String? = nil
 
-    func postgresPurge(retention: Double) -> String {
+    func postgresPurge(retention: Double, has: (String) -> Bool) -> String {
         if let postgresFunction { return "SELECT public.\(postgresFunction)(make_interval(secs => \(retention)))::text" }
         guard let purge else { return "SELECT '0'" }
         return "WITH gone AS (DELETE FROM public.\(purge.table) WHERE \(purge.column) < now() - make_interval(secs => \(retention)) RETURNING 1) "

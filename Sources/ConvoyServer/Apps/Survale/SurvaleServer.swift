@@ -130,7 +130,7 @@ struct SurvaleServer: SupabaseServerKind {
 
     func postgresSettings(_ configuration: ServerConfiguration) -> [String: String] { [:] }
 
-    func postgresPurge(retention: Double) -> String {
+    func postgresPurge(retention: Double, has: (String) -> Bool) -> String {
         "SELECT public.purge_ended_operations(make_interval(secs => \(retention)))::text"
     }
 }

@@ -139,7 +139,7 @@ struct PostgresTables: TableStore {
     func purge(before cutoff: Date, now: Date) async throws -> Int {
         let retention = now.timeIntervalSince(cutoff)
         let deleted = try await store.transaction { c in
-            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: app.postgresPurge(retention: retention)), logger: store.logger)
+            try await PostgresStore.text(c, PostgresQuery(unsafeSQL: app.postgresPurge(retention: retention) { store.functions[$0] != nil }), logger: store.logger)
         }
         return deleted.flatMap { Int($0) } ?? 0
     }
