@@ -120,6 +120,8 @@ extension CounterName {
     public static let received = CounterName("received")
     public static let duplicate = CounterName("duplicate")
     public static let staleRejected = CounterName("stale_rejected")
+    /// Of the stale, those timestamped further in the future than the receiver's clock allows (`DeviceOptions.futureSkew`).
+    public static let futureRejected = CounterName("future_rejected")
     public static let decryptFailures = CounterName("decrypt_failures")
     public static let sealFailures = CounterName("seal_failures")
     public static let receivedFromStrangers = CounterName("received_from_strangers")
@@ -287,7 +289,7 @@ extension CounterName {
 
     /// Every counter a run may record, families aside.
     public static let all: [CounterName] = [
-        .updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .decryptFailures,
+        .updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .futureRejected, .decryptFailures,
         .sealFailures, .receivedFromStrangers, .receivedUnmatched, .receivedWithoutSeq, .receivedAfterRetention,
         .malformedRows, .renderDot, .renderCircle, .keyLookups, .keyLookupFailures, .keyChangesSeen,
         .delivered, .lost, .devices, .devicesNeverSubscribed, .startLateMs,

@@ -5,7 +5,7 @@ extension Threshold {
     static let locationMetrics: Set<String> = Set([
         HistogramName.e2eLatency, .commitToReceipt, .post, .postFailed, .seal, .open, .encode, .decode, .keyLookup,
     ].map(\.name) + [
-        CounterName.updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .decryptFailures,
+        CounterName.updates, .sent, .sentOffline, .sentOtherShards, .received, .duplicate, .staleRejected, .futureRejected, .decryptFailures,
         .sealFailures, .receivedFromStrangers, .receivedUnmatched, .receivedWithoutSeq, .receivedAfterRetention, .delivered, .lost,
         .keyLookups, .keyLookupFailures, .backfills, .backfilled,
     ].map(\.name) + ["delivery.loss", "delivery.duplicates", "delivery.stale"])

@@ -71,6 +71,9 @@ public final class FleetContext: Sendable {
 public struct DeviceOptions: Sendable, Equatable {
     /// An update whose `ts` is older than this on arrival is stale (PRD §4.4 step d), seconds.
     public var staleAfter: Double = 120
+    /// An update timestamped more than this ahead of the receiver's clock is not shown either (PRD §4.4 step d: a `ts`
+    /// from the future would hold the friend's marker and hide every real update after it as older), seconds.
+    public var futureSkew: Double = 60
     /// At most this `acc` (metres) is drawn as a dot; more is a circle (PRD §4.4 step d).
     public var dotAccuracy: Double = 50
     /// Significant change (background): distance moved and least interval, metres and seconds (iOS).

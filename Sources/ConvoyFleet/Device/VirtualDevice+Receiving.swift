@@ -180,10 +180,13 @@ extension VirtualDevice {
             return
         }
         if backfilled { ledger.backfilled[sender, default: []].insert(seq) }
-        // PRD §4.4 d: an update too old, or older than the one shown, is not shown.
-        if decrypted - update.ts > context.options.staleAfter || (shown[sender].map { update.ts < $0.ts } ?? false) {
+        // PRD §4.4 d: an update too old, older than the one shown, or from the future, is not shown.
+        let freshness = Freshness.judge(ts: update.ts, now: decrypted, shown: shown[sender]?.ts, maxAge: context.options.staleAfter,
+                                        maxSkew: context.options.futureSkew)
+        if freshness != .show {
             ledger.stale[sender, default: []].insert(seq)
             metrics.count(.staleRejected)
+            if freshness == .future { metrics.count(.futureRejected) }
             return
         }
         let dot = update.acc <= context.options.dotAccuracy
@@ -215,4 +218,17 @@ extension VirtualDevice {
 struct HeldLive: Sendable {
     var catchingUp = false
     var updates: [IncomingUpdate] = []
+}
+
+/// PRD §4.4 step d, as a receiving phone applies it before it shows an update: not older than `maxAge`, not older than
+/// the update it shows of that friend, and not timestamped more than `maxSkew` ahead of its own clock (one from the
+/// future would stay on the map and make every real update after it look older).
+enum Freshness: Equatable {
+    case show, stale, future
+
+    static func judge(ts: Double, now: Double, shown: Double?, maxAge: Double, maxSkew: Double) -> Freshness {
+        if ts - now > maxSkew { return .future }
+        if now - ts > maxAge || (shown.map { ts < $0 } ?? false) { return .stale }
+        return .show
+    }
 }
