@@ -12,12 +12,13 @@ import Testing
 @Suite(.serialized) struct QuickPicProbeTests {
     typealias Store = ProbeTests.Store
 
-    static func report(_ store: Store, weaknesses: Set<QuickPicWeakness> = []) async throws -> (ProbeCatalogue, ProbeReport, String) {
+    static func report(_ store: Store, weaknesses: Set<QuickPicWeakness> = [], hash: PasswordHash = .interactive) async throws
+        -> (ProbeCatalogue, ProbeReport, String) {
         let catalogue = try ProbeTests.catalogue("quickpic")  // before the server: a bad file leaves nothing running
         var config = ServerConfiguration.testing
         (config.app, config.tokenTTL, config.quickPicWeaknesses) = ("quickpic", QuickPicServer.defaultTokenTTL, weaknesses)
         // libsodium's login cost (tens of ms a hash), so a login that skips it shows in the timing probe.
-        config.passwordHash = .interactive
+        config.passwordHash = hash
         let (server, logger) = try await ProbeTests.start(config, on: store)
         let engine = try HTTPEngine()
         defer { engine.shutdown() }
@@ -57,5 +58,21 @@ import Testing
         let evidence = report.outcomes.flatMap(\.evidence).map { "\($0.path) \($0.headers) \($0.requestBody ?? "") \($0.responseBody) \($0.detail)" }
             .joined(separator: "\n")
         for token in tokens.split(separator: " ") { #expect(!evidence.contains(token)) }
+    }
+
+    /// Each of the two weaknesses that no probe caught alone (issue 47, item 6): keep-acked makes the acknowledged
+    /// message leak, and fast-unknown the login timing at libsodium's login cost; at the minimum cost (convoy serve's
+    /// default) a hash is too cheap to show, and the timing probe says inconclusive, never denied.
+    @Test func keepAckedAndFastUnknownAreEachCaughtOrSaidUntestable() async throws {
+        func outcome(_ id: String, _ report: ProbeReport) -> ProbeOutcome? { report.outcomes.first { $0.id == id } }
+        let (_, acked, _) = try await Self.report(.sqlite, weaknesses: [.keepAcked])
+        #expect(outcome("acked_message_is_served_again", acked)?.verdict == .leaked, "\(ProbeTests.describe(acked))")
+        #expect(acked.outcomes.filter { $0.verdict == .leaked }.map(\.id) == ["acked_message_is_served_again"])
+        let (_, fast, _) = try await Self.report(.sqlite, weaknesses: [.fastUnknown])
+        #expect(fast.outcomes.filter { $0.verdict == .leaked }.map(\.id) == ["login_timing_says_nothing_of_who_exists"], "\(ProbeTests.describe(fast))")
+        // The same weakness at the minimum cost: nothing could show, so the probe is not "denied".
+        let (_, cheap, _) = try await Self.report(.sqlite, weaknesses: [.fastUnknown], hash: .minimum)
+        let timing = try #require(outcome("login_timing_says_nothing_of_who_exists", cheap))
+        #expect(timing.verdict == .inconclusive && timing.notes.first?.contains("the control needs") == true, "\(timing)")
     }
 }
