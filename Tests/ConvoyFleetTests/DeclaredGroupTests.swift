@@ -81,14 +81,7 @@ import Testing
     @Test(arguments: ProbeTests.Store.available)
     func huddlesPhonesHearTheirGroupOnItsPrivateChannelAndEveryLeadClosesIt(_ store: ProbeTests.Store) async throws {
         let spec = try AppFile.load(Self.huddle)
-        let scenario = try ScenarioFile.parse("""
-            name: huddle-test
-            seed: 5
-            app: {file: \(Self.huddle)}
-            groups: [{name: crew, count: 10, tracks: {synthetic: walk}, cadence: 600ms..900ms}]
-            social: {groups: 3..4}
-            timeline: {arrival_rate: 40/s, steady: 4s, ramp_down: 500ms}
-            """, file: "huddle-test.yaml")
+        let scenario = try Self.crews("huddle-test", seed: 5, phones: 10, steady: "4s")
         let (outcome, huddles) = try await DeclaredBeaconTests.run(scenario, Self.configuration(spec.sqlFolder), on: store) { admin, service in
             try await admin.select("huddles", query: "select=huddle_id,lead_id,closed_at", token: service)
         }
@@ -130,6 +123,19 @@ import Testing
         }
     }
 
+    /// Huddle's crews of 3–4 walking, sharing every 600–900 ms, with `extra` keys.
+    static func crews(_ name: String, seed: Int, phones: Int, steady: String, extra: String = "") throws -> Scenario {
+        try ScenarioFile.parse("""
+            name: \(name)
+            seed: \(seed)
+            app: {file: \(Self.huddle)}
+            groups: [{name: crew, count: \(phones), tracks: {synthetic: walk}, cadence: 600ms..900ms}]
+            social: {groups: 3..4}
+            timeline: {arrival_rate: 40/s, steady: \(steady), ramp_down: 500ms}
+
+            """ + extra, file: "\(name).yaml")
+    }
+
     /// Huddle's SQL with the policy that keeps a huddle's channel to its crew opened to anyone signed in.
     static func openChannelFolder(_ spec: DeclaredAppSpec) throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("huddle-open-\(UUID().uuidString.prefix(6))")
@@ -148,15 +154,8 @@ import Testing
     /// same run finds the leak.
     @Test func hostilePhonesProbeTheRunsOwnHuddlesAndFindAnOpenedChannel() async throws {
         let spec = try AppFile.load(Self.huddle)
-        let scenario = try ScenarioFile.parse("""
-            name: huddle-hostile
-            seed: 21
-            app: {file: \(Self.huddle)}
-            groups: [{name: crew, count: 16, tracks: {synthetic: walk}, cadence: 600ms..900ms}]
-            social: {groups: 3..4}
-            hostile: {share: 10%, catalogue: \(AppFileTests.root.appendingPathComponent("probes/huddle.yaml").path), at: 1s}
-            timeline: {arrival_rate: 40/s, steady: 5s, ramp_down: 500ms}
-            """, file: "huddle-hostile.yaml")
+        let hostile = "hostile: {share: 10%, catalogue: \(AppFileTests.root.appendingPathComponent("probes/huddle.yaml").path), at: 1s}\n"
+        let scenario = try Self.crews("huddle-hostile", seed: 21, phones: 16, steady: "5s", extra: hostile)
         let dir = try Self.openChannelFolder(spec)
         defer { try? FileManager.default.removeItem(at: dir) }
         for (folder, holds) in [(spec.sqlFolder!, true), (dir.path, false)] {
