@@ -41,8 +41,11 @@ import Testing
 
     @Test func everyProbeIsDeniedAndTheAcceptLimitIsFoundExactly() async throws {
         let r = try await Self.report()
-        #expect(r.outcomes.count == 11)
+        #expect(r.outcomes.count == 12)
         for o in r.outcomes { #expect(o.verdict == .denied, "\(o.id): \(Self.describe(r))") }
+        // The answer and release-key rules: seven checks judged, each denied after its control held.
+        let answers = try #require(r.outcomes.first { $0.id == "answer_and_release_key_rules" })
+        #expect(answers.tried == 7 && answers.denied == 7 && answers.notes.isEmpty, "\(Self.describe(r))")
         let one = try #require(r.outcomes.first { $0.id == "accept_brute_force_one_account" }).measurements.joined(separator: "\n")
         // The attacker is in a couple: its guesses are refused as that (400), after the limit counted them.
         #expect(one.contains("12 attempts (10× 400, 2× 429)") && one.contains("first refused at attempt 11"), "\(one)")
@@ -64,8 +67,8 @@ import Testing
         .noAcceptLimit: ["accept_brute_force_one_account", "accept_brute_force_many_accounts"],
         .acceptExpired: ["expired_code_is_refused"], .revealUsed: ["used_and_unknown_codes_answer_alike"],
         .readableInvites: ["read_others_invite"], .clientCoupleWrites: ["write_couple_document"],
-        .clientInviteWrites: ["write_invite_document"], .readableDocuments: ["read_other_couple"],
-        .clientPremium: ["grant_premium_to_self"], .unverifiedTokens: ["forged_tokens"],
+        .clientInviteWrites: ["write_invite_document"], .readableDocuments: ["read_other_couple", "answer_and_release_key_rules"],
+        .clientPremium: ["grant_premium_to_self"], .unverifiedTokens: ["forged_tokens"], .looseAnswers: ["answer_and_release_key_rules"],
     ]
 
     @Test(arguments: CloserWeakness.allCases)

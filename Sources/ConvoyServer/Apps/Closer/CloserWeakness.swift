@@ -21,4 +21,7 @@ public enum CloserWeakness: String, ServerWeakness {
     case clientPremium = "client-premium"
     /// ID tokens are read without checking their signature, algorithm or expiry.
     case unverifiedTokens = "unverified-tokens"
+    /// A couple's member writes any answer of the couple's daily question, rewrites one after the fact, and writes release
+    /// keys for anyone, before answering and as often as it likes.
+    case looseAnswers = "loose-answers"
 }
