@@ -25,6 +25,8 @@ import Testing
         /// Each row's sender and recipient, and each active friendship's asker and the other.
         var senders: [(from: String, to: String)]
         var friendships: [(asker: String, other: String)]
+        /// How many distinct (sender, created_at) the rows have: a bulk insert's rows share its statement's time.
+        var stamps: Int
     }
 
     static func run(_ scenario: Scenario) async throws -> Run {
@@ -40,7 +42,7 @@ import Testing
             let admin = SupabaseREST(SupabaseHTTP(engine: engine, target: SupabaseTarget(url: embedded.keys.url, anonKey: service)))
             let rows = try await admin.select("encrypted_locations", query: "select=id,recipient_id,payload&order=id.asc&limit=100000",
                                               token: service, as: GreenBoxPRDTests.Row.self).rows
-            let senders = try await admin.select("encrypted_locations", query: "select=sender_id,recipient_id&limit=100000", token: service)
+            let senders = try await admin.select("encrypted_locations", query: "select=sender_id,recipient_id,created_at&limit=100000", token: service)
             let friendships = try await admin.select("friendships", query: "select=requested_by,user_id_1,user_id_2&status=eq.active", token: service)
             result = Run(counters: outcome.metrics.counters, accounting: outcome.accounting, rows: rows,
                          keys: Dictionary(outcome.accounts.map { ($0.userID, $0.keys) }, uniquingKeysWith: { a, _ in a }),
@@ -49,7 +51,8 @@ import Testing
                          friendships: friendships.map { f in
                              let asker = f["requested_by"]?.string ?? ""
                              return (asker, f["user_id_1"]?.string == asker ? f["user_id_2"]?.string ?? "" : f["user_id_1"]?.string ?? "")
-                         })
+                         },
+                         stamps: Set(senders.map { "\($0["sender_id"]?.string ?? "") \($0["created_at"]?.string ?? "")" }).count)
         }
         return try #require(result)
     }
@@ -79,6 +82,19 @@ import Testing
                 _ = try GreenBoxPRDTests.StrictPRDPayload.decode(plain)
             }
         }
+    }
+
+    /// PRD §4.4 step 2f, step for step (issue 47, item 12): with `inserts: each` a tick posts one insert a friend, so every
+    /// row has a time of its own, where a bulk insert's rows share their statement's (the control); every update is
+    /// still accounted for and delivered.
+    @Test func eachFriendsRowIsItsOwnInsertAsThePRDSays() async throws {
+        let bulk = try await Self.run(try Self.scenario("app: { name: greenbox, payload: prd, pairing: prd }"))
+        let each = try await Self.run(try Self.scenario("app: { name: greenbox, payload: prd, pairing: prd, inserts: each }"))
+        #expect(bulk.rows.count > 20 && bulk.stamps < bulk.rows.count, "bulk: \(bulk.stamps) stamps for \(bulk.rows.count) rows")
+        #expect(each.rows.count > 20 && each.stamps == each.rows.count, "each: \(each.stamps) stamps for \(each.rows.count) rows")
+        #expect(each.accounting.closes && each.accounting.delivered > 20 && each.rows.count == (each.counters["sent"] ?? 0) + (each.counters["sent_offline"] ?? 0))
+        // More requests for the same rows: one a friend instead of one a tick.
+        #expect((each.counters["http_requests"] ?? 0) > (bulk.counters["http_requests"] ?? 0))
     }
 
     /// One-directional links made on the phones (`links.sharing: inviter` in Green Box's file): every row goes from the

@@ -28,21 +28,34 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
         case prd
     }
 
+    /// How a tick's rows are posted.
+    public enum Inserts: String, Sendable, CaseIterable {
+        /// All of a tick's rows in one bulk insert (Convoy's batching; the default).
+        case bulk
+        /// One insert a friend, in turn, as PRD §4.4 step 2f says ("for each active friend … insert a new row").
+        case each
+    }
+
     public let name = "greenbox"
     public var payload: Payload
     public var pairing: Pairing
+    public var inserts: Inserts
 
-    /// The scenario's modes: `payload: convoy|prd`, `pairing: codes|prd`.
+    /// The scenario's modes: `payload: convoy|prd`, `pairing: codes|prd`, `inserts: bulk|each`.
     static let modes: [(option: String, values: [String])] = [("payload", Payload.allCases.map(\.rawValue)),
-                                                               ("pairing", Pairing.allCases.map(\.rawValue))]
+                                                               ("pairing", Pairing.allCases.map(\.rawValue)),
+                                                               ("inserts", Inserts.allCases.map(\.rawValue))]
 
-    public init(payload: Payload = .convoy, pairing: Pairing = .codes) { (self.payload, self.pairing) = (payload, pairing) }
+    public init(payload: Payload = .convoy, pairing: Pairing = .codes, inserts: Inserts = .bulk) {
+        (self.payload, self.pairing, self.inserts) = (payload, pairing, inserts)
+    }
 
     static func make(_ options: AppOptions) -> GreenBoxApp { GreenBoxApp(options) }
 
     init(_ options: AppOptions) {
         self.init(payload: options["payload"].flatMap(Payload.init(rawValue:)) ?? .convoy,
-                  pairing: options["pairing"].flatMap(Pairing.init(rawValue:)) ?? .codes)
+                  pairing: options["pairing"].flatMap(Pairing.init(rawValue:)) ?? .codes,
+                  inserts: options["inserts"].flatMap(Inserts.init(rawValue:)) ?? .bulk)
     }
 
     // MARK: Onboarding and pairing (PRD §4.2, §5)
@@ -156,6 +169,17 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
     }
 
     public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Posted {
+        if inserts == .each {
+            // One insert a friend, in turn: a failure stops the tick there (the rows before it are stored and delivered;
+            // the device counts the rest lost with the failure's reason, and a retry posts the tick again).
+            var total = 0
+            for u in updates {
+                let bytes = Array(GreenBoxRows.Location.insertJSON(sender: session.userID, recipient: u.recipient, payload: u.body).utf8)
+                try await SupabaseREST(http).insert(GreenBoxRows.locations, json: bytes, token: session.accessToken)
+                total += bytes.count
+            }
+            return Posted(requests: updates.count, bytes: total)
+        }
         var body = "["
         for (i, u) in updates.enumerated() {
             if i > 0 { body += "," }
