@@ -19,7 +19,7 @@ import Testing
         #expect(spec.keys.table == "users" && spec.keys.column == "public_key" && spec.keys.encoding == .base64 && !spec.keys.perDevice)
         #expect(spec.links.duringRun && spec.links.inviterSteps.count == 1 && spec.links.inviteeSteps.count == 1)
         #expect(spec.links.steps[1].write.kind == .update(table: "friendships", where: "id=eq.{{saved.link}}"))
-        #expect(spec.posting.table == "encrypted_locations" && spec.posting.bulk && !spec.posting.phoneStamps)
+        #expect(spec.posting.table == "encrypted_locations" && !spec.posting.bulk && !spec.posting.phoneStamps)
         #expect(spec.receiving.filter == "recipient_id=eq.{{me.id}}" && spec.retention.column == "created_at")
         let app = DeclaredApp(spec)
         #expect(app.subscription(for: "u1").topic == "realtime:greenbox:u1")
@@ -30,7 +30,7 @@ import Testing
     static let mistakes: [(String, String, Int, Int, String)] = [
         ("  per: user\n", "  per: user\n  colour: blue\n", 17, 3, "unknown key \"colour\""),
         ("  encoding: base64\n", "  encoding: base32\n", 15, 13, "\"base32\" is not one of base64, hex"),
-        ("  requests: bulk\n", "  requests: [bulk]\n", 39, 13, "expected a value, found a list"),
+        ("  requests: per_recipient\n", "  requests: [per_recipient]\n", 39, 13, "expected a value, found a list"),
         ("payload: \"{{sealed}}\"", "payload: \"{{seal}}\"", 42, 76, "unknown placeholder {{seal}}; did you mean {{sealed}}?"),
         ("ts: \"{{time.s}}\"", "ts: \"at {{time.s}}\"", 44, 49, "one placeholder alone"),
         ("      save: {link: id}\n", "", 28, 5, "save the friendship's id as link"),
