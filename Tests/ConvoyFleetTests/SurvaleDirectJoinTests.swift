@@ -76,7 +76,9 @@ import Testing
             // Each pair's channel opened once both were seen on the operation; what was written to a partner online arrived.
             let messages = try #require(report.direct)
             #expect(messages.expected > 40 && messages.closes && messages.unexpected == 0, "\(messages)")
-            #expect(messages.lostTotal * 20 <= messages.expected, "\(messages)")
+            // A DM written just after the sender opened the pair's channel and before its partner did reaches nobody (nothing
+            // relays it): with every teammate a partner (issue 47, item 2) a loaded machine shows a few such, up to a tenth.
+            #expect(messages.lostTotal * 10 <= messages.expected, "\(messages)")
             #expect(c[.directChannelsJoined] > 0 && c[.directFailures] == 0, "\(c.sorted { $0.key < $1.key })")
             // Only members out of their operation for a while (or not let in yet) are offline to a sender.
             #expect(c[.directToOffline] + c[.directNotOpen] < messages.expected, "\(c.sorted { $0.key < $1.key })")
