@@ -74,9 +74,9 @@ public struct DeclaredApp: PairwiseApp {
 
     public var sharing: LinkSharing { spec.links.sharing }
 
-    /// Served by the embedded Green Box backend, its links may use its invite codes (`create_invite`, `accept_invite`),
-    /// whose lifetime `social.invite_ttl` sets; its own SQL issues none the embedded backend times.
-    public var issuesInviteCodes: Bool { spec.serves == "greenbox" }
+    /// Served by a built-in app's embedded backend (`backend: {embedded: …}`), its links may use that backend's invite
+    /// codes, whose lifetime `social.invite_ttl` sets; its own SQL issues none the embedded backend times.
+    public var issuesInviteCodes: Bool { spec.serves.flatMap { Apps.make($0) }?.issuesInviteCodes ?? false }
 
     public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
         var values = pairValues(me: request.inviter, friend: request.invitee, preference: request.inviterPreference)

@@ -172,10 +172,11 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
         if inserts == .each {
             // One insert a friend, in turn: a failure stops the tick there (the rows before it are stored and delivered;
             // the device counts the rest lost with the failure's reason, and a retry posts the tick again).
+            let rest = SupabaseREST(http)
             var total = 0
             for u in updates {
                 let bytes = Array(GreenBoxRows.Location.insertJSON(sender: session.userID, recipient: u.recipient, payload: u.body).utf8)
-                try await SupabaseREST(http).insert(GreenBoxRows.locations, json: bytes, token: session.accessToken)
+                try await rest.insert(GreenBoxRows.locations, json: bytes, token: session.accessToken)
                 total += bytes.count
             }
             return Posted(requests: updates.count, bytes: total)
