@@ -84,4 +84,44 @@ import Testing
             #expect(c[.directToOffline] + c[.directNotOpen] < messages.expected, "\(c.sorted { $0.key < $1.key })")
         }
     }
+
+    /// A member whose time to leave comes while it is still asking to be let in leaves once it is on the channel: every
+    /// member here asks, and is due to leave a moment after the ramp-up, long before its first poll reads the answer
+    /// (`joinPollInterval`). Before, such a leave was dropped (it had no connection yet), and one that came between
+    /// the member connecting and its channel's reply left a join that was never timed: CI saw 8 of 9 on the channel.
+    @Test func aLeaveDueBeforeTheMemberIsOnItsChannelIsMadeOnceItIsThere() async throws {
+        let scenario = try ScenarioFile.parse("""
+            name: survale-early-leave
+            seed: 11
+            app: survale
+            groups:
+              - name: units
+                count: 8
+                tracks: { synthetic: drive }
+                cadence: 600ms..900ms
+            social:
+              groups: 4..4
+              join_by_request: 100%
+              approve_after: 200ms..400ms
+              leave_rejoin: 100%
+              leave_at: 100ms..300ms
+              rejoin_after: 500ms..1s
+            timeline:
+              arrival_rate: 40/s
+              steady: 10s
+              ramp_down: 500ms
+            """, file: "survale-early-leave.yaml")
+        let graph = SocialGraph(devices: 8, social: scenario.social, seed: scenario.seed)
+        let roles = FleetRun.groupRoles(graph, social: scenario.social, seed: scenario.seed)
+        let members = roles.filter { $0?.owner == false }.count
+        #expect(members == 6 && roles.allSatisfy { $0?.owner != false || ($0?.joinsByRequest == true && $0?.leavesAt != nil) })
+        // Each member asks, is on the channel, leaves, asks again and is back: two asks each, each timed once.
+        let planned = Figures(joinRequests: 2 * members, joinApproved: 2 * members, joinChannel: 2 * members, leaves: members,
+                              rejoins: members, groups: 2, endedByOwner: 2, notEnded: 0)
+        let outcome = try await SurvaleRunTests.run(scenario)
+        let c = outcome.metrics.counters
+        #expect(try Self.figures(outcome) == planned)
+        #expect(c[.realtimeJoinFailures] == 0 && c[.groupNotJoined] == 0 && c[.devicesNeverSubscribed] == 0, "\(c.sorted { $0.key < $1.key })")
+        #expect(outcome.accounting.sent > 0 && outcome.accounting.closes)
+    }
 }

@@ -32,6 +32,9 @@ struct GroupState: Sendable {
     /// It left its group for a while (`leaveForAWhile`), and whether it is on its way back onto the channels.
     var outOfGroup = false
     var rejoining = false
+    /// Its time to leave for a while came while it was not on its group's channel yet (still asking, being let in or
+    /// connecting): it leaves once there.
+    var leaveDue = false
     /// What it has put in its group that the backend keeps (messages posted, positions archived): the
     /// retention check expects all of it readable until the group's purge is due.
     var contributed: [GroupItem: Int] = [:]

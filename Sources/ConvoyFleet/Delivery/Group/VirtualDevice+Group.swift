@@ -128,12 +128,17 @@ extension VirtualDevice {
     }
 
     /// A channel subscribed (first or again): back on its channels if it was let in again, its presence tracked, the
-    /// join requests it decides listed, the chat it missed loaded.
+    /// join requests it decides listed, the chat it missed loaded; a leave that came due before it was on the channel
+    /// made now (once the subscription is counted: scheduled, not called).
     func groupSubscribed(_ topic: String) {
         if group.rejoining { backInGroup() }
         if life.onlineSince != nil { trackPresence(on: topic) }
         if group.role?.hearsJoinRequests == true { Task { [weak self] in await self?.decidePending() } }
         chatSubscribed(topic)
+        if group.leaveDue {
+            group.leaveDue = false
+            context.scheduler.at(context.clock.now()) { [weak self] _ in await self?.leaveForAWhile() }
+        }
     }
 
     /// Why what waits in its chat queue is given up as it stops: its group ended, or it left.

@@ -109,10 +109,16 @@ extension VirtualDevice {
 
     /// A member leaves its group for a while (its role's `leavesAt`): off the group's channels, out of the group
     /// on the backend (Survale: `leave_operation`), and asks to join again `rejoinAfter` later. Its teammates
-    /// expect nothing of it meanwhile (it is not online to them).
+    /// expect nothing of it meanwhile (it is not online to them). Its user leaves from the group's screen, which the app
+    /// shows once the phone is on the group's channel: one whose time comes while it is still asking to be let in, or
+    /// connecting, leaves once it is there (`groupSubscribed`), so that each ask is on the channel before the next.
     func leaveForAWhile() async {
-        guard let role = group.role, !role.owner, life.onlineSince != nil, !group.outOfGroup, !group.sawGroupEnd, group.joinRequest == nil,
-              let realtime else { return }
+        guard let role = group.role, !role.owner, life.onlineSince != nil, !group.outOfGroup, !group.sawGroupEnd else { return }
+        guard group.joinRequest == nil, group.joinAskedAt == nil, life.subscribed, let realtime else {
+            group.leaveDue = true
+            return
+        }
+        group.leaveDue = false
         group.outOfGroup = true
         closeChatQueue("left")
         for s in groupChannels { realtime.leave(s.topic) }
