@@ -13,7 +13,8 @@ extension Convoy {
             discussion: """
                 Signs up four accounts (attacker, friend, victim, stranger; the friend pairs with the attacker \
                 and the victim, as the app pairs; a catalogue with `cast: gotrue` gets bare GoTrue accounts and \
-                makes the rest in its setup), runs every probe of the catalogue (docs/probes.md) and prints tried, \
+                makes the rest in its setup; by default again for each probe that writes, --isolation), runs every \
+                probe of the catalogue (docs/probes.md) and prints tried, \
                 denied, leaked and findings per probe, what each measured (a rate limit found, a brute-force \
                 estimate, two answers compared), with the request and response of each leak and finding \
                 (tokens redacted). With --out, writes probes.json and junit.xml there. \
@@ -46,6 +47,16 @@ extension Convoy {
 
         @Option(name: .customLong("mode"), help: "One of the app's modes as a scenario sets it, KEY=VALUE (greenbox: pairing=prd for a project without invite codes).")
         var modes: [String] = []
+
+        enum Isolation: String, ExpressibleByArgument, CaseIterable { case fresh, shared }
+
+        @Option(help: """
+            How each probe finds the backend: fresh (the default): each probe that writes gets four accounts of its own, \
+            set up as the catalogue declares, and the probes that only read share a cast none writes through; shared: one \
+            cast for every probe, in order (four sign-ups in all, for a project whose sign-up limit allows no more; a probe \
+            then runs on what the ones before it wrote, and its report says so).
+            """)
+        var isolation: Isolation = .fresh
 
         /// The app with the modes given, as a scenario's `app:` would choose it; without --app,
         /// the one `catalogue` is named after (probes/survale.yaml is `catalogue: survale`).
@@ -95,7 +106,7 @@ extension Convoy {
             let profile = try chosenApp(for: loaded)
             let backend: SupabaseTarget
             if let keysFile {
-                backend = try Run.readKeys(keysFile, relativeTo: "./")
+                backend = try Run.readKeys(keysFile, relativeTo: nil)
             } else {
                 backend = SupabaseTarget(url: target!, anonKey: anonKey!, serviceKey: serviceKey)
             }
@@ -117,7 +128,12 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime("cannot sign up the probe accounts at \(backend.url): \(error)")
             }
-            let outcomes = await runner.run(loaded, attacker: cast.attacker, victims: cast.victims)
+            let fresh: (@Sendable () async throws -> ProbeRunner.Cast)?
+            switch isolation {
+            case .fresh: fresh = { [runner] in try await runner.prepare(cast: loaded.cast) }
+            case .shared: fresh = nil
+            }
+            let outcomes = await runner.run(loaded, attacker: cast.attacker, victims: cast.victims, freshCast: fresh)
             let summary = ProbeSummary(outcomes: outcomes, catalogue: loaded, file: catalogue, hostileDevices: 1)
             print(Self.table(summary, name: loaded.name, target: backend.url))
             if let out {
@@ -157,7 +173,9 @@ extension Convoy {
             }
             for p in s.probes where p.leaked > 0 || p.findings > 0 {
                 for e in p.evidence.prefix(1) {
-                    out += "\n\(e.kind == "leak" ? "LEAK" : "finding") \(p.id)\(p.section.map { " (\($0))" } ?? ""): \(e.note)\n  \(e.request.replacingOccurrences(of: "\n", with: "\n  "))\n  → \(e.status) \(e.response.prefix(300))\n"
+                    out += "\n\(e.kind == "leak" ? "LEAK" : "finding") \(p.id)\(p.section.map { " (\($0))" } ?? ""): \(e.note)\n"
+                    if let state = p.state { out += "  ran on \(state)\n" }
+                    out += "  \(e.request.replacingOccurrences(of: "\n", with: "\n  "))\n  → \(e.status) \(e.response.prefix(300))\n"
                 }
             }
             return out

@@ -49,9 +49,13 @@ extension Convoy.Run {
             return f.date(from: text)?.timeIntervalSince1970
         }
 
-        /// A keys file given on the command line is relative to here; one in a scenario, to the scenario's folder.
-        static func readKeys(_ path: String, relativeTo scenario: String) throws -> SupabaseTarget {
-            let candidates = path.hasPrefix("/") ? [path] : [path, ((scenario as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)]
+        /// A keys file given on the command line is relative to here; one in a scenario, to the scenario's folder too
+        /// (nil: here only).
+        static func readKeys(_ path: String, relativeTo scenario: String?) throws -> SupabaseTarget {
+            var candidates = [path]
+            if !path.hasPrefix("/"), let scenario {
+                candidates.append(URL(fileURLWithPath: scenario).deletingLastPathComponent().appendingPathComponent(path).path)
+            }
             guard let file = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }),
                   let data = FileManager.default.contents(atPath: file)
             else { throw CommandFailure.badInput("keys file \(path): not found") }

@@ -71,6 +71,23 @@ struct ServeProcess {
         #expect(containsJWT(try String(contentsOfFile: keys, encoding: .utf8)), "the check finds a real token")
     }
 
+    /// A keys file named relative to where `convoy probe` runs is read from there (it crashed in Foundation, working
+    /// out a scenario folder for a command that has none); one that is not there is a bad input, exit 2.
+    @Test func aRelativeKeysFileIsReadFromTheWorkingDirectory() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try await ServeProcess.start(keys: dir.appendingPathComponent("keys.json").path, "--purge-every", "0")
+        defer { server.stop() }
+        let catalogue = Self.root.appendingPathComponent("probes/supabase-auth.yaml").path
+        func probe(_ keys: String) throws -> CLI.Result {
+            try CLI.runTool("/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" probe \"$2\" --keys-file \"$3\"", dir.path, CLI.binary.path, catalogue, keys])
+        }
+        let r = try probe("keys.json")
+        #expect(r.status == 0 && r.stdout.contains("supabase-auth against http://127.0.0.1:"), "\(r.stdout)\n\(r.stderr.suffix(2000))")
+        let missing = try probe("nowhere.json")
+        #expect(missing.status == 2 && missing.stderr.contains("keys file nowhere.json: not found"), "\(missing.stderr.suffix(2000))")
+    }
+
     /// Hosted Supabase Auth's limits, as `convoy serve` has them by default: the refresh series finds the
     /// limit exactly (the 151st refused), login errors answer alike; with `--rate-limits off` the brute-force
     /// probes leak and `convoy probe` exits 99.

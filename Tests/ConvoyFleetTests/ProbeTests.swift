@@ -31,6 +31,7 @@ import Testing
         let runner: ProbeRunner
         let attacker: ProbeParty
         let victims: ProbeVictims
+        let cast: ProbeCast
 
         static func start(_ store: Store, migrations: String? = nil, strict: Bool = false, cast: ProbeCast = .app,
                           rateLimits: Bool = true) async throws -> Harness {
@@ -44,12 +45,16 @@ import Testing
             let target = SupabaseTarget(url: server.keys.url, anonKey: server.keys.anonKey, serviceKey: server.keys.serviceRoleKey)
             var runner = ProbeRunner(target: target, engine: engine, jwtSecret: ProbeTests.secret, logger: logger)
             runner.joinTimeout = 60 // a test process's busiest minute can hold a join's reply past the 10 s a run allows
+            let castKind = cast
             let cast = try await runner.prepare(cast: cast)
-            return Harness(server: server, engine: engine, runner: runner, attacker: cast.attacker, victims: cast.victims)
+            return Harness(server: server, engine: engine, runner: runner, attacker: cast.attacker, victims: cast.victims, cast: castKind)
         }
 
-        func report(_ catalogue: ProbeCatalogue) async -> ProbeReport {
-            await runner.report(catalogue, attacker: attacker, victims: victims)
+        /// As `convoy probe` runs a catalogue: each probe that writes on a cast of its own (`shared`: one cast for all).
+        func report(_ catalogue: ProbeCatalogue, shared: Bool = false) async -> ProbeReport {
+            let (runner, kind) = (runner, cast)
+            let fresh: @Sendable () async throws -> ProbeRunner.Cast = { try await runner.prepare(cast: kind) }
+            return await runner.report(catalogue, attacker: attacker, victims: victims, freshCast: shared ? nil : fresh)
         }
 
         func stop() async {
@@ -216,6 +221,14 @@ import Testing
         "self_approval_at_signup", "preclaimed_ride_in_victims_name", "transfer_own_ride_to_victim", "transfer_own_favor_to_victim",
         "join_others_conversation", "notify_someone_else", "list_invite_codes",
     ]
+    /// With §2.1's recursion mended (`mendedNaarsCars`), each probe on the state its setup declares: the holes above,
+    /// and those the recursion had hidden - §2.1's update policy lets anyone approve itself and make itself an admin,
+    /// and §2.6 lets an approved member ask in another's name.
+    static let naarscarsMendedLeaks: Set<String> = [
+        "self_approval_at_signup", "preclaimed_ride_in_victims_name", "transfer_own_ride_to_victim", "transfer_own_favor_to_victim",
+        "join_others_conversation", "notify_someone_else", "list_invite_codes",
+        "self_approval", "self_escalation_to_admin", "request_qa_in_anothers_name_by_a_member",
+    ]
     /// What the seed's own policies leave untestable: profiles_select_approved fails 42P17 for everyone, so the
     /// rightful readers of profiles, rides, favors and their participants are refused too (the controls fail),
     /// invite codes cannot be made (their insert policy reads profiles), and §2.8 hides a conversation from its
@@ -224,7 +237,7 @@ import Testing
     static let naarscarsSeedInconclusive: Set<String> = [
         "read_unapproved_profile", "read_rides_unapproved", "read_favors_unapproved", "join_and_read_ride_participants",
         "join_and_read_favor_participants", "read_others_conversation", "invite_generation_limit",
-        "anon_key_on_every_table", "request_qa_as_someone_else",
+        "anon_key_on_every_table", "request_qa_as_someone_else", "request_qa_in_anothers_name_by_a_member",
     ]
 
     @Test(.enabled(if: ProbeTests.postgres, "no PostgreSQL test cluster (scripts/pg-test-cluster run DIR swift test --filter Probe)"))
@@ -258,6 +271,60 @@ import Testing
         let many = measured("invite_code_brute_force_from_many_accounts")
         #expect(many.contains("first refused at attempt 11") && many.contains("limit: 5 guesses per 1 h per caller"), "each account's own five: \(many)")
         #expect(measured("used_and_unknown_codes_answer_alike").contains("answered alike"))
+    }
+
+    /// Naar's Cars' migrations with §2.1's recursion mended as the seed's authors would: the approved check in a
+    /// SECURITY DEFINER function, so that policies reading profiles no longer fail 42P17. Nothing else changes.
+    static func mendedNaarsCars() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("naarscars-mended-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let source = root.appendingPathComponent("examples/migrations/naarscars")
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.path) where name.hasSuffix(".sql") || name.hasSuffix(".yaml") {
+            var text = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
+            if name == "002_policies.sql" {
+                let recursive = "OR EXISTS (SELECT 1 FROM public.profiles WHERE id = auth.uid() AND approved = true)"
+                guard text.contains(recursive) else { throw CocoaError(.fileReadCorruptFile) }
+                text = """
+                    CREATE FUNCTION public.nc_approved(uid uuid) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public
+                      AS $$ SELECT EXISTS (SELECT 1 FROM public.profiles WHERE id = uid AND approved) $$;
+
+                    """ + text.replacingOccurrences(of: recursive, with: "OR public.nc_approved(auth.uid())")
+            }
+            try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        return dir
+    }
+
+    /// On the mended schema each probe runs on the state the catalogue's setup declares (issue 47, item 7): the attacker
+    /// is the unapproved member it is meant to be, whatever the probes before it made of their own attacker. The control
+    /// runs the same catalogue on one shared cast: there the attacker that approved itself and made itself an admin in
+    /// early probes reads as an approved admin later, and policies that hold are blamed.
+    @Test(.enabled(if: ProbeTests.postgres, "no PostgreSQL test cluster (scripts/pg-test-cluster run DIR swift test --filter Probe)"))
+    func naarscarsOnTheMendedSchemaEachProbeRunsOnTheDeclaredState() async throws {
+        let mended = try Self.mendedNaarsCars()
+        defer { try? FileManager.default.removeItem(at: mended) }
+        let catalogue = try Self.catalogue("naarscars")
+        let h = try await Harness.start(.postgres, migrations: mended.path, cast: catalogue.cast)
+        let isolated = await h.report(catalogue)
+        let shared = await h.report(catalogue, shared: true)
+        await h.stop()
+        print("naarscars mended, isolated:\n" + Self.describe(isolated) + "\n\nnaarscars mended, shared:\n" + Self.describe(shared))
+        let leaks = Set(isolated.outcomes.filter { $0.verdict == .leaked }.map(\.id))
+        let sharedLeaks = Set(shared.outcomes.filter { $0.verdict == .leaked }.map(\.id))
+        print("isolated leaks: \(leaks.sorted())\nshared leaks: \(sharedLeaks.sorted())")
+        // Each probe ran on a cast as set up, which no probe had changed; the leaks are the seed's own holes, each with
+        // the unapproved attacker it means (§2.1's update policy lets it approve itself and make itself an admin).
+        for o in isolated.outcomes { #expect(o.state == ProbeOutcome.setUpCast, "\(o.id): \(o.state ?? "nil")") }
+        #expect(leaks == Self.naarscarsMendedLeaks, "\(leaks.symmetricDifference(Self.naarscarsMendedLeaks).sorted())")
+        // The control: on one cast, the attacker approved itself and became an admin early, and later reads "as the
+        // unapproved" and "as a normal user" ran as an approved admin: policies that hold are blamed, and each such
+        // report names the probe whose change it ran after.
+        let blamed: Set<String> = ["admin_only_paths_as_a_normal_user", "read_rides_unapproved", "read_favors_unapproved",
+                                   "join_and_read_ride_participants", "join_and_read_favor_participants", "request_qa_as_someone_else"]
+        #expect(blamed.isSubset(of: sharedLeaks) && blamed.isDisjoint(with: leaks), "\(sharedLeaks.sorted())")
+        for o in shared.outcomes where blamed.contains(o.id) {
+            #expect(o.state?.hasPrefix("the cast as ") == true && o.state?.hasSuffix("left it, not as set up") == true, "\(o.id): \(o.state ?? "nil")")
+        }
     }
 
     /// Each probe of probes/naarscars.yaml that can leak does, against Naar's Cars with its rules undone

@@ -37,6 +37,17 @@ public struct Probe: Sendable {
 
     /// The category whose probes must show, before judging, that the rightful reader gets what the attacker tries to read.
     public static let readCategory = "read_others"
+
+    /// Whether the probe spends a limit: a series, a timing or a comparison counts against the backend's limits for its
+    /// callers and their address, which no fresh account undoes.
+    public var spendsALimit: Bool {
+        steps.contains { step in
+            switch step.action {
+            case .timing, .series, .compare: true
+            default: false
+            }
+        }
+    }
 }
 
 /// A step and its verdict rules. A step with no rule is an action (its

@@ -29,6 +29,14 @@ public struct ProbeOutcome: Codable, Sendable {
     public var section: String?
     /// A control of the probe did not hold: what it judges after that cannot be denied, only leak (nil: none failed).
     public var controlFailed: Bool?
+    /// The state it ran in: a cast as set up that no probe had changed, or the cast as a probe before it left it (a
+    /// hostile phone's one cast in a run, or `convoy probe --isolation shared`).
+    public var state: String?
+
+    /// Whether it changed its cast: an attack of its went through, or an action step of its wrote.
+    public var changedState: Bool?
+
+    public static let setUpCast = "a cast as set up, which no probe had changed"
 
     public var verdict: Verdict {
         if leaked > 0 { return .leaked }

@@ -30,27 +30,53 @@ public struct ProbeRunner: Sendable {
         self.app = app
     }
 
-    /// Runs every probe of `catalogue` in order; never throws: what could not
-    /// be tried is in each outcome's notes.
-    public func run(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> [ProbeOutcome] {
-        var context = await ProbeContext.make(runner: self, attacker: attacker, victims: victims)
-        context.codeSpace = catalogue.codeSpace
-        var setupNotes: [String] = []
-        for request in catalogue.setup {
-            switch await send(request, context) {
-            case .sent(let r, _) where r.status < 300 || r.status == 409: break
-            case .sent(let r, _): setupNotes.append("setup \(request.source): HTTP \(r.status) \(context.redactor.excerpt(r.body, limit: 200))")
-            case .skipped(let why): setupNotes.append("setup \(request.source): \(why)")
-            case .failed(let why): setupNotes.append("setup \(request.source): \(why)")
-            }
-        }
-        var outcomes: [ProbeOutcome] = []
-        for probe in catalogue.probes {
+    /// A cast to probe with: the attacker and its three others.
+    public typealias Cast = (attacker: ProbeParty, victims: ProbeVictims)
+
+    /// Runs every probe of `catalogue`; never throws: what could not be tried is in each outcome's notes. Outcomes
+    /// come in catalogue order.
+    ///
+    /// Each probe should find the backend as the catalogue's setup declared it, not as the probes before it left it
+    /// (an attacker that approved itself earlier is no longer the unapproved reader a later probe means). A probe
+    /// changes its cast when an attack of its went through (it leaked, or found something) or an action step of its
+    /// wrote (an unjudged write answered 2xx). With `freshCast`, the probe after one that changed the cast gets a new
+    /// cast, set up as declared (when none can be made, a sign-up limit say, the rest run on the cast as it is, and
+    /// say so), and the probes that spend a limit (`Probe.spendsALimit`) run after the others (their
+    /// counts, per address too, are state no fresh account undoes, and a failed-login series may close sign-ins to the
+    /// address), in catalogue order. Without it (a hostile phone in a run, whose cast is the run's own phones), every
+    /// probe runs on one cast, in catalogue order. Either way each outcome's `state` says which cast it ran on.
+    public func run(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims,
+                    freshCast: (@Sendable () async throws -> Cast)? = nil) async -> [ProbeOutcome] {
+        var current = await staged(catalogue, attacker: attacker, victims: victims)
+        var changedBy: String?
+        // Why no fresh cast could be made (a sign-up limit, say): the probes after it run on the cast as it is, and say so.
+        var noFreshCast: String?
+        var outcomes: [String: ProbeOutcome] = [:]
+        let order = freshCast == nil ? catalogue.probes : catalogue.probes.filter { !$0.spendsALimit } + catalogue.probes.filter(\.spendsALimit)
+        for probe in order {
             var outcome = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
             outcome.section = probe.section
-            outcome.notes += setupNotes
+            var made: Result<Cast, any Error>?
+            if let freshCast, changedBy != nil, noFreshCast == nil {
+                do { made = .success(try await freshCast()) } catch { made = .failure(error) }
+            }
             // What a step saves (`{{saved.…}}`) is the probe's own.
-            var context = context
+            var context: ProbeContext
+            switch made {
+            case .success(let cast)?:
+                let staged = await staged(catalogue, attacker: cast.attacker, victims: cast.victims)
+                (current, changedBy) = (staged, nil)
+                (context, outcome.state) = (staged.context, ProbeOutcome.setUpCast)
+                outcome.notes += staged.notes
+            case .failure(let error)?:
+                noFreshCast = current.context.redactor.redact("\(error)")
+                fallthrough
+            case nil:
+                context = current.context
+                outcome.notes += current.notes
+                outcome.state = changedBy.map { "the cast as \($0) left it, not as set up" + (noFreshCast.map { " (no fresh cast could be made: \($0))" } ?? "") }
+                    ?? ProbeOutcome.setUpCast
+            }
             for step in probe.steps {
                 switch step.action {
                 case .request(let request): await runRequest(step, request, &context, &outcome)
@@ -63,17 +89,37 @@ public struct ProbeRunner: Sendable {
                 case .wait(let seconds): await sleep(seconds)
                 }
             }
+            if outcome.leaked > 0 || outcome.findings > 0 { outcome.changedState = true }
+            if outcome.changedState == true { changedBy = probe.id }
             if outcome.leaked > 0 {
-                logger.error("probe leaked", metadata: ["probe": "\(probe.id)", "category": "\(probe.category)"])
+                logger.error("probe leaked", metadata: ["probe": "\(probe.id)", "category": "\(probe.category)", "state": "\(outcome.state ?? "")"])
             }
-            outcomes.append(outcome)
+            outcomes[probe.id] = outcome
         }
-        return outcomes
+        return catalogue.probes.compactMap { outcomes[$0.id] }
+    }
+
+    /// A cast's context with the catalogue's setup applied, and what of the setup did not go through.
+    private func staged(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> (context: ProbeContext, notes: [String]) {
+        var context = await ProbeContext.make(runner: self, attacker: attacker, victims: victims)
+        context.codeSpace = catalogue.codeSpace
+        var notes: [String] = []
+        for request in catalogue.setup {
+            switch await send(request, context) {
+            case .sent(let r, _) where r.status < 300 || r.status == 409: break
+            case .sent(let r, _): notes.append("setup \(request.source): HTTP \(r.status) \(context.redactor.excerpt(r.body, limit: 200))")
+            case .skipped(let why): notes.append("setup \(request.source): \(why)")
+            case .failed(let why): notes.append("setup \(request.source): \(why)")
+            }
+        }
+        return (context, notes)
     }
 
     /// `run`, as a report.
-    public func report(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims) async -> ProbeReport {
-        ProbeReport(catalogue: catalogue.name, target: target.url, outcomes: await run(catalogue, attacker: attacker, victims: victims))
+    public func report(_ catalogue: ProbeCatalogue, attacker: ProbeParty, victims: ProbeVictims,
+                       freshCast: (@Sendable () async throws -> Cast)? = nil) async -> ProbeReport {
+        ProbeReport(catalogue: catalogue.name, target: target.url,
+                    outcomes: await run(catalogue, attacker: attacker, victims: victims, freshCast: freshCast))
     }
 
     // MARK: Plain requests
@@ -93,6 +139,8 @@ public struct ProbeRunner: Sendable {
                 now.evidence(step, sent, status: response.status, body: response.body, kind: $0, detail: $1)
             }
             if !step.save.isEmpty, response.status < 300 { context.save(step.save, from: response.body) }
+            // An action step's write that went through changes the cast (a control's is the rightful party's own).
+            if !step.checks, response.status < 300, !["GET", "HEAD"].contains(request.method.uppercased()) { outcome.changedState = true }
         }
     }
 

@@ -24,6 +24,7 @@ extension ProbeSummary {
                 i = probes.count - 1
             }
             if probes[i].section == nil { probes[i].section = o.section }
+            if probes[i].state == nil { probes[i].state = o.state }
             if probes[i].measurements == nil, !o.measurements.isEmpty { probes[i].measurements = o.measurements }
             for note in o.notes where (probes[i].notes ?? []).count < 3 && !(probes[i].notes ?? []).contains(note) {
                 probes[i].notes = (probes[i].notes ?? []) + [note]

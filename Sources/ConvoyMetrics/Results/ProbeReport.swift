@@ -30,6 +30,9 @@ public struct ProbeSummary: Codable, Sendable, Equatable {
         public var measurements: [String]?
         /// Why checks were inconclusive or skipped (the first few), so a user can make them count.
         public var notes: [String]?
+        /// The state it ran in (its first pass): a cast of its own set up as the catalogue declares, the set-up cast
+        /// no probe had written through, or the cast as the probes before it left it.
+        public var state: String?
 
         public init(id: String, category: String, description: String, tried: Int, denied: Int, leaked: Int, findings: Int, errors: Int,
                     evidence: [Evidence]) {

@@ -4,7 +4,8 @@ import Hummingbird
 
 /// `RateLimits` in front of the routes: a request over a limit is refused with 429, `Retry-After` (whole
 /// seconds) and the body of the service that would answer — GoTrue's `over_request_rate_limit` on
-/// `/auth/v1`, PostgREST's shape (code `PT429`, as a function raising SQLSTATE PT429 answers) elsewhere.
+/// `/auth/v1`, PostgREST's shape (code `PT429`, as a function raising SQLSTATE PT429 answers) elsewhere. The service
+/// role is never limited.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ClientRequestContext
     let limiter: RateLimiter
@@ -19,10 +20,11 @@ struct RateLimitMiddleware: RouterMiddleware {
         let path = "/" + request.uri.path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
         let rules = limiter.rules(method: request.method.rawValue, path: path, query: query)
         guard !rules.isEmpty else { return try await next(request, context) }
-        var caller: String?
-        if rules.contains(where: { $0.scope == .caller }) {
-            caller = (try? await support.principal(request))?.userID
-        }
+        let principal = try? await support.principal(request)
+        // The service role is the project's own tools (an admin script, a seed's set-up): limits stand in front of
+        // its users, as GoTrue's admin API and a write made with the service key past an Edge Function's count are.
+        if principal?.role == .serviceRole { return try await next(request, context) }
+        let caller = principal?.userID
         let keyed = rules.map { rule -> (rule: RateLimitRule, key: String) in
             switch rule.scope {
             case .ip: (rule, "ip:" + context.clientAddress)
