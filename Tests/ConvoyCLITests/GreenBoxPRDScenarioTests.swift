@@ -122,6 +122,40 @@ import Testing
         return (try await ServeProcess.start(keys: keys, arguments: ["--database", url, "--app-schema", "database"] + serve), keys, url)
     }
 
+    /// The shipped PRD scenario with hostile phones (issue 47, items 9 and 10): each waits for its cast to pair on the
+    /// phones, then runs probes/greenbox.yaml in the load. The built-in backend's rules deny every probe (the control);
+    /// a database built to the PRD's own policies lets the hostile phones in the load test insert an active friendship
+    /// with anyone, which fails the run.
+    @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
+    func hostilePhonesFindThePRDsHolesInTheLoadTest() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scenario = try Self.copy(in: dir)
+        let catalogue = URL(fileURLWithPath: Self.scenario).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("probes/greenbox.yaml").path
+        let text = try String(contentsOfFile: scenario, encoding: .utf8) + "\nhostile:\n  share: 10%\n  catalogue: \(catalogue)\n  at: 2s\n"
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        func probes(_ out: URL) throws -> (tried: Int, leaked: Set<String>, notes: [String]) {
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+            let list = try #require((summary["probes"] as? [String: Any])?["probes"] as? [[String: Any]])
+            return (list.reduce(0) { $0 + ($1["tried"] as? Int ?? 0) }, Set(list.filter { ($0["leaked"] as? Int ?? 0) > 0 }.compactMap { $0["id"] as? String }),
+                    list.flatMap { $0["notes"] as? [String] ?? [] })
+        }
+        let embedded = dir.appendingPathComponent("embedded")
+        let control = try await CLI.detached("run", scenario, "--devices", "20", "--duration", "30s", "--out", embedded.path)
+        try Self.check(embedded, control)
+        let held = try probes(embedded)
+        #expect(held.tried > 30 && held.leaked.isEmpty && !held.notes.contains { $0.contains("had not paired") }, "\(held)")
+
+        let (server, keys, _) = try await Self.servePRDDatabase(in: dir)
+        defer { server.stop() }
+        let out = dir.appendingPathComponent("prd")
+        let r = try await CLI.detached("run", scenario, "--keys-file", keys, "--devices", "20", "--duration", "30s", "--out", out.path)
+        #expect(r.status == 99, "\(r.stdout.suffix(3000))\n\(r.stderr.suffix(2000))")
+        let found = try probes(out)
+        #expect(found.leaked.contains("insert_active_friendship"), "\(found.leaked.sorted())")
+    }
+
     /// On the PRD's own schema there is no purge function of Convoy's: the server runs what PRD §3.3's Edge Function
     /// runs (`DELETE FROM encrypted_locations WHERE created_at < NOW() - INTERVAL …`), so a row past the window goes and
     /// a young one stays, and the log names no missing function (issue 47, item 11).

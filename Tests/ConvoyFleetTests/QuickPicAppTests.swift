@@ -140,7 +140,7 @@ import Testing
         ("auth: {ttl: 1m}\n", "q.yaml:6:8: auth.ttl: unknown key \"ttl\" (keys here: token_ttl)"),
         ("target: {url: \"http://example.test\", anon_key: k}\nauth: {token_ttl: 1m}\n",
          "q.yaml:7:19: auth.token_ttl: token_ttl sets the embedded backend's access-token lifetime"),
-        ("hostile: {share: 10%, catalogue: probes/quickpic.yaml}\n", "(use pairing: setup, or convoy probe"),
+        ("hostile: {share: 10%, catalogue: probes/quickpic.yaml}\n", "q.yaml:6:10: hostile: hostile is not modelled for quickpic yet"),
     ])
     func aTokenLifetimeOrHostilesDuringPairingAreRefusedWithTheirPlace(extra: String, expected: String) {
         let running = Self.base.replacingOccurrences(of: "app: quickpic", with: "app: {name: quickpic, pairing: run}")

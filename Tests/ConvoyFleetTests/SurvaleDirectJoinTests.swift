@@ -77,8 +77,11 @@ import Testing
             let messages = try #require(report.direct)
             #expect(messages.expected > 40 && messages.closes && messages.unexpected == 0, "\(messages)")
             // A DM written just after the sender opened the pair's channel and before its partner did reaches nobody (nothing
-            // relays it): with every teammate a partner (issue 47, item 2) a loaded machine shows a few such, up to a tenth.
-            #expect(messages.lostTotal * 10 <= messages.expected, "\(messages)")
+            // relays it): lost for that (`partner_not_on_pair_channel`; a loaded machine showed 8 of 147). The rest arrive
+            // but for a dropped connection now and then.
+            let apart = messages.lost["partner_not_on_pair_channel"] ?? 0
+            #expect(Set(messages.lost.keys).isSubset(of: ["partner_not_on_pair_channel", "recipient_disconnected", "not_received"]))
+            #expect((messages.lostTotal - apart) * 20 <= messages.expected && apart * 5 <= messages.expected, "\(messages)")
             #expect(c[.directChannelsJoined] > 0 && c[.directFailures] == 0, "\(c.sorted { $0.key < $1.key })")
             // Only members out of their operation for a while (or not let in yet) are offline to a sender.
             #expect(c[.directToOffline] + c[.directNotOpen] < messages.expected, "\(c.sorted { $0.key < $1.key })")

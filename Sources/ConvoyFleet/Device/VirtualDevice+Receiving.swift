@@ -142,7 +142,7 @@ extension VirtualDevice {
         }
         let opening = clock.now() - started
         // A hostile device's probe, not a friend's update: counted apart, before anything a friend's update counts for.
-        if let seq = update.seq, seq >= ProbeTraffic.seqBase {
+        if ProbeTraffic.isProbe(update) {
             metrics.count(.probeRowsReceived)
             return
         }

@@ -90,6 +90,14 @@ public struct ProbeStep: Sendable {
         default: requires != nil
         }
     }
+    /// Whether the step shows by itself that what it tries can be done: a series (its first attempts, before a limit),
+    /// a timing or a comparison (its other side), or a replay (the friend's own post first).
+    public var controlsItself: Bool {
+        switch action {
+        case .series, .timing, .compare, .replay: true
+        default: false
+        }
+    }
     /// Whether the step is counted: judged, or a control.
     public var checks: Bool { isJudged || requires != nil }
 }

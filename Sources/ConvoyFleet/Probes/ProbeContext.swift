@@ -62,7 +62,7 @@ struct ProbeContext: Sendable {
         if let victimKey, let app = runner.app.locations {
             // A ciphertext the victim's friend sent, as an observer of the network captured it.
             let now = Date().timeIntervalSince1970.rounded(.down)
-            let update = app.plaintext(of: LocationPayload(lat: 51.5007, lon: -0.1246, ts: now, acc: 5, seq: ProbeTraffic.seqBase))
+            let update = app.plaintext(of: LocationPayload(lat: ProbeTraffic.captured.lat, lon: ProbeTraffic.captured.lon, ts: now, acc: 5, seq: ProbeTraffic.seqBase))
             values["captured.ciphertext"] = try? app.seal(update, to: victimKey)
         }
         return ProbeContext(target: target, parties: parties, values: values, redactor: redactor, victimKey: victimKey)

@@ -27,7 +27,8 @@ public struct ProbeOutcome: Codable, Sendable {
     public var measurements: [String] = []
     /// The specification's section the probe checks (`§2.11`).
     public var section: String?
-    /// A control of the probe did not hold: what it judges after that cannot be denied, only leak (nil: none failed).
+    /// Whether a control of the probe held (false) or did not (true): after one that did not, what it judges cannot be
+    /// denied, only leak; before any held (nil), a refusal is not "denied" either, unless the step is its own control.
     public var controlFailed: Bool?
     /// The state it ran in: a cast as set up that no probe had changed, or the cast as a probe before it left it (a
     /// hostile phone's one cast in a run, or `convoy probe --isolation shared`).

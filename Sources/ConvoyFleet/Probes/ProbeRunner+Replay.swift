@@ -21,8 +21,8 @@ extension ProbeRunner {
             return
         }
         let now = Date().timeIntervalSince1970.rounded(.down)
-        let first = LocationPayload(lat: 48.8584, lon: 2.2945, ts: now - 2, acc: 5, seq: ProbeTraffic.seqBase + 1)
-        let second = LocationPayload(lat: 48.8590, lon: 2.2950, ts: now - 1, acc: 5, seq: ProbeTraffic.seqBase + 2)
+        let first = LocationPayload(lat: ProbeTraffic.replayed[0].lat, lon: ProbeTraffic.replayed[0].lon, ts: now - 2, acc: 5, seq: ProbeTraffic.seqBase + 1)
+        let second = LocationPayload(lat: ProbeTraffic.replayed[1].lat, lon: ProbeTraffic.replayed[1].lon, ts: now - 1, acc: 5, seq: ProbeTraffic.seqBase + 2)
         let sender: String
         let c1: String, c2: String
         do {

@@ -147,11 +147,14 @@ public struct ProbeRunner: Sendable {
     /// Applies a step's rules to what came back.
     func judge(_ step: ProbeStep, _ facts: ProbeFacts, _ context: ProbeContext, _ outcome: inout ProbeOutcome,
                evidence: (ProbeEvidence.Kind, String) -> ProbeEvidence) {
-        if let requires = step.requires, !facts.matches(requires, context) {
-            outcome.tried += 1
-            outcome.controlFailed = true
-            outcome.notes.append("inconclusive \(step.source): the control needs \(requires.summary), got \(facts.summary): nothing was tested")
-            return
+        if let requires = step.requires {
+            guard facts.matches(requires, context) else {
+                outcome.tried += 1
+                outcome.controlFailed = true
+                outcome.notes.append("inconclusive \(step.source): the control needs \(requires.summary), got \(facts.summary): nothing was tested")
+                return
+            }
+            if outcome.controlFailed == nil { outcome.controlFailed = false }
         }
         guard step.isJudged else { return }
         outcome.tried += 1
@@ -159,6 +162,10 @@ public struct ProbeRunner: Sendable {
         // After a failed control only what came back can leak (leak_if): a refusal, or an expectation not met,
         // says nothing when the rightful party was refused too (a broken policy, a missing table).
         let controlled = outcome.controlFailed != true
+        // A refusal is "denied" only when something showed the refused thing could be done (issue 47, item 8): a control
+        // that held before it (a `requires`, a subscription's or channel's control), or a step that is its own control
+        // (a series' first attempts, a timing's or comparison's other side, a replay's first post).
+        let shown = outcome.controlFailed == false || step.isControl || step.controlsItself
         // A server error is the server failing, not a policy refusing nor letting through: whatever the step expected,
         // nothing was tested (only what came back can leak or be a finding: leak_if, finding_if).
         let serverFailed = (500..<600).contains(facts.status)
@@ -178,8 +185,11 @@ public struct ProbeRunner: Sendable {
             outcome.evidence.append(evidence(.finding, "finding_if \(findingIf.summary) held: \(facts.summary)"))
         } else if serverFailed {
             outcome.notes.append("inconclusive \(step.source): the server failed (\(facts.summary)): a 5xx is never \"denied\", nothing was tested")
-        } else if controlled {
+        } else if controlled, shown {
             outcome.denied += 1
+        } else if controlled {
+            outcome.notes.append("inconclusive \(step.source): refused (\(facts.summary)), but no control before it showed an allowed party "
+                                 + "doing it: nothing was tested")
         } else {
             outcome.notes.append("inconclusive \(step.source): refused, but so was the rightful party before it: nothing was tested")
         }

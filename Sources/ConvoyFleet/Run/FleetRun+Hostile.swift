@@ -146,6 +146,10 @@ extension FleetRun {
         }
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
                                  logger: logger, app: configuration.app)
+        // Friends who pair on the phones during the run (Green Box `pairing: prd`): a cast probes once its attacker and
+        // friend, and its friend and victim, are friends on their phones; one that has not paired by the end of the
+        // steady part tests nothing, and says so.
+        let awaitsPairing = configuration.app.pairsDuringRun && !configuration.app.friendsAreCouples
         return Task { [clock, metrics, logger] in
             // Running totals per probe (a summary keeps sums and a little evidence, not every outcome of every pass).
             var collected = ProbeSummary(outcomes: [], catalogue: catalogue, file: file, hostileDevices: casts.count)
@@ -164,6 +168,15 @@ extension FleetRun {
                                 let until = clock.now() + 30
                                 while await !victim.isListening, clock.now() < until {
                                     try? await clock.monotonic.sleep(until: clock.now() + 0.25)
+                                }
+                            }
+                            if awaitsPairing, !(await Self.castPaired(cast, devices: devices, clock: clock, until: end)) {
+                                return catalogue.probes.map { probe in
+                                    var o = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
+                                    (o.section, o.tried) = (probe.section, 1)
+                                    o.notes = ["inconclusive: hostile device \(cast.attacker)'s cast had not paired on its phones by the end of the steady "
+                                               + "part (attacker and friend \(cast.friend), friend and victim \(cast.victim)): nothing was tested"]
+                                    return o
                                 }
                             }
                             let attacker = await party(cast.attacker)
@@ -188,4 +201,27 @@ extension FleetRun {
             return collected
         }
     }
+
+    /// Whether `cast`'s attacker and friend, and its friend and victim, are active friends on their phones (each end's),
+    /// waiting for it until `until` (run seconds). A phone on another shard cannot be asked: pairing during the run is
+    /// for one process (`--shard` is refused with it).
+    static func castPaired(_ cast: HostileCast, devices: [VirtualDevice?], clock: RunClock, until: Double) async -> Bool {
+        func paired() async -> Bool {
+            for (a, b) in [(cast.attacker, cast.friend), (cast.friend, cast.victim)] {
+                guard let da = devices[a], let db = devices[b] else { return false }
+                guard await da.isActiveFriend(b), await db.isActiveFriend(a) else { return false }
+            }
+            return true
+        }
+        while !(await paired()) {
+            guard clock.now() < until, !Task.isCancelled else { return false }
+            try? await clock.monotonic.sleep(until: clock.now() + 0.25)
+        }
+        return true
+    }
+}
+
+extension VirtualDevice {
+    /// Whether the phone has device `index` as an active friend (paired, on this phone's side).
+    func isActiveFriend(_ index: Int) -> Bool { friends.contains { $0.index == index && $0.active } }
 }

@@ -56,16 +56,11 @@ extension Reader {
                               + "with invite codes, decide-later invitations stay pending")
         }
         if pairsDuringRun {
-            // Both assume friendships made before the timeline; pairing during the run makes them as it goes.
+            // A reinstall assumes friendships made before the timeline; pairing during the run makes them as it goes. (Hostile
+            // phones wait for their cast to pair: FleetRun.castPaired.)
             if let migration = m["migration"] {
                 throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes; "
                                       + "why: docs/scenarios.md, \"With Green Box pairing: prd\")")
-            }
-            if let hostile = m["hostile"], !couples {
-                // The app's default pairing mode is the one that makes friends in set-up.
-                let setUp = Apps.modes(of: choice.name)?.first { $0.option == "pairing" }?.values.first ?? "codes"
-                throw hostile.error("hostile devices probe friends made in set-up; with pairing during the run they would probe before their cast has paired "
-                                    + "(use pairing: \(setUp), or convoy probe --mode pairing=…; why: docs/scenarios.md, \"With Green Box pairing: prd\")")
             }
         }
         let social = try m["social"]?.mapping(Self.socialKeys)

@@ -21,8 +21,12 @@ extension VirtualDevice {
         return own + group.directOpen.keys.sorted().map { group.directOpen[$0]! }
     }
 
-    /// A new connection: no pair channel is open on it yet.
-    func resetDirect() { group.directOpen = [:] }
+    /// A new connection, or out of its group for a while: no pair channel is open on it (any it had are gone).
+    func resetDirect() {
+        let now = context.clock.wallNow()
+        for partner in group.directOpen.keys { if let p = friendIndex[partner] { context.direct.closed(index, with: Int(p), at: now) } }
+        group.directOpen = [:]
+    }
 
     func scheduleDirect(from arrival: Double) {
         guard let every = context.options.directEvery, !groupApp.directPartners(of: account.userID).isEmpty else { return }
@@ -48,12 +52,14 @@ extension VirtualDevice {
     func directChannelEvent(_ event: RealtimeClient.Event) -> Bool {
         switch event {
         case .subscribed(let topic):
-            guard group.directOpen.values.contains(where: { $0.topic == topic }) else { return false }
+            guard let partner = group.directOpen.first(where: { $0.value.topic == topic })?.key else { return false }
             metrics.count(.directChannelsJoined)
+            if let p = friendIndex[partner] { context.direct.opened(index, with: Int(p), at: context.clock.wallNow()) }
             return true
         case .joinFailed(let topic, _), .channelClosed(let topic, _):
             guard let partner = group.directOpen.first(where: { $0.value.topic == topic })?.key else { return false }
             group.directOpen[partner] = nil
+            if let p = friendIndex[partner] { context.direct.closed(index, with: Int(p), at: context.clock.wallNow()) }
             metrics.count(.directChannelsRefused)
             realtime?.leave(topic)
             return true
@@ -106,11 +112,15 @@ extension VirtualDevice {
 
 /// Every direct message sent to a partner online at the time, and whether it arrived: at the end each is
 /// delivered or lost, `recipient_disconnected` when its partner's connection was down as it was sent (nothing
-/// stores it), `not_received` otherwise.
+/// stores it), `partner_not_on_pair_channel` when the partner had not joined the pair's channel (yet, or again)
+/// as it was sent (the sender opens its side on seeing the partner, the partner on seeing the sender: a message
+/// written between the two reaches nobody), `not_received` otherwise.
 public final class DirectLedger: Sendable {
     private struct State {
-        var posted: [String: (to: Int, at: Double)] = [:]
+        var posted: [String: (sender: Int, to: Int, at: Double)] = [:]
         var delivered: Set<String> = []
+        /// When each member was on its pair channel with each partner (wall clock), by `"member>partner"`.
+        var onPairChannel: [String: [DeviceLedger.Span]] = [:]
     }
 
     private let state = Mutex(State())
@@ -118,8 +128,27 @@ public final class DirectLedger: Sendable {
     public init() {}
 
     private static func key(_ sender: Int, _ seq: UInt64) -> String { "\(sender):\(seq)" }
+    private static func pair(_ member: Int, _ partner: Int) -> String { "\(member)>\(partner)" }
 
-    func posted(sender: Int, seq: UInt64, to: Int, at: Double) { state.withLock { $0.posted[Self.key(sender, seq)] = (to, at) } }
+    func posted(sender: Int, seq: UInt64, to: Int, at: Double) { state.withLock { $0.posted[Self.key(sender, seq)] = (sender, to, at) } }
+
+    /// `member` joined its pair channel with `partner` at `at`.
+    func opened(_ member: Int, with partner: Int, at: Double) {
+        state.withLock { s in
+            let key = Self.pair(member, partner)
+            if s.onPairChannel[key]?.last?.to.isFinite == false { return }
+            s.onPairChannel[key, default: []].append(.init(from: at))
+        }
+    }
+
+    /// `member` left (or lost) its pair channel with `partner` at `at`.
+    func closed(_ member: Int, with partner: Int, at: Double) {
+        state.withLock { s in
+            let key = Self.pair(member, partner)
+            guard let last = s.onPairChannel[key]?.indices.last, s.onPairChannel[key]![last].to == .infinity else { return }
+            s.onPairChannel[key]![last].to = at
+        }
+    }
 
     func delivered(sender: Int, seq: UInt64, by member: Int) { state.withLock { _ = $0.delivered.insert(Self.key(sender, seq)) } }
 
@@ -135,7 +164,8 @@ public final class DirectLedger: Sendable {
                 report.delivered += 1
             } else {
                 let down = gaps(post.to).contains { $0.from <= post.at && post.at < $0.to }
-                report.lost[down ? "recipient_disconnected" : "not_received", default: 0] += 1
+                let joined = (s.onPairChannel[Self.pair(post.to, post.sender)] ?? []).contains { $0.from <= post.at && post.at < $0.to }
+                report.lost[down ? "recipient_disconnected" : joined ? "not_received" : "partner_not_on_pair_channel", default: 0] += 1
             }
         }
         report.unexpected = s.delivered.subtracting(s.posted.keys).count
