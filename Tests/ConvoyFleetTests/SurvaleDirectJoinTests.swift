@@ -7,30 +7,33 @@ import Testing
 /// was refused, read the refusal as its operation's end, and so approved nobody, ended nothing, and showed offline to
 /// every member writing to it. The same scenario, with and without `dm_every`, must let in, end and account alike.
 @Suite(.serialized) struct SurvaleDirectJoinTests {
-    static func scenario(directMessages: Bool) throws -> Scenario {
-        try ScenarioFile.parse("""
-            name: survale-direct-join
-            seed: 5
+    /// One group of Survale units, `social` (its lines, indented as under `social:`) and a short timeline.
+    static func units(_ name: String, seed: Int, count: Int, messages: Bool = true, social: [String], steady: String) throws -> Scenario {
+        let social = social.map { "  " + $0 }.joined(separator: "\n")
+        return try ScenarioFile.parse("""
+            name: \(name)
+            seed: \(seed)
             app: survale
             groups:
               - name: units
-                count: 12
+                count: \(count)
                 tracks: { synthetic: drive }
                 cadence: 600ms..900ms
-                message_every: 1s..2s
+            \(messages ? "    message_every: 1s..2s" : "")
             social:
-              groups: 4..4
-              join_by_request: 40%
-              approve_after: 200ms..600ms
-              leave_rejoin: 30%
-              leave_at: 3s..4s
-              rejoin_after: 1s..2s
-            \(directMessages ? "  dm_every: 500ms..1s" : "")
+            \(social)
             timeline:
               arrival_rate: 40/s
-              steady: 14s
+              steady: \(steady)
               ramp_down: 500ms
-            """, file: "survale-direct-join.yaml")
+            """, file: "\(name).yaml")
+    }
+
+    static func scenario(directMessages: Bool) throws -> Scenario {
+        try units("survale-direct-join", seed: 5, count: 12, social: [
+            "groups: 4..4", "join_by_request: 40%", "approve_after: 200ms..600ms", "leave_rejoin: 30%", "leave_at: 3s..4s",
+            "rejoin_after: 1s..2s",
+        ] + (directMessages ? ["dm_every: 500ms..1s"] : []), steady: "14s")
     }
 
     struct Figures: Equatable, CustomStringConvertible {
@@ -93,27 +96,10 @@ import Testing
     /// (`joinPollInterval`). Before, such a leave was dropped (it had no connection yet), and one that came between
     /// the member connecting and its channel's reply left a join that was never timed: CI saw 8 of 9 on the channel.
     @Test func aLeaveDueBeforeTheMemberIsOnItsChannelIsMadeOnceItIsThere() async throws {
-        let scenario = try ScenarioFile.parse("""
-            name: survale-early-leave
-            seed: 11
-            app: survale
-            groups:
-              - name: units
-                count: 8
-                tracks: { synthetic: drive }
-                cadence: 600ms..900ms
-            social:
-              groups: 4..4
-              join_by_request: 100%
-              approve_after: 200ms..400ms
-              leave_rejoin: 100%
-              leave_at: 100ms..300ms
-              rejoin_after: 500ms..1s
-            timeline:
-              arrival_rate: 40/s
-              steady: 10s
-              ramp_down: 500ms
-            """, file: "survale-early-leave.yaml")
+        let scenario = try Self.units("survale-early-leave", seed: 11, count: 8, messages: false, social: [
+            "groups: 4..4", "join_by_request: 100%", "approve_after: 200ms..400ms", "leave_rejoin: 100%", "leave_at: 100ms..300ms",
+            "rejoin_after: 500ms..1s",
+        ], steady: "10s")
         let graph = SocialGraph(devices: 8, social: scenario.social, seed: scenario.seed)
         let roles = FleetRun.groupRoles(graph, social: scenario.social, seed: scenario.seed)
         let members = roles.filter { $0?.owner == false }.count

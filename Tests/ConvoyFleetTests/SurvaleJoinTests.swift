@@ -52,27 +52,9 @@ import Testing
     }
 
     @Test func membersWhoLeaveForAWhileAskAgainAndAreBackOnTheChannels() async throws {
-        let scenario = try ScenarioFile.parse("""
-            name: survale-leave
-            seed: 8
-            app: survale
-            groups:
-              - name: units
-                count: 12
-                tracks: { synthetic: drive }
-                cadence: 600ms..900ms
-                message_every: 1s..2s
-            social:
-              groups: 4..4
-              leave_rejoin: 50%
-              leave_at: 1s..2s
-              rejoin_after: 1s..2s
-              approve_after: 200ms..400ms
-            timeline:
-              arrival_rate: 40/s
-              steady: 10s
-              ramp_down: 500ms
-            """, file: "survale-leave.yaml")
+        let scenario = try SurvaleDirectJoinTests.units("survale-leave", seed: 8, count: 12, social: [
+            "groups: 4..4", "leave_rejoin: 50%", "leave_at: 1s..2s", "rejoin_after: 1s..2s", "approve_after: 200ms..400ms",
+        ], steady: "10s")
         let graph = SocialGraph(devices: 12, social: scenario.social, seed: scenario.seed)
         let leaving = FleetRun.groupRoles(graph, social: scenario.social, seed: scenario.seed).filter { $0?.leavesAt != nil }.count
         #expect(leaving > 0 && leaving < 9, "a seeded share of the 9 members: \(leaving)")
