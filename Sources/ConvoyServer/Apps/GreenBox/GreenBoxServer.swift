@@ -1,4 +1,5 @@
 import ConvoyJSON
+import ConvoyTime
 import Foundation
 import GRDB
 import HTTPTypes
@@ -21,8 +22,17 @@ struct GreenBoxServer: SupabaseServerKind {
     }
 
     /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
-    /// grants them to `authenticated` alone).
+    /// grants them to `authenticated` alone); `purge_old_locations(retention)`, for the service role alone (as
+    /// PostgreSQL grants it), so that a probe can show the rightful caller reaches it before a user is refused.
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+        if name == "purge_old_locations" {
+            guard who.role == .serviceRole else {
+                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
+            }
+            let retention = try Self.interval(args["retention"]?.flatText ?? "10 minutes")
+            let now = context.clock.date
+            return .number(String(try await purge(before: now.addingTimeInterval(-retention), now: now, in: context)))
+        }
         guard name == "create_invite" || name == "accept_invite" else { return nil }
         guard who.role == .authenticated, let uid = who.userID else {
             throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
@@ -30,6 +40,24 @@ struct GreenBoxServer: SupabaseServerKind {
         let invites = InviteRPC(store: context.store, clock: context.clock, ttl: context.configuration.inviteTTL)
         let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
         return Values.object(row)
+    }
+
+    /// A PostgreSQL interval as `purge_old_locations` takes it, in seconds: `N unit` pairs (`10 minutes`, `1 hour 30 mins`,
+    /// `100 years`); anything else is PostgreSQL's 22007.
+    static func interval(_ text: String) throws(APIError) -> Double {
+        let units: [String: Double] = ["second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "day": 86_400, "week": 604_800,
+                                       "month": 2_592_000, "year": 31_557_600]
+        let words = text.lowercased().split(whereSeparator: \.isWhitespace).map(String.init)
+        var total = 0.0
+        guard !words.isEmpty, words.count % 2 == 0 else { throw .postgrest(.badRequest, "22007", "invalid input syntax for type interval: \"\(text)\"") }
+        for i in stride(from: 0, to: words.count, by: 2) {
+            let unit = words[i + 1].hasSuffix("s") && units[String(words[i + 1].dropLast())] != nil ? String(words[i + 1].dropLast()) : words[i + 1]
+            guard let n = Double(words[i]), n.isFinite, let seconds = units[unit] else {
+                throw .postgrest(.badRequest, "22007", "invalid input syntax for type interval: \"\(text)\"")
+            }
+            total += n * seconds
+        }
+        return total
     }
 
     /// The PRD's `purge-old-locations`: `encrypted_locations` older than the
