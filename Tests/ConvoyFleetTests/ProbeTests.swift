@@ -171,6 +171,33 @@ import Testing
 
     /// Without PostgreSQL: a catalogue probe aimed at what the policy allows
     /// (any signed-in user reads public keys) is reported as a leak, with its evidence redacted.
+    /// After a control that failed, a write that could only be inconclusive is not sent: in a run it would write into a
+    /// real phone's data (a Closer attacker whose phone had answered already wrote a release key over its own). The read
+    /// after it, with its leak_if, is still sent, and finds nothing written.
+    @Test func aWriteAfterAFailedControlIsNotSent() async throws {
+        let yaml = """
+        catalogue: premise
+        probes:
+          - id: write_after_failed_premise
+            category: spoof_sender
+            description: the premise (no row from the attacker to itself) does not hold; the write after it is not sent
+            steps:
+              - request: {method: POST, path: /rest/v1/encrypted_locations, headers: {Prefer: return=minimal}, body: {sender_id: "{{attacker.id}}", recipient_id: "{{attacker.id}}", payload: "{{captured.ciphertext}}"}}
+              - request: {path: /rest/v1/encrypted_locations, query: {select: "id", recipient_id: "eq.{{attacker.id}}"}}
+                requires: {rows: 0}
+              - request: {method: POST, path: /rest/v1/encrypted_locations, headers: {Prefer: return=minimal}, body: {sender_id: "{{attacker.id}}", recipient_id: "{{friend.id}}", payload: "{{captured.ciphertext}}"}}
+                expect: {status: [401, 403]}
+              - request: {as: service, path: /rest/v1/encrypted_locations, query: {select: "id", recipient_id: "eq.{{friend.id}}", sender_id: "eq.{{attacker.id}}"}}
+                leak_if: {rows: ">0"}
+        """
+        let h = try await Harness.start(.sqlite)
+        let report = await h.report(try ProbeCatalogueFile.parse(yaml, file: "premise.yaml"), shared: true)
+        await h.stop()
+        let o = try #require(report.outcomes.first)
+        #expect(o.leaked == 0 && o.verdict == .inconclusive, "\(o.verdict) \(o.notes) \(o.evidence.map(\.detail))")
+        #expect(o.notes.contains { $0.hasPrefix("not sent premise.yaml:") }, "\(o.notes)")
+    }
+
     @Test func aProbeAtWhatThePolicyAllowsReportsALeakAndTheReportHoldsNoSecret() async throws {
         let yaml = """
         catalogue: allowed

@@ -79,6 +79,11 @@ public struct ProbeRunner: Sendable {
             }
             for step in probe.steps {
                 switch step.action {
+                case .request(let request) where outcome.controlFailed == true && step.leakIf == nil && step.findingIf == nil
+                    && !["GET", "HEAD"].contains(request.method.uppercased()):
+                    // After a control that failed, a write that can only be inconclusive is not sent: the probe's premise does
+                    // not hold, and in a run it would write into a real phone's data (a release key over its own).
+                    outcome.notes.append("not sent \(step.source): a write after a control that failed could only be inconclusive")
                 case .request(let request): await runRequest(step, request, &context, &outcome)
                 case .realtime(let realtime): await runRealtime(step, realtime, context, &outcome)
                 case .replay(let replay): await runReplay(step, replay, context, &outcome)
