@@ -169,8 +169,6 @@ import Testing
         #expect(report.outcomes.first { $0.id == "spoof_sender_as_friend" }?.verdict == .denied, "other policies are untouched")
     }
 
-    /// Without PostgreSQL: a catalogue probe aimed at what the policy allows
-    /// (any signed-in user reads public keys) is reported as a leak, with its evidence redacted.
     /// After a control that failed, a write that could only be inconclusive is not sent: in a run it would write into a
     /// real phone's data (a Closer attacker whose phone had answered already wrote a release key over its own). The read
     /// after it, with its leak_if, is still sent, and finds nothing written.
@@ -198,6 +196,8 @@ import Testing
         #expect(o.notes.contains { $0.hasPrefix("not sent premise.yaml:") }, "\(o.notes)")
     }
 
+    /// Without PostgreSQL: a catalogue probe aimed at what the policy allows
+    /// (any signed-in user reads public keys) is reported as a leak, with its evidence redacted.
     @Test func aProbeAtWhatThePolicyAllowsReportsALeakAndTheReportHoldsNoSecret() async throws {
         let yaml = """
         catalogue: allowed
