@@ -263,3 +263,8 @@ public struct ProbeMatch: Sendable {
         }
     }
 }
+
+extension ProbeRequest {
+    /// Whether it may change what the backend holds: any method but GET and HEAD.
+    var writes: Bool { !["GET", "HEAD"].contains(method.uppercased()) }
+}

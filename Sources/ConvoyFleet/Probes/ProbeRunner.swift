@@ -80,7 +80,7 @@ public struct ProbeRunner: Sendable {
             for step in probe.steps {
                 switch step.action {
                 case .request(let request) where outcome.controlFailed == true && step.leakIf == nil && step.findingIf == nil
-                    && !["GET", "HEAD"].contains(request.method.uppercased()):
+                    && request.writes:
                     // After a control that failed, a write that can only be inconclusive is not sent: the probe's premise does
                     // not hold, and in a run it would write into a real phone's data (a release key over its own).
                     outcome.notes.append("not sent \(step.source): a write after a control that failed could only be inconclusive")
@@ -145,7 +145,7 @@ public struct ProbeRunner: Sendable {
             }
             if !step.save.isEmpty, response.status < 300 { context.save(step.save, from: response.body) }
             // An action step's write that went through changes the cast (a control's is the rightful party's own).
-            if !step.checks, response.status < 300, !["GET", "HEAD"].contains(request.method.uppercased()) { outcome.changedState = true }
+            if !step.checks, response.status < 300, request.writes { outcome.changedState = true }
         }
     }
 
