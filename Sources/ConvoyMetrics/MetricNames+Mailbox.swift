@@ -15,8 +15,11 @@ extension HistogramName {
     public static let mailboxAck = HistogramName("mailbox_ack")
     /// Logging out and in again, the two round trips.
     public static let relogin = HistogramName("relogin")
+    /// A listener app's held connection (Closer's Firestore Listen): asked for → open.
+    public static let listenOpen = HistogramName("listen_open")
 
-    static let mailbox: [HistogramName] = [.mailboxLatency, .mailboxPollWait, .mailboxTransfer, .mailboxPost, .mailboxPoll, .mailboxAck, .relogin]
+    static let mailbox: [HistogramName] = [.mailboxLatency, .mailboxPollWait, .mailboxTransfer, .mailboxPost, .mailboxPoll, .mailboxAck, .relogin,
+                                           .listenOpen]
 }
 
 extension CounterName {
@@ -46,6 +49,15 @@ extension CounterName {
     /// The accounting at the end: delivered, and lost (`mailbox_lost.<reason>`).
     public static let mailboxDelivered = CounterName("mailbox_delivered")
     public static let mailboxLost = CounterName("mailbox_lost")
+    /// A listener app's held connections (Closer's Firestore Listen): opened, failed to open, messages the backend
+    /// pushed down them, and their bytes each way.
+    public static let listenConnections = CounterName("listen_connections")
+    public static let listenFailures = CounterName("listen_failures")
+    public static let listenPushes = CounterName("listen_pushes")
+    public static let listenBytesDown = CounterName("listen_bytes_down")
+    public static let listenBytesUp = CounterName("listen_bytes_up")
+    /// Keepalive pings on a quiet held connection.
+    public static let listenKeepalives = CounterName("listen_keepalives")
     /// Logouts followed by a login, and those that failed.
     public static let relogins = CounterName("relogins")
     public static let reloginFailures = CounterName("relogin_failures")
@@ -59,6 +71,7 @@ extension CounterName {
         .mailboxSent, .mailboxPhotosSent, .mailboxSendFailed, .mailboxBytesUp, .mailboxBytesDown, .mailboxPolls, .mailboxPollsEmpty,
         .mailboxPollFailures, .mailboxReceived, .mailboxRejected, .mailboxDuplicates, .mailboxAcks, .mailboxAckFailures, .mailboxAckGone,
         .mailboxAfterAck, .mailboxDelivered, .mailboxLost, .relogins, .reloginFailures,
+        .listenConnections, .listenFailures, .listenPushes, .listenBytesDown, .listenBytesUp, .listenKeepalives,
     ]
     static let mailboxFamilies = ["mailbox_send_failed", "mailbox_rejected", "mailbox_lost"]
 }

@@ -45,6 +45,11 @@ import Testing
                 && Set(lost.keys).isSubset(of: ["not_polled_since"]) && lost.values.reduce(0, +) <= 2
                 && mailbox["acknowledge_deletes"] as? Bool == false, "\(mailbox)")
         #expect(text.contains("Mutual reveal: \(delivered) of \(sent) answers revealed") && !text.contains("ACK-then-delete"))
+        // Each phone held its listeners' connection, and what changed came down it.
+        let listeners = try #require(mailbox["listeners"] as? [String: Int], "\(mailbox)")
+        #expect((listeners["opened"] ?? 0) >= 30 && listeners["failed"] == 0 && (listeners["pushes"] ?? 0) > 3 * (listeners["opened"] ?? 0),
+                "\(listeners)")
+        #expect(text.contains("Listeners: \(listeners["opened"] ?? -1) held connections opened"), "\(text.prefix(3000))")
         let html = try String(contentsOf: dir.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(!html.contains("updates sent") && !html.contains(">Delivery<"), "no zero location cards")
         let junit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)

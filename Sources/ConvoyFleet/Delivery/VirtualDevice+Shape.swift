@@ -78,7 +78,8 @@ extension VirtualDevice {
         switch shape {
         case .group: if !gone { groupDisconnecting(subscribed: subscribed) }
         case .pairwise: abandonQueue()
-        case .mailbox, .modifying: break
+        case .mailbox: closeListener()
+        case .modifying: break
         }
     }
 

@@ -21,6 +21,10 @@ extension HTMLReport {
         if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"]] }
         rows += [["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
                  ["MB up / down", String(format: "%.1f / %.1f", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)]]
+        if let l = m.listeners {
+            rows += [["listeners: held connections opened (failed)", "\(l.opened) (\(l.failed))"],
+                     ["listeners: pushes (MB down)", String(format: "%d (%.2f)", l.pushes, Double(l.bytesDown) / 1e6)]]
+        }
         out += table(["messages", "count"], rows, numeric: [1])
         let split = [HistogramName.mailboxLatency, .mailboxPollWait, .mailboxTransfer].compactMap { h in
             s.latencyMs[h.name].map { [h.name, RunSummary.ms($0.p50), RunSummary.ms($0.p99)] }

@@ -23,6 +23,28 @@ public struct MailboxReport: Codable, Sendable, Equatable {
     /// Bytes of sends up and of poll responses down (headers included).
     public var bytesUp = 0
     public var bytesDown = 0
+    /// A listener app's held connections (Closer's Firestore Listen); nil for an app that polls.
+    public var listeners: Listeners?
+
+    public struct Listeners: Codable, Sendable, Equatable {
+        /// Connections opened, and attempts that failed.
+        public var opened = 0
+        public var failed = 0
+        /// Messages the backend pushed down them, and their bytes each way.
+        public var pushes = 0
+        public var bytesDown = 0
+        public var bytesUp = 0
+        /// Keepalive pings on quiet connections (each its own radio wake).
+        public var keepalives = 0
+
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case opened, failed, pushes, keepalives
+            case bytesDown = "bytes_down"
+            case bytesUp = "bytes_up"
+        }
+    }
 
     public init() {}
 
@@ -35,6 +57,7 @@ public struct MailboxReport: Codable, Sendable, Equatable {
         case pollFailures = "poll_failures"
         case bytesUp = "bytes_up"
         case bytesDown = "bytes_down"
+        case listeners
     }
 
     /// Reads summaries written before `held` and `acknowledge_deletes` were.
@@ -46,6 +69,7 @@ public struct MailboxReport: Codable, Sendable, Equatable {
         acknowledgeDeletes = try c.decodeIfPresent(Bool.self, forKey: .acknowledgeDeletes) ?? true
         (polls, emptyPolls, pollFailures) = (try c.decode(Int.self, forKey: .polls), try c.decode(Int.self, forKey: .emptyPolls), try c.decode(Int.self, forKey: .pollFailures))
         (bytesUp, bytesDown) = (try c.decode(Int.self, forKey: .bytesUp), try c.decode(Int.self, forKey: .bytesDown))
+        listeners = try c.decodeIfPresent(Listeners.self, forKey: .listeners)
     }
 
     public var lostTotal: Int { lost.values.reduce(0, +) }

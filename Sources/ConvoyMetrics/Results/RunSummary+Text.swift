@@ -264,7 +264,12 @@ extension RunSummary {
         if !other.isEmpty { out += "; not delivered: " + other.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
         if !m.acknowledgeDeletes { out += ", \(m.held) awaiting the partner's answer" }
         out += ". \(m.polls) polls (\(m.emptyPolls) empty, \(m.pollFailures) failed); "
-        out += String(format: "%.1f MB up, %.1f MB down.\n\n", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)
+        out += String(format: "%.1f MB up, %.1f MB down.", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)
+        if let l = m.listeners {
+            out += " Listeners: \(l.opened) held connections opened (\(l.failed) failed to open), \(l.pushes) pushes down them"
+            out += String(format: " (%.2f MB), which each look reads instead of the wire; %d keepalive pings.", Double(l.bytesDown) / 1e6, l.keepalives)
+        }
+        out += "\n\n"
         out += (m.holds ? "" : "**") + m.verdict.prefix(1).uppercased() + m.verdict.dropFirst() + (m.holds ? "" : "**") + ".\n"
         if let l = latencyMs["mailbox_latency"], let w = latencyMs["mailbox_poll_wait"], let t = latencyMs["mailbox_transfer"] {
             out += String(format: "\nLatency p50 %.0f ms = poll wait %.0f ms + transfer %.0f ms (p99: %.0f, %.0f, %.0f ms).\n",

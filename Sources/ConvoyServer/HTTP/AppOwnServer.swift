@@ -6,16 +6,17 @@ import ServiceLifecycle
 import UnixSignals
 
 /// What an app's own server (QuickPic's, Closer's: not Supabase apps) runs besides its routes: one HTTP
-/// application held to the connection limits and paused when out of file descriptors (`AcceptPause`), no websocket route (an upgrade is refused as any unknown path),
-/// its keys empty, and its background services, in one `ServiceGroup` that a signal stops gracefully.
+/// application held to the connection limits and paused when out of file descriptors (`AcceptPause`), the app's
+/// websocket routes if it has any (Closer's Listen; an upgrade to any other path is refused), its keys empty, and its background services, in one `ServiceGroup` that a signal stops gracefully.
 enum AppOwnServer {
-    static func run(_ router: Router<ClientRequestContext>, name: String, configuration: ServerConfiguration,
+    static func run(_ router: Router<ClientRequestContext>, webSocketRouter: Router<RealtimeRequestContext> = Router(context: RealtimeRequestContext.self),
+                    name: String, configuration: ServerConfiguration,
                     services background: [any Service], signals: [UnixSignal], logger: Logger,
                     onReady: @escaping @Sendable (ServerKeys) async -> Void) async throws {
         let host = configuration.host
         let app = Application(
             router: router,
-            server: ReferenceServer.httpServer(webSocketRouter: Router(context: BasicWebSocketRequestContext.self), limits: configuration.limits),
+            server: ReferenceServer.httpServer(webSocketRouter: webSocketRouter, limits: configuration.limits),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: name),
             onServerRunning: { channel in
                 await AcceptPause.install(on: channel, logger: logger)

@@ -32,6 +32,14 @@ final class RealtimeSocket: Sendable {
         channel.eventLoop.execute { channel.writeAndFlush(frame, promise: nil) }
     }
 
+    /// Sends a ping (empty); the peer's pong is read and dropped.
+    func ping() {
+        let channel = self.channel
+        channel.eventLoop.execute {
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(capacity: 0)), promise: nil)
+        }
+    }
+
     /// Says goodbye (a close frame, 1000) and closes; nothing happens twice. A peer that reads nothing more
     /// (the frame never leaves the send buffer) has the connection closed anyway after `closeGrace`.
     func close() {
@@ -59,8 +67,8 @@ final class RealtimeSocket: Sendable {
     /// `onOpen` is called once the upgrade is done, on the channel's loop, before the first message reaches
     /// `onText` and before the attempt's future completes: whoever reports the opening reports it before any
     /// message (a server may send right after its 101, in the same read).
-    static func open(url: String, proxy: TunnelProxy?, maxFrameSize: Int, onOpen: @escaping @Sendable () -> Void = {},
-                     onText: @escaping @Sendable (String) -> Void) -> Attempt {
+    static func open(url: String, proxy: TunnelProxy?, maxFrameSize: Int, headers extra: [(String, String)] = [],
+                     onOpen: @escaping @Sendable () -> Void = {}, onText: @escaping @Sendable (String) -> Void) -> Attempt {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let attempt = Attempt(promise: loop.makePromise(of: RealtimeSocket.self))
         guard let target = Target.parsed(url) else {
@@ -97,7 +105,7 @@ final class RealtimeSocket: Sendable {
                         channel.eventLoop.makeSucceededVoidFuture()
                     }
                 tunnel.flatMapThrowing {
-                    try upgrade(channel, target: target, maxFrameSize: maxFrameSize, watch: watch, onOpen: onOpen, onText: onText, attempt: attempt)
+                    try upgrade(channel, target: target, maxFrameSize: maxFrameSize, headers: extra, watch: watch, onOpen: onOpen, onText: onText, attempt: attempt)
                 }.whenFailure { error in
                     attempt.fail(error)
                 }
@@ -154,8 +162,8 @@ final class RealtimeSocket: Sendable {
 
     // MARK: - The upgrade
 
-    private static func upgrade(_ channel: any Channel, target: Target, maxFrameSize: Int, watch: OpenWatch,
-                                onOpen: @escaping @Sendable () -> Void, onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
+    private static func upgrade(_ channel: any Channel, target: Target, maxFrameSize: Int, headers extra: [(String, String)] = [],
+                                watch: OpenWatch, onOpen: @escaping @Sendable () -> Void, onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
         let pipeline = channel.pipeline.syncOperations
         let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: true) { channel, _ in
             channel.eventLoop.makeCompletedFuture {
@@ -183,6 +191,7 @@ final class RealtimeSocket: Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: target.hostHeader)
         headers.add(name: "Content-Length", value: "0")
+        for (name, value) in extra { headers.add(name: name, value: value) }
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.uri, headers: headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)

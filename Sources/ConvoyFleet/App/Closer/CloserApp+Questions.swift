@@ -17,8 +17,19 @@ import Synchronization
 ///   `postDirect` creates `answers/{uid}`).
 /// - `acknowledge` marks its own answer `isRevealed` (the reveal screen shown): answers are kept, not deleted.
 extension CloserApp {
-    public var listens: Bool { true }
     public var holdsUntilAnswered: Bool { true }
+
+    /// The phone's Firestore listeners, on one held connection (`FirestoreListener`): what `fetchMailbox` reads of its
+    /// own user document, today's question, the partner's answer and the key released to it comes from what the
+    /// backend pushed.
+    public func openListener(session: Session, via http: SupabaseHTTP, proxy: TunnelProxy?,
+                             pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> (any MailboxListener)? {
+        let listener = try await FirestoreListener.open(url: http.target.url, project: Self.project, token: session.accessToken, proxy: proxy,
+                                                        pushed: pushed)
+        listener.listen(to: ["users/\(session.userID)"])
+        phones.listening(session.userID, listener)
+        return listener
+    }
 
     public func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage? {
         let me = session.userID
@@ -60,19 +71,19 @@ extension CloserApp {
     static func answerID(_ q: CloserPhones.Question, of user: String) -> String { "\(q.couple)/\(q.date)/\(user)" }
 
     public func fetchMailbox(limit: Int, session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> MailboxPage {
-        let (c, me, token) = (client(http), session.userID, session.accessToken)
-        var bytes = 0
-        var changed = false
+        let (me, token) = (session.userID, session.accessToken)
+        let c = ListenedReads(client: client(http), listener: phones.listener(of: me))
+        var up = c.listen(to: listenedPaths(of: me))
         // The listener on the phone's own document: pairing reads what it needs from it (`acceptedRequests`).
         let user = try await c.document("users/\(me)", token: token)
-        bytes += user.text.utf8.count
-        guard let couple = FirebaseClient.string(user, "coupleId") else { return Self.page([], bytes: bytes, changed: false) }
+        guard let couple = FirebaseClient.string(user, "coupleId") else { return Self.page([], up: up, down: c.bytes) }
         if phones.couple(of: me) != couple {
             phones.joined(me, couple: couple)
-            changed = true
         }
         // Today's question: a couple made mid-day asks for it, and so does a phone whose question has expired.
-        if phones.today(of: me).map({ $0.expiresAt <= Date().timeIntervalSince1970 }) ?? true {
+        // A listening phone hears of a new day's question on its couple's document (`currentQuestionId`).
+        let current = c.listener == nil ? nil : FirebaseClient.string(try await c.document("couples/\(couple)", token: token), "currentQuestionId")
+        if phones.today(of: me).map({ q in q.expiresAt <= Date().timeIntervalSince1970 || current.map { $0 != q.questionId } ?? false }) ?? true {
             let result = try await c.call("assignDailyQuestionCallable", .object([]), token: token)
             guard let date = result["date"]?.string, let qid = result["questionId"]?.string else {
                 throw SupabaseError(kind: .unexpectedResponse, message: "assignDailyQuestionCallable: no date or questionId")
@@ -81,17 +92,18 @@ extension CloserApp {
             let expires = (doc["expiresAt"]?["timestampValue"]?.string).flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }?.timeIntervalSince1970
             if phones.today(of: me)?.date != date {
                 phones.assigned(me, CloserPhones.Question(couple: couple, date: date, questionId: qid, expiresAt: expires ?? .infinity))
-                changed = true
             }
-            bytes += doc.text.utf8.count + 200
         }
+        // The partner, from the couple's document, once; then what this look reads is listened to from now on: the
+        // partner's answer and the key released to this phone.
+        let partner = phones.partner(of: me, default: try await partnerOf(me, couple: couple, token: token, via: c))
+        up += c.listen(to: listenedPaths(of: me))
         var items: [MailboxItem] = []
         var released: [String] = []
         for q in phones.openQuestions(of: me) {
-            guard let partner = phones.partner(of: me, default: try await partnerOf(me, couple: couple, token: token, via: http)) else { break }
+            guard let partner else { break }
             // The reveal begins once both have answered: the partner's answer must be there.
             guard let theirs = try await c.documentIfAny(Self.answerPath(q, of: partner), token: token) else { continue }
-            bytes += theirs.fields.text.utf8.count
             if !phones.hasReleased(me, q.date) {
                 let point = FirebaseClient.string(try await c.document("users/\(partner)/devices/primary", token: token), "publicKey").flatMap(CloserAnswer.point)
                 guard let point, let key = phones.answer(of: me, on: q.date)?.key else {
@@ -101,18 +113,16 @@ extension CloserApp {
                 do { box = try CloserAnswer.keybox(key, to: point, context: CloserAnswer.context(couple: q.couple, question: q.questionId, from: me, to: partner)) } catch {
                     throw SupabaseError(kind: .unexpectedResponse, message: "cannot wrap the answer key: \(error)")
                 }
-                try await c.create(Self.answerPath(q, of: me) + "/releaseKeys/\(partner)", fields: ["encryptedAnswerKey": ["stringValue": .string(box)]], token: token)
-                try await c.update(Self.answerPath(q, of: me), fields: ["answerKeyReleased": ["booleanValue": true]], token: token)
+                try await c.client.create(Self.answerPath(q, of: me) + "/releaseKeys/\(partner)", fields: ["encryptedAnswerKey": ["stringValue": .string(box)]], token: token)
+                try await c.client.update(Self.answerPath(q, of: me), fields: ["answerKeyReleased": ["booleanValue": true]], token: token)
                 phones.released(me, q.date)
                 released.append(Self.answerID(q, of: me))
-                bytes += box.utf8.count + 600
-                changed = true
+                c.spent(up: box.utf8.count + 2 * (token.utf8.count + 300), down: 1_400)
             }
             guard let keybox = try await c.documentIfAny(Self.answerPath(q, of: partner) + "/releaseKeys/\(me)", token: token),
                   let box = FirebaseClient.string(keybox.fields, "encryptedAnswerKey"),
                   let payload = FirebaseClient.string(theirs.fields, "encryptedPayload"),
                   let commitment = FirebaseClient.string(theirs.fields, "commitmentHash") else { continue }
-            bytes += box.utf8.count
             // Revealable from when the partner released its key: the later of the two answers' writes, or after.
             let written = (theirs.fields["createdAt"]?["timestampValue"]?.string).flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }?.timeIntervalSince1970
             let since = max(written ?? theirs.created, phones.answer(of: me, on: q.date)?.at ?? 0)
@@ -120,21 +130,37 @@ extension CloserApp {
                                     "questionId": .string(q.questionId)])
             items.append(MailboxItem(id: Self.answerID(q, of: partner), sender: partner, createdAt: since,
                                      sealed: SealedMessage(recipient: me, kind: .text, ciphertext: Array(packed.text.utf8), signature: [])))
-            changed = true
         }
-        return Self.page(items, bytes: bytes, changed: changed, released: released)
+        return Self.page(items, up: up + c.bytesUp, down: c.bytes, released: released)
     }
 
-    static func page(_ items: [MailboxItem], bytes: Int, changed: Bool, released: [String] = []) -> MailboxPage {
-        var page = MailboxPage(items: items, bytesUp: 0, bytesDown: bytes)
-        (page.changed, page.released) = (changed, released)
+    static func page(_ items: [MailboxItem], up: Int, down: Int, released: [String] = []) -> MailboxPage {
+        var page = MailboxPage(items: items, bytesUp: up, bytesDown: down)
+        page.released = released
         return page
     }
 
+    /// What the phone listens to: its own user document; in a couple, its couple's document, today's question, and for today and each day it
+    /// has answered and not yet revealed, its partner's answer and the key the partner releases to it (the app shows
+    /// "your partner answered" before its user has).
+    func listenedPaths(of me: String) -> Set<String> {
+        var paths: Set<String> = ["users/\(me)"]
+        guard let couple = phones.couple(of: me) else { return paths }
+        let today = phones.today(of: me)
+        paths.insert("couples/\(couple)")
+        if let today { paths.insert("couples/\(couple)/daily_question/\(today.date)") }
+        guard let partner = phones.partner(of: me, default: nil) else { return paths }
+        for q in phones.openQuestions(of: me) + (today.map { [$0] } ?? []) {
+            paths.insert(Self.answerPath(q, of: partner))
+            paths.insert(Self.answerPath(q, of: partner) + "/releaseKeys/\(me)")
+        }
+        return paths
+    }
+
     /// The partner from the couple's document, read once.
-    func partnerOf(_ me: String, couple: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String? {
+    func partnerOf(_ me: String, couple: String, token: String, via c: ListenedReads) async throws(SupabaseError) -> String? {
         if let known = phones.partner(of: me, default: nil) { return known }
-        return FirebaseClient.strings(try await client(http).document("couples/\(couple)", token: token), "userIds").first { $0 != me }
+        return FirebaseClient.strings(try await c.document("couples/\(couple)", token: token), "userIds").first { $0 != me }
     }
 
     /// The reveal: the key the partner released to this phone unwrapped with its P-256 key, the sealed answer opened
@@ -189,9 +215,14 @@ final class CloserPhones: Sendable {
         var questions: [String: Question] = [:]
         var today: Question?
         var answers: [String: Answer] = [:]
+        var listener: FirestoreListener?
     }
 
     private let state = Mutex([String: Phone]())
+
+    /// The phone's open listener, if it has one.
+    func listener(of user: String) -> FirestoreListener? { state.withLock { s in s[user]?.listener.flatMap { $0.isOpen ? $0 : nil } } }
+    func listening(_ user: String, _ listener: FirestoreListener) { state.withLock { $0[user, default: Phone()].listener = listener } }
 
     func deviceKey(of user: String) -> ECIESP256.KeyPair {
         state.withLock { s in
@@ -236,3 +267,50 @@ final class CloserPhones: Sendable {
         }
     }
 }
+
+/// One look's reads: a document the phone listens to is read from what the listener was pushed (nothing on the
+/// wire), any other over HTTP; the bytes each way of what did go over HTTP (headers estimated: the ID token and
+/// about 300 bytes).
+final class ListenedReads {
+    let client: FirebaseClient
+    let listener: FirestoreListener?
+    private(set) var bytes = 0
+    private(set) var bytesUp = 0
+
+    init(client: FirebaseClient, listener: FirestoreListener?) { (self.client, self.listener) = (client, listener) }
+
+    func spent(up: Int, down: Int) { (bytesUp, bytes) = (bytesUp + up, bytes + down) }
+
+    /// Listens to exactly `paths` from now on; the bytes the change sent (0 without a listener).
+    func listen(to paths: Set<String>) -> Int { listener?.listen(to: paths) ?? 0 }
+
+    func document(_ path: String, token: String) async throws(SupabaseError) -> JSONValue {
+        switch listener?.snapshot(path) ?? .unknown {
+        case .present(let fields): return fields
+        case .missing: throw SupabaseError(kind: .http(status: 404, code: "NOT_FOUND"), message: "Document not found: \(path)")
+        case .unknown:
+            let fields = try await client.document(path, token: token)
+            spent(up: path.utf8.count + token.utf8.count + 300, down: fields.text.utf8.count + 300)
+            return fields
+        }
+    }
+
+    func documentIfAny(_ path: String, token: String) async throws(SupabaseError) -> (fields: JSONValue, created: Double)? {
+        switch listener?.snapshot(path) ?? .unknown {
+        case .present(let fields): return (fields, Date().timeIntervalSince1970)
+        case .missing: return nil
+        case .unknown:
+            let found = try await client.documentIfAny(path, token: token)
+            spent(up: path.utf8.count + token.utf8.count + 300, down: (found?.fields.text.utf8.count ?? 100) + 300)
+            return found
+        }
+    }
+
+    func call(_ function: String, _ data: JSONValue, token: String) async throws(SupabaseError) -> JSONValue {
+        let result = try await client.call(function, data, token: token)
+        spent(up: function.utf8.count + data.text.utf8.count + token.utf8.count + 300, down: result.text.utf8.count + 300)
+        return result
+    }
+}
+
+extension FirestoreListener: MailboxListener {}

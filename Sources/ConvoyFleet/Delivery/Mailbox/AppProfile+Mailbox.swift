@@ -70,8 +70,6 @@ public struct MailboxPage: Sendable {
     /// Ids of this phone's own held messages it let go of at this poll (`MailboxApp.holdsUntilAnswered`: Closer
     /// releases an answer's key once the partner's answer is there).
     public var released: [String] = []
-    /// Whether anything the app listens to changed (`MailboxApp.listens`): a listener is told then, and only then.
-    public var changed = true
 
     public init(items: [MailboxItem], malformed: Int = 0, bytesUp: Int, bytesDown: Int) {
         (self.items, self.malformed, self.bytesUp, self.bytesDown) = (items, malformed, bytesUp, bytesDown)
@@ -87,7 +85,10 @@ extension FriendApp {
 
 /// A mailbox app's reads are polls, and a message is readable once posted, unless it says otherwise.
 extension MailboxApp {
-    public var listens: Bool { false }
+    public func openListener(session: Session, via http: SupabaseHTTP, proxy: TunnelProxy?,
+                             pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> (any MailboxListener)? {
+        nil
+    }
 
     public var holdsUntilAnswered: Bool { false }
 }

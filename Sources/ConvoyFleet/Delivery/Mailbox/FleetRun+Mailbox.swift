@@ -12,6 +12,12 @@ extension FleetRun {
         let c = metrics.snapshot().counters
         (report.polls, report.emptyPolls, report.pollFailures) = (c[.mailboxPolls], c[.mailboxPollsEmpty], c[.mailboxPollFailures])
         (report.bytesUp, report.bytesDown) = (c[.mailboxBytesUp], c[.mailboxBytesDown])
+        if c[.listenConnections] + c[.listenFailures] > 0 {
+            var l = MailboxReport.Listeners()
+            (l.opened, l.failed, l.pushes) = (c[.listenConnections], c[.listenFailures], c[.listenPushes])
+            (l.bytesDown, l.bytesUp, l.keepalives) = (c[.listenBytesDown], c[.listenBytesUp], c[.listenKeepalives])
+            report.listeners = l
+        }
         metrics.count(.mailboxDelivered, by: closed.delivered)
         metrics.count(.mailboxLost, by: report.lostTotal)
         for (reason, n) in closed.lost { metrics.count(.mailboxLost(reason: reason), by: n) }

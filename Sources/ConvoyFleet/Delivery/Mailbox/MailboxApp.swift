@@ -10,9 +10,12 @@ public protocol MailboxApp: FriendApp {
     /// and signed by the sender's keys (QuickPic); or nil when the app has nothing to send (Closer: no question today,
     /// or today's answered already). An app with state per sender (Closer's) composes here.
     func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
-    /// Whether the app's reads are a listener's (Firestore's): the phone is told of a change, and pays for that alone,
-    /// not for each look the harness takes (docs/battery.md, "Listeners and polls"). Default false.
-    var listens: Bool { get }
+    /// A listener app's held connection (Closer's: Firestore's Listen), opened when the phone comes online: the backend
+    /// pushes what changed down it, and `pushed` hears each message (its bytes, and whether it changed what the phone
+    /// reads). The app's looks read what was pushed, not the wire (docs/battery.md, "Listeners and polls"). nil, the
+    /// default: the app polls (QuickPic).
+    func openListener(session: Session, via http: SupabaseHTTP, proxy: TunnelProxy?,
+                      pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> (any MailboxListener)?
     /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
     /// held at the end is awaiting the partner, not lost. Default false.
     var holdsUntilAnswered: Bool { get }
@@ -32,4 +35,15 @@ public protocol MailboxApp: FriendApp {
 
 extension MailboxApp {
     public var shaped: ShapedApp { .mailbox(self) }
+}
+
+/// A phone's held connection to its mailbox app's backend (`MailboxApp.openListener`).
+public protocol MailboxListener: Sendable {
+    /// Whether it is still open (once closed, the phone opens another).
+    var isOpen: Bool { get }
+    /// Bytes it has carried each way so far.
+    var bytes: (up: Int, down: Int) { get }
+    /// A keepalive ping, sent when the connection has carried nothing for `MailboxState.keepalive` seconds.
+    func ping()
+    func close()
 }

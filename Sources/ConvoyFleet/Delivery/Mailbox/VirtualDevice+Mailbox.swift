@@ -14,6 +14,18 @@ struct MailboxState: Sendable {
     var polling = false
     /// Polls that found a full page ask again at once, up to this many in a row.
     var drained = 0
+    /// A listener app's held connection (`MailboxApp.openListener`), and when the phone may try to open it again
+    /// after it closed or failed (the Firestore SDKs' backoff: 1 s, × 1.5 a failure, at most 60 s).
+    var listener: (any MailboxListener)?
+    var listenFailures = 0
+    var listenRetryAt = 0.0
+    /// A push asked for a look while one was under way: another follows it at once.
+    var lookAgain = false
+    /// When the held connection last carried anything (the run's clock): a keepalive goes after `keepalive` quiet seconds.
+    var listenTraffic = 0.0
+
+    /// The SDKs' gRPC keepalive: a ping after 30 s without traffic (`FirestoreListener.ping`).
+    static let keepalive = 30.0
 
     // MARK: Its decisions (the phone does what they return)
 
@@ -51,6 +63,9 @@ struct MailboxState: Sendable {
 
     mutating func endPoll() { polling = false }
 
+    /// The Firestore SDKs' backoff before the `failures`-th reopening (1 s × 1.5 per failure, at most 60 s).
+    static func listenBackoff(failures: Int) -> Double { min(60, pow(1.5, Double(max(0, failures - 1)))) }
+
     /// Polls that return a full page ask again at once, up to ten pages a poll: whether to fetch once more after `rounds`
     /// fetches, the last of which returned `count` messages (nil: it failed).
     static func fetchAgain(after rounds: Int, returned count: Int?, page: Int) -> Bool { count == page && rounds < 10 }
@@ -68,6 +83,8 @@ extension VirtualDevice {
     func openMailbox(at intended: Double) {
         life.joinedRealtime()
         scheduleRefresh()
+        // A listener app's phone holds its connection from now on (QuickPic's polls need none).
+        context.scheduler.at(intended) { [weak self] _ in await self?.openListener() }
         // An app whose phones pair during the run (Closer) asks its partner as a Realtime app's phone does.
         schedulePairing(arrival: intended)
         if let every = profile.pollEvery {
@@ -144,6 +161,9 @@ extension VirtualDevice {
             spendExchange(up: receipt.bytesUp, down: receipt.bytesDown, since: started)
             context.mailbox.posted(sender: index, seq: message.seq, to: friend.index, id: receipt.id ?? "",
                                    storedAt: receipt.createdAt ?? clock.wallNow(), held: mailboxApp.holdsUntilAnswered)
+            // A listener fires on the phone's own write at once (Firestore's latency compensation): what its
+            // partner wrote before is in what was pushed, so the phone looks now.
+            if mailbox.listener != nil { await look() }
         } catch {
             spendExchange(up: sealed.ciphertext.count * 4 / 3, down: 0, since: started)
             metrics.count(.mailboxSendFailed)
@@ -163,6 +183,82 @@ extension VirtualDevice {
         }
     }
 
+    // MARK: Listening
+
+    /// Opens the app's held connection, if it has one; each message the backend pushes down it is charged to the
+    /// radio when it comes, and one that changed what the phone reads has it look at once.
+    func openListener() async {
+        guard !life.isGone, mailbox.listener?.isOpen != true, context.clock.now() >= mailbox.listenRetryAt else { return }
+        let clock = context.clock
+        let started = clock.now()
+        let scheduler = context.scheduler
+        do {
+            let opened = try await mailboxApp.openListener(session: account.session, via: http, proxy: profile.tunnel) { [weak self] bytes, changed in
+                scheduler.at(clock.now()) { [weak self] _ in await self?.heard(bytes: bytes, changed: changed) }
+            }
+            guard let opened else { return }
+            metrics.record(.listenOpen, seconds: clock.now() - started)
+            metrics.count(.listenConnections)
+            spendExchange(up: 600, down: 300, since: started)  // the upgrade: the ID token and headers up, the 101 down
+            if life.isGone { opened.close() }
+            mailbox.listener = opened
+            mailbox.listenFailures = 0
+            mailbox.listenTraffic = clock.now()
+            context.scheduler.at(clock.now() + MailboxState.keepalive) { [weak self] t in await self?.keepAlive(intended: t) }
+        } catch {
+            metrics.count(.listenFailures)
+            _ = countFailure(error)
+            mailbox.listenFailures += 1
+            mailbox.listenRetryAt = clock.now() + MailboxState.listenBackoff(failures: mailbox.listenFailures)
+        }
+    }
+
+    /// A keepalive ping on the held connection if it has been quiet for `MailboxState.keepalive` seconds: a radio wake
+    /// of its own (about 40 bytes each way with TLS), as the SDKs' gRPC channel makes one.
+    private func keepAlive(intended: Double) async {
+        guard !life.isGone, let listener = mailbox.listener, listener.isOpen else { return }
+        let now = context.clock.now()
+        if now - mailbox.listenTraffic >= MailboxState.keepalive - 0.001 {
+            listener.ping()
+            metrics.count(.listenKeepalives)
+            spendExchange(up: 40, down: 40, since: now)
+            mailbox.listenTraffic = now
+        }
+        context.scheduler.at(mailbox.listenTraffic + MailboxState.keepalive) { [weak self] t in await self?.keepAlive(intended: t) }
+    }
+
+    /// A message pushed down the held connection: the radio wakes for it; a change has the phone look now.
+    private func heard(bytes: Int, changed: Bool) async {
+        metrics.count(.listenPushes)
+        metrics.count(.listenBytesDown, by: bytes)
+        spendExchange(up: 0, down: bytes, since: context.clock.now())
+        mailbox.listenTraffic = context.clock.now()
+        guard changed, !life.isGone, life.onlineSince != nil else { return }
+        if mailbox.polling {
+            mailbox.lookAgain = true
+            return
+        }
+        await look()
+    }
+
+    /// One look outside the poll timer (a push): as a poll, without scheduling the next.
+    func look() async {
+        guard mailbox.startPoll() else { return }
+        defer { mailbox.endPoll() }
+        repeat {
+            mailbox.lookAgain = false
+            await pollOnce()
+        } while mailbox.lookAgain && !life.isGone
+        if pairing.plan != nil, !life.isGone { await catchUpPairing() }
+    }
+
+    /// The held connection closes with the phone.
+    func closeListener() {
+        mailbox.listener?.close()
+        if let bytes = mailbox.listener?.bytes { metrics.count(.listenBytesUp, by: bytes.up) }
+        mailbox.listener = nil
+    }
+
     // MARK: Polling
 
     /// One poll at its intended time (the next is scheduled first, on the interval: an open workload), then the
@@ -171,6 +267,11 @@ extension VirtualDevice {
         guard !life.isGone, let every = profile.pollEvery else { return }
         if context.options.workload == .open || mailbox.drained > 0 {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
+        }
+        // A held connection that closed is opened again (after its backoff).
+        if let listener = mailbox.listener, !listener.isOpen {
+            closeListener()
+            await openListener()
         }
         guard mailbox.startPoll() else { return }
         defer { mailbox.endPoll() }
@@ -203,12 +304,8 @@ extension VirtualDevice {
         metrics.record(.mailboxPoll, seconds: clock.now() - started)
         metrics.count(.mailboxPolls)
         metrics.count(.mailboxBytesDown, by: page.bytesDown)
-        // A listener (Closer's Firestore) is told of a change, pushed down its open stream; a poller pays for every look.
-        if !mailboxApp.listens {
-            spendExchange(up: page.bytesUp, down: page.bytesDown, since: started)
-        } else if page.changed {
-            spendExchange(up: page.bytesUp, down: page.bytesDown, since: clock.now())
-        }
+        // What went over HTTP (a listener's look reads what was pushed to it, and sends nothing for it).
+        if page.bytesUp + page.bytesDown > 0 { spendExchange(up: page.bytesUp, down: page.bytesDown, since: started) }
         for id in page.released { context.mailbox.released(id, at: clock.wallNow()) }
         context.mailbox.polled(index, at: startedWall)
         if let arrived = life.onlineSince { markListening(arrivedAt: arrived) }

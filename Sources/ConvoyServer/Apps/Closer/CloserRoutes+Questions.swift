@@ -80,6 +80,7 @@ extension CloserRoutes {
             s.couples[id] = couple
             return q
         }
+        if let couple = store.with({ $0.users[uid]?.coupleId }) { wrote(["couples/\(couple)"]) }
         return Self.json(.ok, ["result": ["date": .string(q.date), "questionId": .string(q.questionId)]])
     }
 
@@ -88,16 +89,18 @@ extension CloserRoutes {
     func assignDailyQuestions() -> Int {
         let now = clock.date
         let date = questionDate(at: now)
-        return store.with { s in
-            var made = 0
+        let made: [String] = store.with { s in
+            var made: [String] = []
             for id in Array(s.couples.keys) {
                 guard var c = s.couples[id], c.questions[date] == nil else { continue }
                 _ = Self.assign(&c, date: date, now: now, every: settings.questionEvery)
                 s.couples[id] = c
-                made += 1
+                made.append(id)
             }
             return made
         }
+        wrote(Set(made.map { "couples/\($0)" }))
+        return made.count
     }
 
     /// The per-minute `scheduledOutcomesReminder`: it reads every couple, with no pagination (the manual's hot spot),

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// What Closer's handlers are told by the configuration.
 struct CloserSettings: Sendable {
@@ -38,6 +39,16 @@ struct CloserRoutes: Sendable {
     let clock: any ConvoyClock
     let settings: CloserSettings
     let dummyHash: String
+    /// The phones' held `Listen` connections (`CloserListeners`).
+    let listeners = CloserListeners()
+    /// Document GETs answered (what listeners spare the backend shows here).
+    let documentGets = Counter()
+
+    final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+        func add() { value.add(1, ordering: .relaxed) }
+        var count: Int { value.load(ordering: .relaxed) }
+    }
 
     /// The rules' `isValidInviteCode`: `^[a-zA-Z0-9]{6}$`.
     static func isCode(_ s: String) -> Bool {
@@ -235,6 +246,7 @@ struct CloserRoutes: Sendable {
             s.users[uid]?.coupleId = couple.id
             return (couple, handed)
         }
+        wrote(["users/\(invite.inviter)", "users/\(uid)", "couples/\(couple.id)"])
         let result: JSONValue = ["coupleId": .string(couple.id), "encryptedRecoveryPhrase": JSONValue(invite.recoveryPhrase),
                                  "kdfParams": JSONValue(invite.kdfParams), "kdfSalt": JSONValue(invite.kdfSalt),
                                  "partnerId": .string(invite.inviter), "wrappedCoupleKey": JSONValue(invite.wrappedCoupleKey)]
@@ -273,7 +285,22 @@ struct CloserRoutes: Sendable {
         }
         let now = clock.date
         let query = DocumentQuery(request.uri.queryParameters)
-        let answer: [String: FirestoreValue]? = try store.with { s in
+        if method == .get { documentGets.add() }
+        let answer = try store.with { s in try access(&s, path: path, method: method, fields: fields, query: query, uid: uid, now: now) }
+        // A write reaches those listening to what it changed (Firestore's Listen, `CloserListeners`).
+        if method != .get { wrote([CloserListeners.root(path)]) }
+        guard let answer else { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}"))) }
+        let stamp = now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let object: JSONValue = ["createTime": .string(stamp), "fields": JSONValue(answer.mapValues(\.value)), "name": .string(name),
+                                 "updateTime": .string(stamp)]
+        return Self.json(.ok, object)
+    }
+
+    /// What a request for the document at `path` does under the rules, as `uid`: the document afterwards (nil: none,
+    /// or deleted), or `CloserError` (`NOT_FOUND`, `PERMISSION_DENIED`, a refused shape).
+    func access(_ s: inout CloserStore.State, path: [String], method: HTTPRequest.Method, fields: [String: FirestoreValue]?,
+                query: DocumentQuery, uid: String, now: Date) throws -> [String: FirestoreValue]? {
+            let name = "projects/\(tokens.project)/databases/(default)/documents/" + path.joined(separator: "/")
             switch (path.count, path[0]) {
             case (2, "users"):
                 let owner = path[1]
@@ -338,12 +365,6 @@ struct CloserRoutes: Sendable {
             default:
                 throw CloserError.permissionDenied
             }
-        }
-        guard let answer else { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}"))) }
-        let stamp = now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        let object: JSONValue = ["createTime": .string(stamp), "fields": JSONValue(answer.mapValues(\.value)), "name": .string(name),
-                                 "updateTime": .string(stamp)]
-        return Self.json(.ok, object)
     }
 
     static func userFields(_ u: CloserStore.User) -> [String: FirestoreValue] {

@@ -85,6 +85,12 @@ public final class CloserServer: BackendServer {
         return gone
     }
 
+    /// Document GETs answered so far (a phone's listened documents come down its held connection instead).
+    public var documentGets: Int { routes.documentGets.count }
+
+    /// Held Listen connections open now.
+    public var listenConnections: Int { routes.listeners.count }
+
     /// One `scheduledOutcomesReminder` now: every couple read, each scan's cost logged (the manual's per-minute hot
     /// spot: it grows with the couples, unpaginated). How many couples it read and reminders it queued.
     @discardableResult
@@ -116,7 +122,10 @@ public final class CloserServer: BackendServer {
                 _ = remindOutcomesOnce()
             })
         }
-        try await AppOwnServer.run(router, name: "closer", configuration: configuration, services: services, signals: signals,
+        // Firestore's Listen: each phone's listeners on one held connection.
+        let sockets = Router(context: RealtimeRequestContext.self)
+        routes.addListen(to: sockets)
+        try await AppOwnServer.run(router, webSocketRouter: sockets, name: "closer", configuration: configuration, services: services, signals: signals,
                                    logger: logger, onReady: onReady)
     }
 }
