@@ -17,9 +17,12 @@ extension HistogramName {
     public static let relogin = HistogramName("relogin")
     /// A listener app's held connection (Closer's Firestore Listen): asked for → open.
     public static let listenOpen = HistogramName("listen_open")
+    /// Closer's outcome reminders: the couple reached its 30/60/90-day mark → the phone received the reminder (the
+    /// scan's interval included: the manual's cron runs each minute).
+    public static let outcomeReminder = HistogramName("outcome_reminder")
 
     static let mailbox: [HistogramName] = [.mailboxLatency, .mailboxPollWait, .mailboxTransfer, .mailboxPost, .mailboxPoll, .mailboxAck, .relogin,
-                                           .listenOpen]
+                                           .listenOpen, .outcomeReminder]
 }
 
 extension CounterName {
@@ -58,6 +61,14 @@ extension CounterName {
     public static let listenBytesUp = CounterName("listen_bytes_up")
     /// Keepalive pings on a quiet held connection.
     public static let listenKeepalives = CounterName("listen_keepalives")
+    /// Notifications received (`notifications_received.<kind>`); Closer's outcome reminders owed, received and missed
+    /// (counted at the end: `outcome_reminders_missed.<reason>`).
+    public static let notificationsReceived = CounterName("notifications_received")
+    public static func notificationsReceived(kind: String) -> CounterName { CounterName("\(notificationsReceived.name).\(kind)") }
+    public static let outcomeRemindersDue = CounterName("outcome_reminders_due")
+    public static let outcomeRemindersReceived = CounterName("outcome_reminders_received")
+    public static let outcomeRemindersMissed = CounterName("outcome_reminders_missed")
+    public static func outcomeRemindersMissed(reason: String) -> CounterName { CounterName("\(outcomeRemindersMissed.name).\(reason)") }
     /// Logouts followed by a login, and those that failed.
     public static let relogins = CounterName("relogins")
     public static let reloginFailures = CounterName("relogin_failures")
@@ -72,6 +83,7 @@ extension CounterName {
         .mailboxPollFailures, .mailboxReceived, .mailboxRejected, .mailboxDuplicates, .mailboxAcks, .mailboxAckFailures, .mailboxAckGone,
         .mailboxAfterAck, .mailboxDelivered, .mailboxLost, .relogins, .reloginFailures,
         .listenConnections, .listenFailures, .listenPushes, .listenBytesDown, .listenBytesUp, .listenKeepalives,
+        .notificationsReceived, .outcomeRemindersDue, .outcomeRemindersReceived, .outcomeRemindersMissed,
     ]
-    static let mailboxFamilies = ["mailbox_send_failed", "mailbox_rejected", "mailbox_lost"]
+    static let mailboxFamilies = ["mailbox_send_failed", "mailbox_rejected", "mailbox_lost", "notifications_received", "outcome_reminders_missed"]
 }

@@ -41,6 +41,8 @@ public enum Opportunity {
         Rule(counter: "join_request_failures", chances: ["join_requests"], why: "no phone asked to join a group"),
         Rule(counter: "archive_failures", chances: ["archived"], why: "no position was archived"),
         Rule(counter: "replay_failures", chances: ["replays"], why: "no replay was loaded"),
+        Rule(counter: "outcome_reminders_missed", chances: ["outcome_reminders_due"],
+             why: "no couple reached its 30-day mark early enough for its reminder to come due before the run ended"),
     ]
 
     /// Why `counter` had no chance to count anything in a run with `counters`; nil when it had (or when it is not a

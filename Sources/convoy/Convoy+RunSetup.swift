@@ -86,6 +86,9 @@ extension Convoy.Run {
         configuration.tokenTTL = scenario.tokenTTL ?? ServerApps.defaultTokenTTL(of: configuration.app)
         configuration.inviteTTL = scenario.social.inviteTTL ?? ServerApps.defaultInviteTTL(of: configuration.app)
         if let every = scenario.social.questionEvery { configuration.questionEvery = every }
+        if let day = scenario.social.outcomeDay { configuration.outcomeDay = day }
+        if let every = scenario.social.reminderEvery { configuration.reminderEvery = every }
+        if let n = scenario.social.existingCouples { configuration.existingCouples = n }
         if let declared = scenario.app.declared, declared.sqlFolder != nil { declared.serve(into: &configuration) }
         return configuration
     }

@@ -105,6 +105,12 @@ extension Convoy {
         @Option(name: .customLong("reminder-every"), help: "Closer: how often scheduledOutcomesReminder reads every couple (default 1m, the manual's cron; 0 turns it off).")
         var reminderEvery: DurationArgument?
 
+        @Option(name: .customLong("outcome-day"), help: "Closer: how long a day of a couple's age lasts for its 30/60/90-day outcome reminders (default 24h; shorter for a load test).")
+        var outcomeDay: DurationArgument?
+
+        @Option(name: .customLong("existing-couples"), help: "Closer: couples the server holds before any phone comes, 0–120 days old, that scheduledOutcomesReminder reads every scan (default 0).")
+        var existingCouples: Int?
+
         @Option(name: .customLong("login-limit"), help: "QuickPic: failed logins per username within --login-window before 429 (20× that per client address).")
         var loginLimit = 5
 
@@ -160,8 +166,8 @@ extension Convoy {
                 }
             }
             if let inviteTTL { guard inviteTTL.seconds >= 1 else { throw ValidationError("--invite-ttl must be at least 1s") } }
-            if questionEvery != nil || reminderEvery != nil, app != "closer" {
-                throw ValidationError("--question-every and --reminder-every are Closer's: add --app closer")
+            if questionEvery != nil || reminderEvery != nil || outcomeDay != nil || existingCouples != nil, app != "closer" {
+                throw ValidationError("--question-every, --reminder-every, --outcome-day and --existing-couples are Closer's: add --app closer")
             }
             if let questionEvery { guard questionEvery.seconds >= 1 else { throw ValidationError("--question-every must be at least 1s") } }
             if let retention { guard retention.seconds > 0 else { throw ValidationError("--retention must be > 0") } }
@@ -209,6 +215,8 @@ extension Convoy {
             config.inviteTTL = inviteTTL?.seconds ?? ServerApps.defaultInviteTTL(of: app)
             if let questionEvery { config.questionEvery = questionEvery.seconds }
             if let reminderEvery { config.reminderEvery = reminderEvery.seconds }
+            if let outcomeDay { config.outcomeDay = outcomeDay.seconds }
+            if let existingCouples { config.existingCouples = existingCouples }
             if keepAcked { config.quickPicWeaknesses.insert(.keepAcked) }
             config.loginLimit = loginLimit
             config.loginWindow = loginWindow.seconds

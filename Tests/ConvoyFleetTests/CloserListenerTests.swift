@@ -1,3 +1,5 @@
+import ConvoyJSON
+import ConvoyMetrics
 import ConvoyServer
 import ConvoySodium
 import ConvoyTime
@@ -33,7 +35,7 @@ import Testing
 
         // Phone A listens; B polls.
         let (pushes, continuation) = AsyncStream<Bool>.makeStream()
-        let listener = try #require(try await app.openListener(session: a, via: http, proxy: nil) { _, changed in continuation.yield(changed) })
+        let listener = try #require(try await app.openListener(session: a, via: http, proxy: nil) { continuation.yield($0.changed) })
         defer { listener.close() }
         var heard = pushes.makeAsyncIterator()
         _ = try await app.fetchMailbox(limit: 50, session: a, via: http)
@@ -72,5 +74,29 @@ import Testing
         let after = closer.documentGets
         _ = try await app.fetchMailbox(limit: 50, session: a, via: http)
         #expect(closer.documentGets == after)
+    }
+
+    /// The reminders owed at the end: a partner of a couple whose mark came early enough for the scan and the delivery
+    /// before the end, while its FCM connection was up; received or missed; nothing owed says why, and is not a pass.
+    @Test func remindersOwedAreThoseThatHadTheirChanceAndAMissingOneIsMissed() {
+        let r = CloserReminders(outcomeDay: 2, reminderEvery: 60)
+        let t0 = Date().timeIntervalSince1970
+        #expect(r.report(until: t0)?.notTested == "no couple was made in the run")
+        r.connected("a")
+        r.connected("b")
+        let created = Date(timeIntervalSince1970: t0).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        r.couple("c1", of: ["createdAt": ["timestampValue": .string(created)], "userIds": ["arrayValue": ["values": [["stringValue": "a"], ["stringValue": "b"]]]]])
+        // Day 30 is 60 s in; the scan may take its minute, and delivery its grace: owed from 125 s on.
+        let early = r.report(until: t0 + 124)
+        #expect(early?.due == 0 && early?.notTested?.contains("30 × outcome_day = 1 min") == true, "\(String(describing: early))")
+        let reminder = JSONValue(["message": ["data": ["type": "outcome_day_30", "coupleId": "c1", "outcomeDate": .string(
+            Date(timeIntervalSince1970: t0 + 60).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))]]]).text
+        let push = r.received(reminder, by: "a")
+        #expect(push.notification == "outcome_day_30" && push.dueAt.map { abs($0 - (t0 + 60)) < 0.01 } == true && !push.changed)
+        // A received its reminder, B did not: one missed, which fails `outcome_reminders_missed == 0`.
+        let later = r.report(until: t0 + 126)
+        #expect(later?.due == 2 && later?.received == 1 && later?.missed == ["not_received": 1] && later?.notTested == nil,
+                "\(String(describing: later))")
+        #expect(later?.receivedByKind == ["outcome_day_30": 1])
     }
 }

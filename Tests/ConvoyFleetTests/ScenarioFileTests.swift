@@ -281,10 +281,11 @@ import Testing
     }
 }
 
-/// closer-pairing.yaml judges the answer loop (issue 47, item 4): a run whose couples paired but revealed no answer
-/// fails, with the answer threshold "not tested"; the control, answers revealed, passes it.
+/// closer-pairing.yaml judges the answer loop and the outcome reminders (issue 47, item 4): a run whose couples paired
+/// but revealed no answer and were owed no reminder fails, with those thresholds "not tested"; the control, answers
+/// revealed and reminders received, passes them.
 @Suite struct CloserAnswerLoopTests {
-    static func summary(_ scenario: Scenario, counters: [String: Int], reveals: Int) -> RunSummary {
+    static func summary(_ scenario: Scenario, counters: [String: Int], reveals: Int, reminders: Int = 0) -> RunSummary {
         let metrics = Metrics()
         for (name, n) in counters { metrics.count(CounterName.declared(name), by: n) }
         for _ in 0..<20 {
@@ -292,6 +293,7 @@ import Testing
             metrics.record(.pairingAccept, seconds: 17)
         }
         for _ in 0..<reveals { metrics.record(.mailboxLatency, seconds: 14) }
+        for _ in 0..<reminders { metrics.record(.outcomeReminder, seconds: 40) }
         return RunSummary(scenario: scenario.name, scenarioFile: "closer-pairing.yaml", seed: scenario.seed, complete: true, startedAt: Date(),
                           endedAt: Date(), durationSeconds: 1, target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 40,
                           accounting: Accounting(), metrics: metrics.snapshot(), thresholds: scenario.thresholds, exitCode: { $0 ? 0 : 99 })
@@ -302,10 +304,12 @@ import Testing
         let paired = ["pairing_requests": 20, "pairing_accepted": 20, "pairing_accepted_later": 2, "pairing_requests_gone": 2]
         let none = Self.summary(scenario, counters: paired, reveals: 0)
         #expect(none.exitCode == 99)
-        #expect(none.thresholds.filter { !$0.passed }.map(\.threshold) == ["mailbox_latency.p99 < 90s", "mailbox.loss == 0"], "\(none.thresholds)")
+        #expect(none.thresholds.filter { !$0.passed }.map(\.threshold) == ["mailbox_latency.p99 < 90s", "mailbox.loss == 0",
+                                                                             "outcome_reminders_missed == 0", "outcome_reminder.p99 < 70s"], "\(none.thresholds)")
         #expect(none.thresholds.filter { !$0.passed }.allSatisfy { $0.untested != nil })
-        // The control: answers sent and revealed, every threshold is judged and holds.
-        let answered = Self.summary(scenario, counters: paired.merging(["mailbox_sent": 30, "mailbox_delivered": 30]) { $1 }, reveals: 30)
+        // The control: answers sent and revealed, reminders owed and received: every threshold is judged and holds.
+        let answered = Self.summary(scenario, counters: paired.merging(["mailbox_sent": 30, "mailbox_delivered": 30, "outcome_reminders_due": 4,
+                                                                        "outcome_reminders_received": 4]) { $1 }, reveals: 30, reminders: 4)
         #expect(answered.exitCode == 0, "\(answered.thresholds)")
     }
 }

@@ -1,4 +1,6 @@
+import ConvoyJSON
 import ConvoyTime
+import ConvoyWire
 import Foundation
 import Testing
 @testable import ConvoyServer
@@ -82,5 +84,66 @@ import Testing
         h.clock.advance(by: 60 * 86_400)
         #expect(h.server.remindOutcomesOnce() == (1, 4))  // days 60 and 90
         #expect(h.server.store.with { s in s.users.values.map(\.notifications.count).sorted() } == [0, 3, 3])
+    }
+
+    @Test func remindersAndPartnerAnsweredGoToEachDevicesFCMTokenAndWaitForAnOfflineOne() async throws {
+        let h = try await H {
+            $0.reminderEvery = 0
+            $0.outcomeDay = 10
+        }
+        defer { Task { await h.stop() } }
+        let (a, b, _, id) = try await Self.couple(h)
+        let created = try #require(h.server.store.with { $0.couples[id]?.createdAt })
+        // A's device registers its token and connects; B's registers and stays offline.
+        let (tokenA, tokenB) = (FCMConnection.newToken(), FCMConnection.newToken())
+        for (user, token) in [(a, tokenA), (b, tokenB)] {
+            #expect(try await h.call("PATCH", h.doc("users/\(user.uid)/fcmTokens/primary"), ["fields": ["token": ["stringValue": token]]], token: user.token).0 == 200)
+        }
+        #expect(try await h.call("PATCH", h.doc("users/\(b.uid)/fcmTokens/primary"), ["fields": ["token": ["stringValue": "short"]]], token: b.token).0 == 403)
+        #expect(try await h.call("GET", h.doc("users/\(b.uid)/fcmTokens/primary"), token: a.token).0 == 403)
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let fcmA = try await FCMConnection.open(url: h.url, token: tokenA) { continuation.yield($0) }
+        defer { fcmA.close() }
+        var messages = stream.makeAsyncIterator()
+        func next() async -> JSONValue? {
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(10))
+                continuation.finish()
+            }
+            defer { deadline.cancel() }
+            return await messages.next().flatMap { JSONScanner.parse(Array($0.utf8))?["message"]?["data"] }
+        }
+
+        // Day 30 of 10-second days: the scan reminds both, with the date the couple reached the mark.
+        h.clock.advance(by: 300 + 1)
+        #expect(h.server.remindOutcomesOnce() == (1, 2))
+        let reminder = try #require(await next())
+        #expect(reminder["type"]?.string == "outcome_day_30" && reminder["coupleId"]?.string == id)
+        let date = try #require(reminder["outcomeDate"]?.string)
+        let at = try Date(date, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        #expect(abs(at.timeIntervalSince(created) - 300) < 0.01)
+        #expect(h.server.messagesSent == (2, 1))  // B's device is offline: its message waits
+
+        // B answers today's question: A is told its partner answered.
+        let (_, q, _) = try await h.call("POST", "/assignDailyQuestionCallable", ["data": [:]], token: b.token)
+        let question = try #require(q["result"] as? [String: Any])
+        let day = "couples/\(id)/daily_question/\(try #require(question["date"] as? String))"
+        #expect(try await h.call("PATCH", h.doc("\(day)/answers/\(b.uid)") + "?currentDocument.exists=false",
+                                 Self.answer(b.uid, question: try #require(question["questionId"] as? String)), token: b.token).0 == 200)
+        let answered = try #require(await next())
+        #expect(answered["type"]?.string == "partner_answered" && answered["coupleId"]?.string == id)
+
+        // B's device connects: the reminder that waited for it comes first.
+        let (streamB, continuationB) = AsyncStream<String>.makeStream()
+        let fcmB = try await FCMConnection.open(url: h.url, token: tokenB) { continuationB.yield($0) }
+        defer { fcmB.close() }
+        var messagesB = streamB.makeAsyncIterator()
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(10))
+            continuationB.finish()
+        }
+        defer { deadline.cancel() }
+        let waited = await messagesB.next().flatMap { JSONScanner.parse(Array($0.utf8))?["message"]?["data"] }
+        #expect(waited?["type"]?.string == "outcome_day_30")
     }
 }

@@ -45,6 +45,7 @@ extension FleetRun {
         case .mailbox(let app, let ledger):
             var report = closeMailbox(ledger, purgeLimit: purgeLimit)
             report.acknowledgeDeletes = !app.holdsUntilAnswered
+            report.notifications = closeNotifications(app, at: context.clock.wallNow())
             return (nil, app.friendsAreCouples && report.sent == 0 ? nil : report)
         case .pairwise: return (nil, nil)
         }

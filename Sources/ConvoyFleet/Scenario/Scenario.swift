@@ -269,6 +269,12 @@ public struct Social: Sendable, Equatable {
     public var inviteTTL: Double?
     /// How often the embedded backend gives every couple a new daily question (Closer's day unless given; `social.question_every`).
     public var questionEvery: Double?
+    /// Closer: how long a day of a couple's age lasts for its 30/60/90-day outcome reminders (`social.outcome_day`; a day
+    /// unless given), how often the backend's scan runs (`social.reminder_every`; the manual's minute), and how many
+    /// couples the embedded backend holds before the run for the scan to read (`social.existing_couples`).
+    public var outcomeDay: Double?
+    public var reminderEvery: Double?
+    public var existingCouples: Int?
     /// How late past `autoEnd` an end still counts as in time; nil: the backend's check interval (`autoEnd` ÷ 20, at most 5 s) + 5 s.
     public var autoEndGrace: Double?
     /// Group apps: the fraction of each group's members (not its owner) who are not invited in set-up but ask to

@@ -65,8 +65,10 @@ extension Reader {
         }
         let social = try m["social"]?.mapping(Self.socialKeys)
         try checkShapeKeys(m, social: social, app: choice, couples: couples)
-        if !couples, let q = social?["question_every"] {
-            throw q.error("question_every sets Closer's daily question; \(choice.name) has none")
+        for key in ["question_every", "outcome_day", "reminder_every", "existing_couples"] where !couples {
+            if let q = social?[key] {
+                throw q.error("\(key) sets Closer's \(key == "question_every" ? "daily question" : "outcome reminders"); \(choice.name) has none")
+            }
         }
         if couples {
             // One partner each: a second invite would be refused (the phone is in a couple already).

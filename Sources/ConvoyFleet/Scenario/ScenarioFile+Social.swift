@@ -4,7 +4,7 @@ import Yams
 /// The scenario's `social` block (docs/scenarios.md, "social"): the graph, decide-later and accept-later,
 /// teams, and the invite lifetime.
 extension Reader {
-    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl", "question_every", "accept_later_at",
+    static let socialKeys = ["friends", "communities", "decide_later", "decline", "accept_later", "groups", "abandon", "abandon_at", "auto_end", "auto_end_grace", "invite_ttl", "question_every", "outcome_day", "reminder_every", "existing_couples", "accept_later_at",
                              "join_by_request", "approve_after", "leave_rejoin", "leave_at", "rejoin_after", "replay_every", "dm_every"]
 
     func social() throws(ScenarioError) -> Social {
@@ -36,6 +36,9 @@ extension Reader {
         if let a = m["auto_end_grace"] { social.autoEndGrace = try a.duration() }
         if let t = m["invite_ttl"] { social.inviteTTL = try t.duration(minimum: 1) }
         if let t = m["question_every"] { social.questionEvery = try t.duration(minimum: 1) }
+        if let t = m["outcome_day"] { social.outcomeDay = try t.duration(minimum: 0.001) }
+        if let t = m["reminder_every"] { social.reminderEvery = try t.duration(minimum: 1) }
+        if let n = m["existing_couples"] { social.existingCouples = try n.int(0...2_000_000) }
         if let j = m["join_by_request"] {
             guard social.groups != nil else { throw j.error("join_by_request needs groups (members who ask to join their team's group)") }
             social.joinByRequest = try j.fraction()

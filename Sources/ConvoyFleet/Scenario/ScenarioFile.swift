@@ -184,6 +184,11 @@ struct Reader {
               app: app, retry: try m["retry"]?.retryPolicy() ?? .none)
         // An app of actions alone: its phones have no friends.
         if app.declared?.sharesLocations == false { scenario.social = Social(friends: 0...0) }
+        // Closer's phones account for the outcome reminders owed them with the couples' day and the scan's interval.
+        if scenario.app.name == "closer", app.declared == nil {
+            scenario.app.options.values["outcome_day"] = String(scenario.social.outcomeDay ?? 86_400)
+            scenario.app.options.values["reminder_every"] = String(scenario.social.reminderEvery ?? 60)
+        }
         if let auth = m["auth"] { scenario.tokenTTL = try auth.tokenTTL(target: scenario.target) }
         // Retention as the app's shape keeps it, unless the scenario says (`Delivery/ScenarioFile+Shape.swift`).
         scenario.applyShapeRetention(given: try m["retention"]?.mapping(["window", "purge_every", "grace", "check_every", "sample", "scan"]))

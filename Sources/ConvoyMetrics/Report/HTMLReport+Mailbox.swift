@@ -21,6 +21,11 @@ extension HTMLReport {
         if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"]] }
         rows += [["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
                  ["MB up / down", String(format: "%.1f / %.1f", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)]]
+        if let n = m.notifications {
+            rows.append(["outcome reminders owed / received / missed",
+                         n.notTested.map { "not tested (\($0))" } ?? "\(n.due) / \(n.received) / \(n.missedTotal)"])
+            for (kind, count) in n.receivedByKind.sorted(by: { $0.key < $1.key }) { rows.append(["notifications received: \(kind)", "\(count)"]) }
+        }
         if let l = m.listeners {
             rows += [["listeners: held connections opened (failed)", "\(l.opened) (\(l.failed))"],
                      ["listeners: pushes (MB down)", String(format: "%d (%.2f)", l.pushes, Double(l.bytesDown) / 1e6)]]

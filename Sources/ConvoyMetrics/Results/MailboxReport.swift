@@ -25,6 +25,8 @@ public struct MailboxReport: Codable, Sendable, Equatable {
     public var bytesDown = 0
     /// A listener app's held connections (Closer's Firestore Listen); nil for an app that polls.
     public var listeners: Listeners?
+    /// The notifications the backend owed the phones (Closer's outcome reminders); nil for an app with none.
+    public var notifications: NotificationReport?
 
     public struct Listeners: Codable, Sendable, Equatable {
         /// Connections opened, and attempts that failed.
@@ -57,7 +59,7 @@ public struct MailboxReport: Codable, Sendable, Equatable {
         case pollFailures = "poll_failures"
         case bytesUp = "bytes_up"
         case bytesDown = "bytes_down"
-        case listeners
+        case listeners, notifications
     }
 
     /// Reads summaries written before `held` and `acknowledge_deletes` were.
@@ -70,6 +72,7 @@ public struct MailboxReport: Codable, Sendable, Equatable {
         (polls, emptyPolls, pollFailures) = (try c.decode(Int.self, forKey: .polls), try c.decode(Int.self, forKey: .emptyPolls), try c.decode(Int.self, forKey: .pollFailures))
         (bytesUp, bytesDown) = (try c.decode(Int.self, forKey: .bytesUp), try c.decode(Int.self, forKey: .bytesDown))
         listeners = try c.decodeIfPresent(Listeners.self, forKey: .listeners)
+        notifications = try c.decodeIfPresent(NotificationReport.self, forKey: .notifications)
     }
 
     public var lostTotal: Int { lost.values.reduce(0, +) }

@@ -271,6 +271,17 @@ extension RunSummary {
         }
         out += "\n\n"
         out += (m.holds ? "" : "**") + m.verdict.prefix(1).uppercased() + m.verdict.dropFirst() + (m.holds ? "" : "**") + ".\n"
+        if let n = m.notifications {
+            out += "\nOutcome reminders (the backend's scan, delivered by FCM): "
+            if let why = n.notTested {
+                out += "not tested in this run (why: \(why))"
+            } else {
+                out += "\(n.due) owed to the phones, \(n.received) received, \(n.missedTotal) missed (outcome_reminders_missed)"
+                if let l = latencyMs["outcome_reminder"] { out += String(format: "; mark reached → received p50 %.1f s, p99 %.1f s", l.p50 / 1e3, l.p99 / 1e3) }
+            }
+            let kinds = n.receivedByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            out += kinds.isEmpty ? ".\n" : ". Notifications received: " + kinds.joined(separator: ", ") + ".\n"
+        }
         if let l = latencyMs["mailbox_latency"], let w = latencyMs["mailbox_poll_wait"], let t = latencyMs["mailbox_transfer"] {
             out += String(format: "\nLatency p50 %.0f ms = poll wait %.0f ms + transfer %.0f ms (p99: %.0f, %.0f, %.0f ms).\n",
                           l.p50, w.p50, t.p50, l.p99, w.p99, t.p99)

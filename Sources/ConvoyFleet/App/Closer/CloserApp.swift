@@ -17,7 +17,9 @@ import Synchronization
 /// Convoy does not model of Closer — threads, games, FCM, RevenueCat — the phone does not do (docs/scenarios.md, "Closer").
 public struct CloserApp: MailboxApp, RegisteredApp {
     static let appName = "closer"
-    static func make(_ options: AppOptions) -> CloserApp { CloserApp() }
+    static func make(_ options: AppOptions) -> CloserApp {
+        CloserApp(outcomeDay: options["outcome_day"].flatMap(Double.init) ?? 86_400, reminderEvery: options["reminder_every"].flatMap(Double.init) ?? 60)
+    }
 
     public let name = "closer"
     /// What passes between the phones outside the backend (codes, as people pass them), and what the run
@@ -26,7 +28,15 @@ public struct CloserApp: MailboxApp, RegisteredApp {
     /// What each phone keeps on itself: its device key, today's question, its answers' one-time keys, what it revealed.
     let phones = CloserPhones()
 
-    public init() { ledger = CloserLedger() }
+    /// The outcome reminders the backend owes the run's couples, and those the phones received.
+    let reminders: CloserReminders
+
+    /// `outcomeDay`: how long a day of a couple's age lasts for its reminders; `reminderEvery`: how often the backend's
+    /// scan runs (both as the backend is told them: `social.outcome_day`, `social.reminder_every`).
+    public init(outcomeDay: Double = 86_400, reminderEvery: Double = 60) {
+        ledger = CloserLedger()
+        reminders = CloserReminders(outcomeDay: outcomeDay, reminderEvery: reminderEvery)
+    }
 
     static let modes: [(option: String, values: [String])] = []
     /// The project id `convoy serve --app closer` names its documents with.
@@ -209,7 +219,7 @@ public struct CloserApp: MailboxApp, RegisteredApp {
 
     /// The inviter's own document, as its listener sees it: paired once `coupleId` is set; the partner from the couple.
     public func acceptedRequests(by userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {
-        let c = client(http)
+        let c = ListenedReads(client: client(http), listener: phones.listener(of: userID))
         guard let couple = FirebaseClient.string(try await c.document("users/\(userID)", token: token), "coupleId") else { return [] }
         let partners = FirebaseClient.strings(try await c.document("couples/\(couple)", token: token), "userIds").filter { $0 != userID }
         return partners.map { .accepted(id: "", by: $0) }

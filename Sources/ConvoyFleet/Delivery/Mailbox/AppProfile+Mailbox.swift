@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
 
@@ -86,9 +87,11 @@ extension FriendApp {
 /// A mailbox app's reads are polls, and a message is readable once posted, unless it says otherwise.
 extension MailboxApp {
     public func openListener(session: Session, via http: SupabaseHTTP, proxy: TunnelProxy?,
-                             pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> (any MailboxListener)? {
+                             pushed: @escaping @Sendable (MailboxPush) -> Void) async throws(SupabaseError) -> (any MailboxListener)? {
         nil
     }
+
+    public func notifications(until end: Double) -> NotificationReport? { nil }
 
     public var holdsUntilAnswered: Bool { false }
 }

@@ -25,6 +25,21 @@ extension FleetRun {
     }
 }
 
+extension FleetRun {
+    /// The notifications the app's backend owed the phones by `end` (Unix seconds), closed into the counters
+    /// (`outcome_reminders_due`, `_received`, `_missed.<reason>`); nil for an app whose phones get none.
+    func closeNotifications(_ app: any MailboxApp, at end: Double) -> NotificationReport? {
+        guard let report = app.notifications(until: end) else { return nil }
+        if report.due > 0 {
+            metrics.count(.outcomeRemindersDue, by: report.due)
+            metrics.count(.outcomeRemindersReceived, by: report.received)
+            metrics.count(.outcomeRemindersMissed, by: report.missedTotal)
+            for (reason, n) in report.missed { metrics.count(.outcomeRemindersMissed(reason: reason), by: n) }
+        }
+        return report
+    }
+}
+
 extension RetentionChecker {
     /// One round of whichever check the app's retention needs: its rows (Green Box), its groups' data after they end
     /// (Survale), or its mailboxes' fallback purge (QuickPic).

@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyMetrics
 import ConvoySodium
 import ConvoyWire
 
@@ -10,12 +11,14 @@ public protocol MailboxApp: FriendApp {
     /// and signed by the sender's keys (QuickPic); or nil when the app has nothing to send (Closer: no question today,
     /// or today's answered already). An app with state per sender (Closer's) composes here.
     func composeDirect(_ message: DirectMessage, to friend: Friend, from session: Session, keys: BoxKeyPair) throws(CryptoError) -> SealedMessage?
-    /// A listener app's held connection (Closer's: Firestore's Listen), opened when the phone comes online: the backend
-    /// pushes what changed down it, and `pushed` hears each message (its bytes, and whether it changed what the phone
-    /// reads). The app's looks read what was pushed, not the wire (docs/battery.md, "Listeners and polls"). nil, the
-    /// default: the app polls (QuickPic).
+    /// A listener app's held connections (Closer's: Firestore's Listen, and FCM's), opened when the phone comes online:
+    /// the backend pushes what changed down them, and `pushed` hears each message. The app's looks read what was
+    /// pushed, not the wire (docs/battery.md, "Listeners and polls"). nil, the default: the app polls (QuickPic).
     func openListener(session: Session, via http: SupabaseHTTP, proxy: TunnelProxy?,
-                      pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> (any MailboxListener)?
+                      pushed: @escaping @Sendable (MailboxPush) -> Void) async throws(SupabaseError) -> (any MailboxListener)?
+    /// The notifications the app's backend owed the run's phones, and what came of them, at `end` (the run's clock,
+    /// Unix seconds): Closer's outcome reminders. nil, the default: the app's phones get none.
+    func notifications(until end: Double) -> NotificationReport?
     /// Whether a message waits for its recipient to answer before it can be read (Closer's mutual reveal): one still
     /// held at the end is awaiting the partner, not lost. Default false.
     var holdsUntilAnswered: Bool { get }
@@ -35,6 +38,22 @@ public protocol MailboxApp: FriendApp {
 
 extension MailboxApp {
     public var shaped: ShapedApp { .mailbox(self) }
+}
+
+/// One message down a phone's held connection.
+public struct MailboxPush: Sendable {
+    /// Its size on the wire.
+    public var bytes: Int
+    /// Whether it changed what the phone reads (the phone looks at once).
+    public var changed: Bool
+    /// A notification (FCM's): its kind (`outcome_day_30`, `partner_answered`), and for one the backend owed at a time,
+    /// that time (Unix seconds).
+    public var notification: String?
+    public var dueAt: Double?
+
+    public init(bytes: Int, changed: Bool, notification: String? = nil, dueAt: Double? = nil) {
+        (self.bytes, self.changed, self.notification, self.dueAt) = (bytes, changed, notification, dueAt)
+    }
 }
 
 /// A phone's held connection to its mailbox app's backend (`MailboxApp.openListener`).

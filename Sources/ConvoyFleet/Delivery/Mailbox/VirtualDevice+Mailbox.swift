@@ -193,8 +193,9 @@ extension VirtualDevice {
         let started = clock.now()
         let scheduler = context.scheduler
         do {
-            let opened = try await mailboxApp.openListener(session: account.session, via: http, proxy: profile.tunnel) { [weak self] bytes, changed in
-                scheduler.at(clock.now()) { [weak self] _ in await self?.heard(bytes: bytes, changed: changed) }
+            let opened = try await mailboxApp.openListener(session: account.session, via: http, proxy: profile.tunnel) { [weak self] push in
+                let at = clock.wallNow()
+                scheduler.at(clock.now()) { [weak self] _ in await self?.heard(push, at: at) }
             }
             guard let opened else { return }
             metrics.record(.listenOpen, seconds: clock.now() - started)
@@ -227,13 +228,19 @@ extension VirtualDevice {
         context.scheduler.at(mailbox.listenTraffic + MailboxState.keepalive) { [weak self] t in await self?.keepAlive(intended: t) }
     }
 
-    /// A message pushed down the held connection: the radio wakes for it; a change has the phone look now.
-    private func heard(bytes: Int, changed: Bool) async {
+    /// A message pushed down a held connection (received at `at`, Unix seconds): the radio wakes for it; a notification
+    /// is counted, and one the backend owed at a time is timed from then; a change has the phone look now.
+    private func heard(_ push: MailboxPush, at: Double) async {
         metrics.count(.listenPushes)
-        metrics.count(.listenBytesDown, by: bytes)
-        spendExchange(up: 0, down: bytes, since: context.clock.now())
+        metrics.count(.listenBytesDown, by: push.bytes)
+        spendExchange(up: 0, down: push.bytes, since: context.clock.now())
         mailbox.listenTraffic = context.clock.now()
-        guard changed, !life.isGone, life.onlineSince != nil else { return }
+        if let kind = push.notification {
+            metrics.count(.notificationsReceived)
+            metrics.count(.notificationsReceived(kind: kind))
+            if let due = push.dueAt { metrics.record(.outcomeReminder, seconds: max(0, at - due)) }
+        }
+        guard push.changed, !life.isGone, life.onlineSince != nil else { return }
         if mailbox.polling {
             mailbox.lookAgain = true
             return

@@ -104,29 +104,46 @@ extension CloserRoutes {
     }
 
     /// The per-minute `scheduledOutcomesReminder`: it reads every couple, with no pagination (the manual's hot spot),
-    /// and queues the 30/60/90-day outcome reminder for both partners of each couple that has reached one. How many
-    /// couples it read and how many reminders it queued.
+    /// and for each couple that has reached its 30-, 60- or 90-day mark (days of `settings.outcomeDay`) queues the
+    /// outcome reminder for both partners once and sends it to their devices by FCM (`outcomeDate`: when the couple
+    /// reached the mark). How many couples it read and how many reminders it queued.
     func remindOutcomes() -> (couples: Int, queued: Int) {
         let now = clock.date
-        return store.with { s in
-            var queued = 0
-            for id in Array(s.couples.keys) {
+        let day = settings.outcomeDay
+        let stamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        var due: [(user: String, couple: String, mark: Int, at: Date)] = []
+        // Every couple read, from a snapshot: the scan holds no lock while it reads (Firestore's query does not stop the
+        // app's other requests); what it found is written in one short step after.
+        let couples = store.with { $0.couples }
+        var found: [(couple: String, marks: [Int])] = []
+        for c in couples.values {
+            let days = now.timeIntervalSince(c.createdAt) / day
+            guard days >= 30, !c.outcomesReminded.contains(90) else { continue }
+            let marks = [30, 60, 90].filter { days >= Double($0) && !c.outcomesReminded.contains($0) }
+            if !marks.isEmpty { found.append((c.id, marks)) }
+        }
+        store.with { s in
+            for (id, marks) in found {
                 guard var c = s.couples[id] else { continue }
-                let days = now.timeIntervalSince(c.createdAt) / 86_400
-                for day in [30, 60, 90] where days >= Double(day) && !c.outcomesReminded.contains(day) {
-                    c.outcomesReminded.insert(day)
+                for mark in marks where c.outcomesReminded.insert(mark).inserted {
+                    let at = c.createdAt.addingTimeInterval(Double(mark) * day)
                     for user in c.userIds {
-                        let note: [String: FirestoreValue] = ["type": .string("outcome_day_\(day)"), "createdAt": .timestamp(now),
+                        let note: [String: FirestoreValue] = ["type": .string("outcome_day_\(mark)"), "createdAt": .timestamp(now),
                                                               "delivered": .bool(false), "payload": .init(value: ["mapValue": ["fields": ["coupleId": ["stringValue": .string(id)]]]])]
                         s.users[user]?.notifications.append(note)
                         if let n = s.users[user]?.notifications.count, n > CloserStore.notificationsKept { s.users[user]?.notifications.removeFirst() }
-                        queued += 1
+                        due.append((user, id, mark, at))
                     }
                 }
                 s.couples[id] = c
             }
-            return (s.couples.count, queued)
         }
+        let read = couples.count
+        for d in due {
+            messaging.send(to: tokens(of: d.user), data: ["type": "outcome_day_\(d.mark)", "coupleId": d.couple, "outcomeDate": d.at.formatted(stamp)],
+                           title: "\(d.mark) days together", body: "How is it going? Tell us in a minute.")
+        }
+        return (read, due.count)
     }
 
     // MARK: Documents

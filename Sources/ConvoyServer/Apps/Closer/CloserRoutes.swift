@@ -16,6 +16,8 @@ struct CloserSettings: Sendable {
     var inviteTTL: Double
     /// How often each couple gets a new daily question (the manual's day, or a load test's shorter one), seconds.
     var questionEvery: Double = 86_400
+    /// How long a day of a couple's age lasts for the 30/60/90-day outcome reminders (a day, or a load test's shorter one).
+    var outcomeDay: Double = 86_400
     /// When the server started: a compressed day counts from it.
     var started = Date()
     var weaknesses: Set<CloserWeakness> = []
@@ -41,6 +43,8 @@ struct CloserRoutes: Sendable {
     let dummyHash: String
     /// The phones' held `Listen` connections (`CloserListeners`).
     let listeners = CloserListeners()
+    /// FCM: the devices' connections, and what the functions send them (`CloserMessaging`).
+    let messaging = CloserMessaging()
     /// Document GETs answered (what listeners spare the backend shows here).
     let documentGets = Counter()
 
@@ -289,6 +293,10 @@ struct CloserRoutes: Sendable {
         let answer = try store.with { s in try access(&s, path: path, method: method, fields: fields, query: query, uid: uid, now: now) }
         // A write reaches those listening to what it changed (Firestore's Listen, `CloserListeners`).
         if method != .get { wrote([CloserListeners.root(path)]) }
+        // `onAnswerWritten` (onCreate): the partner is told by FCM.
+        if method == .patch, query.mustNotExist, path.count == 6, path[0] == "couples", path[4] == "answers" {
+            notifyPartnerAnswered(couple: path[1], date: path[3], author: path[5])
+        }
         guard let answer else { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}"))) }
         let stamp = now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         let object: JSONValue = ["createTime": .string(stamp), "fields": JSONValue(answer.mapValues(\.value)), "name": .string(name),
@@ -315,6 +323,25 @@ struct CloserRoutes: Sendable {
                     s.users[owner]?.fields.merge(fields.filter { $0.key != "hasPremium" }) { _, new in new }
                     return s.users[owner].map(Self.userFields)
                 default: throw CloserError.permissionDenied
+                }
+            case (4, "users") where path[2] == "fcmTokens":
+                // The owner's devices' registration tokens: the owner's alone, to read and write.
+                let (owner, id) = (path[1], path[3])
+                guard owner == uid, s.users[owner] != nil else { throw CloserError.permissionDenied }
+                switch method {
+                case .get:
+                    guard let t = s.users[owner]?.fcmTokens[id] else { throw CloserError(code: "NOT_FOUND", message: "Document not found: \(name)") }
+                    return t
+                case .patch:
+                    guard let fields, let token = fields["token"]?.value["stringValue"]?.string, Self.isRegistrationToken(token),
+                          (s.users[owner]?.fcmTokens.count ?? 0) < 10 || s.users[owner]?.fcmTokens[id] != nil else {
+                        throw CloserError.permissionDenied
+                    }
+                    s.users[owner]?.fcmTokens[id, default: [:]].merge(fields) { _, new in new }
+                    return s.users[owner]?.fcmTokens[id]
+                default:
+                    s.users[owner]?.fcmTokens[id] = nil
+                    return nil
                 }
             case (4, "users") where path[2] == "devices":
                 let (owner, device) = (path[1], path[3])

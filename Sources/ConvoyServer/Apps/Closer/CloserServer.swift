@@ -59,7 +59,8 @@ public final class CloserServer: BackendServer {
             }
         }
         let settings = CloserSettings(passwordHash: configuration.passwordHash, bodyLimit: configuration.bodyLimit,
-                                      inviteTTL: configuration.inviteTTL, questionEvery: configuration.questionEvery, started: clock.date,
+                                      inviteTTL: configuration.inviteTTL, questionEvery: configuration.questionEvery,
+                                      outcomeDay: configuration.outcomeDay, started: clock.date,
                                       weaknesses: configuration.closerWeaknesses)
         if !settings.weaknesses.isEmpty {
             logger.warning("closer: weakened on purpose: \(settings.weaknesses.map(\.rawValue).sorted().joined(separator: ", "))")
@@ -68,7 +69,33 @@ public final class CloserServer: BackendServer {
                                         ttl: configuration.tokenTTL, project: Self.project)
         routes = CloserRoutes(store: store, tokens: tokens, limiter: RateLimiter(limits, clock: clock), clock: clock, settings: settings,
                               dummyHash: try configuration.passwordHash.hash(ServerKeys.randomSecret()))
+        if configuration.existingCouples > 0 {
+            Self.seed(configuration.existingCouples, into: store, now: clock.date, day: configuration.outcomeDay)
+            logger.info("closer: \(configuration.existingCouples) existing couple(s), made over the last 120 days, for scheduledOutcomesReminder to read")
+        }
     }
+
+    /// `count` couples as a running app has them (two accounts each, no sign-in), made evenly over the last 120 days
+    /// (calendar days, whatever `day` a load test gives the run's couples): the reminders of marks they passed before
+    /// now (in days of `day`) count as sent, so each scan reads them all and reminds those crossing a mark at the rate a
+    /// real population does (with a compressed `day`, none: they are all past 90 of its days).
+    static func seed(_ count: Int, into store: CloserStore, now: Date, day: Double) {
+        store.with { s in
+            for i in 0..<count {
+                let age = 120 * 86_400 * Double(i) / Double(max(1, count))
+                let created = now.addingTimeInterval(-age)
+                let (a, b) = (CloserStore.uid(), CloserStore.uid())
+                var couple = CloserStore.Couple(id: CloserStore.autoID(), userIds: [a, b], inviteCode: "", createdAt: created, encryptionVersion: 2)
+                couple.outcomesReminded = Set([30, 60, 90].filter { age >= Double($0) * day })
+                var ua = CloserStore.User(id: a, createdAt: created), ub = CloserStore.User(id: b, createdAt: created)
+                (ua.coupleId, ub.coupleId) = (couple.id, couple.id)
+                (s.users[a], s.users[b], s.couples[couple.id]) = (ua, ub, couple)
+            }
+        }
+    }
+
+    /// FCM messages the functions sent so far, and of them delivered down a device's connection.
+    public var messagesSent: (sent: Int, delivered: Int) { routes.messaging.counts }
 
     /// Firestore's TTL, run now: invites past their expiry go, used or not, as the TTL policy on
     /// `invites.expiresAt` deletes them (the limits' attempts age out of their windows by themselves).
@@ -125,6 +152,7 @@ public final class CloserServer: BackendServer {
         // Firestore's Listen: each phone's listeners on one held connection.
         let sockets = Router(context: RealtimeRequestContext.self)
         routes.addListen(to: sockets)
+        routes.addMessaging(to: sockets)
         try await AppOwnServer.run(router, webSocketRouter: sockets, name: "closer", configuration: configuration, services: services, signals: signals,
                                    logger: logger, onReady: onReady)
     }
@@ -143,6 +171,8 @@ extension CloserServer: ServerKind {
         if configuration.postgresURL != nil { throw ServerConfiguration.Invalid(description: "closer keeps its state in memory: give no --database") }
         try ServerConfiguration.check("question interval", configuration.questionEvery, from: 1)
         try ServerConfiguration.check("reminder interval", configuration.reminderEvery, from: 0)
+        try ServerConfiguration.check("outcome day", configuration.outcomeDay, from: 0.001)
+        if !(0...2_000_000).contains(configuration.existingCouples) { throw ServerConfiguration.Invalid(description: "existing couples: from 0 to 2,000,000 (each is two accounts in memory)") }
     }
 }
 
@@ -165,5 +195,18 @@ extension ServerConfiguration {
     public var reminderEvery: Double {
         get { appSettings["reminder-every"] ?? 60 }
         set { appSettings["reminder-every"] = newValue }
+    }
+
+    /// How long a day of a couple's age lasts for its 30/60/90-day outcome reminders, seconds (a day; `--outcome-day`
+    /// compresses it for a load test, so that couples made in the run reach their marks).
+    public var outcomeDay: Double {
+        get { appSettings["outcome-day"] ?? 86_400 }
+        set { appSettings["outcome-day"] = newValue }
+    }
+
+    /// Couples the server holds before any phone comes (`--existing-couples`): what `scheduledOutcomesReminder` reads.
+    public var existingCouples: Int {
+        get { Int(appSettings["existing-couples"] ?? 0) }
+        set { appSettings["existing-couples"] = Double(newValue) }
     }
 }

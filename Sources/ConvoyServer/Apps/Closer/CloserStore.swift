@@ -17,6 +17,8 @@ final class CloserStore: Sendable {
         var fields: [String: FirestoreValue] = [:]
         /// `users/{uid}/devices/{deviceId}`: each device's typed fields (`publicKey`, `platform`).
         var devices: [String: [String: FirestoreValue]] = [:]
+        /// `users/{uid}/fcmTokens/{id}`: the registration tokens of the user's devices (`token`), owner-written.
+        var fcmTokens: [String: [String: FirestoreValue]] = [:]
         /// `users/{uid}/notification_queue`: what the scheduled functions queued for the user (server-only), newest last.
         var notifications: [[String: FirestoreValue]] = []
         var createdAt: Date
