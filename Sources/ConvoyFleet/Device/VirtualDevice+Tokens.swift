@@ -29,7 +29,9 @@ extension VirtualDevice {
     /// A new session from the refresh token (which rotates), pushed to the
     /// Realtime channel. Concurrent callers wait for the one refresh in flight.
     func refresh() async {
-        if life.isGone { return }
+        // Gone, or logging out and in (`relogin_every`): the session it would refresh is being replaced; the sign-in
+        // brings a new one (a refresh now would send a refresh token the log-out revoked).
+        if life.isGone || renewal.signingOut { return }
         if let running = renewal.refreshing {
             await running.value
             return
@@ -83,4 +85,6 @@ struct SessionRenewal: Sendable {
     var signedInAgainLast = false
     /// Refreshes that went through.
     var refreshes = 0
+    /// Logging out and in again (`relogin_every`) is under way: no refresh meanwhile.
+    var signingOut = false
 }

@@ -413,8 +413,12 @@ extension VirtualDevice {
     func relogin(intended: Double) async {
         guard life.onlineSince != nil, let every = profile.reloginEvery else { return }
         context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.relogin(intended: t) }
+        // A refresh under way ends first (its answer would otherwise be adopted over the new sign-in's).
+        if let running = renewal.refreshing { await running.value }
         let clock = context.clock
         let started = clock.now()
+        renewal.signingOut = true
+        defer { renewal.signingOut = false }
         do {
             try await mailboxApp.signOut(account.session, via: http)
             let session = try await mailboxApp.signIn(email: account.email, password: account.password, via: http)
