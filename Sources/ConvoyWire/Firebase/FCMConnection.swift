@@ -21,17 +21,12 @@ public final class FCMConnection: Sendable {
     /// Connects as the device with `token`; `received` is called on the connection's event loop with each message's text.
     public static func open(url: String, token: String, proxy: TunnelProxy? = nil, timeout: Double = 30,
                             received: @escaping @Sendable (String) -> Void) async throws(SupabaseError) -> FCMConnection {
-        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         let query = token.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? token
-        let ws = (base.hasPrefix("https") ? "wss" + base.dropFirst(5) : "ws" + base.dropFirst(4)) + "/fcm/connect?token=" + query
-        let attempt = RealtimeSocket.open(url: ws, proxy: proxy, maxFrameSize: 1 << 16, onText: received)
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            if !Task.isCancelled { attempt.giveUp(RealtimeSocket.Failure(description: "the FCM connection did not open in \(Int(timeout)) s")) }
-        }
-        defer { timer.cancel() }
         let socket: RealtimeSocket
-        do { socket = try await attempt.future.get() } catch {
+        do {
+            socket = try await RealtimeSocket.connect(url: RealtimeSocket.webSocketURL(url, path: "/fcm/connect?token=" + query), proxy: proxy,
+                                                      maxFrameSize: 1 << 16, timeout: timeout, onText: received)
+        } catch {
             throw SupabaseError(kind: .wire(.transport), message: "FCM: \(error)")
         }
         let connection = FCMConnection(socket: socket)

@@ -50,31 +50,26 @@ public final class FirestoreListener: Sendable {
     /// whether it changed what `snapshot` answers (a document came, changed or went, or a target became current).
     public static func open(url: String, project: String, token: String, proxy: TunnelProxy? = nil, timeout: Double = 30,
                             pushed: @escaping @Sendable (_ bytes: Int, _ changed: Bool) -> Void) async throws(SupabaseError) -> FirestoreListener {
-        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
-        let ws = (base.hasPrefix("https") ? "wss" + base.dropFirst(5) : "ws" + base.dropFirst(4)) + "/google.firestore.v1.Firestore/Listen"
-        let box = Mutex<FirestoreListener?>(nil)
-        let pending = Mutex<[String]>([])
-        let attempt = RealtimeSocket.open(url: ws, proxy: proxy, maxFrameSize: 1 << 20, headers: [("Authorization", "Bearer \(token)")]) { text in
-            // A message before `open` returns (the first read with the 101) waits for the listener to exist.
-            if let listener = box.withLock({ $0 }) {
-                let changed = listener.receive(text)
-                pushed(text.utf8.count + 4, changed)
-            } else {
-                pending.withLock { $0.append(text) }
-            }
-        }
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            if !Task.isCancelled { attempt.giveUp(RealtimeSocket.Failure(description: "the Listen connection did not open in \(Int(timeout)) s")) }
-        }
-        defer { timer.cancel() }
+        // Messages before `open` returns (the first read with the 101) wait for the listener to exist; one lock keeps
+        // them in order with those after.
+        let box = Mutex<(listener: FirestoreListener?, pending: [String])>((nil, []))
         let socket: RealtimeSocket
-        do { socket = try await attempt.future.get() } catch {
+        do {
+            socket = try await RealtimeSocket.connect(url: RealtimeSocket.webSocketURL(url, path: "/google.firestore.v1.Firestore/Listen"), proxy: proxy,
+                                                      maxFrameSize: 1 << 20, headers: [("Authorization", "Bearer \(token)")], timeout: timeout) { text in
+                box.withLock { b in
+                    if let listener = b.listener { pushed(text.utf8.count + 4, listener.receive(text)) } else { b.pending.append(text) }
+                }
+            }
+        } catch {
             throw SupabaseError(kind: .wire(.transport), message: "Listen: \(error)")
         }
         let listener = FirestoreListener(socket: socket, prefix: "projects/\(project)/databases/(default)/documents/")
-        box.withLock { $0 = listener }
-        for text in pending.withLock({ $0 }) { pushed(text.utf8.count + 4, listener.receive(text)) }
+        box.withLock { b in
+            b.listener = listener
+            for text in b.pending { pushed(text.utf8.count + 4, listener.receive(text)) }
+            b.pending = []
+        }
         socket.closed.whenComplete { _ in listener.state.withLock { $0.open = false } }
         return listener
     }

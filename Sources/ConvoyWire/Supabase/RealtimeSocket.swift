@@ -57,6 +57,24 @@ final class RealtimeSocket: Sendable {
 
     static let closeGrace = TimeAmount.seconds(5)
 
+    /// An HTTP base URL's websocket twin at `path` (`http` → `ws`, `https` → `wss`).
+    static func webSocketURL(_ base: String, path: String) -> String {
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return (trimmed.hasPrefix("https") ? "wss" + trimmed.dropFirst(5) : "ws" + trimmed.dropFirst(4)) + path
+    }
+
+    /// Opens `url` and waits for the upgrade, `timeout` seconds at most (then the attempt is given up and this throws).
+    static func connect(url: String, proxy: TunnelProxy?, maxFrameSize: Int, headers: [(String, String)] = [], timeout: Double,
+                        onText: @escaping @Sendable (String) -> Void) async throws -> RealtimeSocket {
+        let attempt = open(url: url, proxy: proxy, maxFrameSize: maxFrameSize, headers: headers, onText: onText)
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            if !Task.isCancelled { attempt.giveUp(Failure(description: "the connection did not open in \(Int(timeout)) s")) }
+        }
+        defer { timer.cancel() }
+        return try await attempt.future.get()
+    }
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
