@@ -46,15 +46,24 @@ final class Store: Sendable {
         // 9 % fewer voluntary context switches in convoy serve). Only one: a caller blocks while the writer is
         // busy (a purge, say), and the other task threads must stay free for everything
         // else; the rest await the writer's queue as before.
-        if inlineWriter.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
-            defer { inlineWriter.store(false, ordering: .releasing) }
+        if inlineWriter.take() {
+            defer { inlineWriter.release() }
             return try writeNow(at: now, body)
         }
         return try await pool.write { [self] db in try transaction(db, at: now, body) }
     }
 
-    /// Whether a caller is writing on its own thread now.
-    private let inlineWriter = Atomic<Bool>(false)
+    /// Whether a caller is writing on its own thread now. In a class of its own: Swift 6.3.1's optimizer crashes
+    /// (an ownership verifier failure, `drop_deinit` of the `Atomic`) on this class's throwing init when the
+    /// `Atomic` is a stored property of its own.
+    private let inlineWriter = InlineWriterFlag()
+
+    final class InlineWriterFlag: Sendable {
+        private let flag = Atomic<Bool>(false)
+        /// Takes the flag if it is free.
+        func take() -> Bool { flag.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged }
+        func release() { flag.store(false, ordering: .releasing) }
+    }
 
     /// GRDB's synchronous write (an async function would be handed its async overload).
     private func writeNow<T>(at now: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
