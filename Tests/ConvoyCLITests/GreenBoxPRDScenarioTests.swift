@@ -43,6 +43,31 @@ import Testing
         try Self.check(out, r)
     }
 
+    /// PRD §4.1 with the PRD's pairing: a quarter of the phones reinstall; each takes its active friendships back to new
+    /// pending requests, every friend hears its request over Realtime and accepts it again, reads the new key, and
+    /// the reinstalled phone's updates open again (`migration_restore`). Refused (exit 2) before it was modelled.
+    @Test func aReinstallIsAskedAgainAndEachFriendAcceptsIt() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var text = try String(contentsOfFile: Self.scenario, encoding: .utf8)
+        // What a reinstall loses meanwhile (updates sealed to the old key) is the migration's to time, not a delivery
+        // failure: the thresholds are the shipped migration scenario's.
+        let cut = try #require(text.range(of: "\nthresholds:"))
+        text = String(text[..<cut.lowerBound])
+        text += "\nmigration:\n  share: 25%\n  at: 10s\n  reaccept: 2s..4s\n\nthresholds:\n  - migration_failures == 0\n  - migration_restore.p99 < 60s\n"
+        let file = dir.appendingPathComponent("prd-migration.yaml")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("results")
+        let r = try await CLI.detached("run", file.path, "--devices", "20", "--duration", "40s", "--out", out.path)
+        #expect(r.status == 0, "\(r.stdout.suffix(3000))\n\(r.stderr.suffix(2000))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        let counters = try #require(summary["counters"] as? [String: Int])
+        #expect((counters["migration_reinstalls"] ?? 0) > 0 && (counters["migration_reaccepted"] ?? 0) > 0 && counters["migration_failures"] == nil,
+                "\(counters.filter { $0.key.hasPrefix("migration") })")
+        let histograms = try #require(summary["latency_ms"] as? [String: Any])
+        #expect(histograms["migration_restore"] != nil, "\(histograms.keys.sorted())")
+    }
+
     static let postgres = ProcessInfo.processInfo.environment["CONVOY_TEST_POSTGRES_URL"]
     static let requirePostgres = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_POSTGRES"] == "1"
 

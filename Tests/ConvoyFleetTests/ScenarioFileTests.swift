@@ -97,8 +97,6 @@ import Testing
         ("name: x\napp: { name: greenbox, paylod: prd }\ngroups: [{ name: g, count: 2 }]\n",
          "bad.yaml:2:24: app.paylod: unknown key \"paylod\"; did you mean \"payload\"?"),
         ("name: x\napp: { payload: prd }\ngroups: [{ name: g, count: 2 }]\n", "bad.yaml:2:6: app: app needs a name (apps: greenbox, survale, quickpic, closer)"),
-        ("name: x\napp: { name: greenbox, pairing: prd }\ngroups: [{ name: g, count: 2 }]\nmigration: { share: 10% }\n",
-         "bad.yaml:4:12: migration: migration needs friends paired in set-up"),
         ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\n", "bad.yaml:1:1: survale shares with a team at once: give social.groups"),
         ("name: x\napp: survale\ngroups: [{ name: g, count: 8 }]\nsocial: { groups: 4..8 }\nmigration: { share: 10% }\n",
          "bad.yaml:5:12: migration: migration is not modelled for survale yet"),

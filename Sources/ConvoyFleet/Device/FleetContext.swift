@@ -97,6 +97,8 @@ public struct DeviceOptions: Sendable, Equatable {
     /// phone takes to accept a request it sees (the PRD's "Accept & Share Back"), drawn per pair.
     public var pairingAskAfter: ClosedRange<Double> = 1...5
     public var pairingAcceptAfter: ClosedRange<Double> = 2...8
+    /// A reinstall with pairing during the run: how long a friend takes to accept its new request (`migration.reaccept`).
+    public var reacceptAfter: ClosedRange<Double> = 5...30
     /// What a phone does with an insert that failed (the scenario's `retry:`).
     public var retry = RetryPolicy.none
     /// How a phone retries a chat line or a photo whose post or upload failed (the app's retry queue).

@@ -55,14 +55,8 @@ extension Reader {
             throw later.error("accept_later needs friends who pair during the run (app: {name: \(choice.name), pairing: prd}); "
                               + "with invite codes, decide-later invitations stay pending")
         }
-        if pairsDuringRun {
-            // A reinstall assumes friendships made before the timeline; pairing during the run makes them as it goes. (Hostile
-            // phones wait for their cast to pair: FleetRun.castPaired.)
-            if let migration = m["migration"] {
-                throw migration.error("migration needs friends paired in set-up; with pairing: prd a reinstall is not modelled yet (use pairing: codes; "
-                                      + "why: docs/scenarios.md, \"With Green Box pairing: prd\")")
-            }
-        }
+        // With pairing during the run a reinstall asks each friend again as the app asks (Green Box `pairing: prd`: PRD
+        // §4.1's re-acceptance); hostile phones wait for their cast to pair (FleetRun.castPaired).
         let social = try m["social"]?.mapping(Self.socialKeys)
         try checkShapeKeys(m, social: social, app: choice, couples: couples)
         for key in ["question_every", "outcome_day", "reminder_every", "existing_couples"] where !couples {

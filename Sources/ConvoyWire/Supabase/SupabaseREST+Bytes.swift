@@ -27,6 +27,13 @@ extension SupabaseREST {
         try await http.send("PATCH", "/rest/v1/\(table)?\(query)", body: json, token: token, headers: [("Prefer", "return=minimal")])
     }
 
+    /// `DELETE` of the rows matching `query`, `return=representation`: the rows deleted (empty when none matched, or
+    /// none is visible to the token).
+    public func deleteReturning(_ table: String, query: String, token: String) async throws(SupabaseError) -> [JSONValue] {
+        try Self.rows(try await http.send("DELETE", "/rest/v1/\(table)?\(query)", token: token, headers: [("Prefer", "return=representation")]),
+                      "DELETE \(table)")
+    }
+
     /// `POST /rpc/<name>` with `json` (named arguments); the function's JSON result (null for none).
     public func rpc(_ name: String, json: [UInt8], token: String) async throws(SupabaseError) -> JSONValue {
         let r = try await http.send("POST", "/rest/v1/rpc/\(name)", body: json, token: token)

@@ -112,6 +112,19 @@ public struct GreenBoxApp: PairwiseApp, RegisteredApp {
                                              token: token)
     }
 
+    /// With `pairing: prd`, PRD §4.1's re-acceptance: the active friendship is deleted and asked for again as a new
+    /// pending request (the reinstalled phone as its requester), which the friend hears over Realtime and accepts as any
+    /// request. A request the friend made meanwhile (it reinstalled too) is left for this phone to accept.
+    public func requestAgain(_ friend: Invitee, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool {
+        guard pairing == .prd else { return false }
+        let (me, them) = (session.userID, friend.userID)
+        _ = try await SupabaseREST(http).deleteReturning(GreenBoxRows.friendships,
+                                                         query: "user_id_1=in.(\(me),\(them))&user_id_2=in.(\(me),\(them))&status=eq.active",
+                                                         token: session.accessToken)
+        _ = try await requestFriendship(to: friend, preference: "", from: session, via: http)
+        return true
+    }
+
     // MARK: The PRD's pairing, during the run (§5.2–5.3)
 
     public var pairsDuringRun: Bool { pairing == .prd }

@@ -20,6 +20,11 @@ public protocol PairwiseApp: LocationApp, FriendApp {
     /// An invitation to be friends again after a reinstall; the code the friend accepts.
     func invite(preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> String
 
+    /// After a reinstall, asks `friend` to accept again the way the app pairs during the run (Green Box `pairing: prd`:
+    /// PRD §4.1's "friends re-accept requests", the friendship taken back to a new pending request the friend hears and
+    /// accepts); false, the default: the app invites again with a code (`invite`).
+    func requestAgain(_ friend: Invitee, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool
+
     /// Accepts `code` at `preference`.
     func accept(code: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError)
 
@@ -46,4 +51,6 @@ public struct Posted: Sendable, Equatable {
 
 extension PairwiseApp {
     public var shaped: ShapedApp { .pairwise(self) }
+
+    public func requestAgain(_ friend: Invitee, from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Bool { false }
 }

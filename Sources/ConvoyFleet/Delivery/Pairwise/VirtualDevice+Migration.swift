@@ -37,6 +37,18 @@ extension VirtualDevice {
         }
         var codes: [(friend: Int, code: String)] = []
         for friend in active {
+            // An app that pairs during the run asks each friend again as it asks (each accepts when it hears it).
+            do {
+                if try await pairwiseApp.requestAgain(Invitee(userID: friend.userID, email: ""), from: account.session, via: http) {
+                    metrics.count(.httpRequests, by: 2)
+                    continue
+                }
+            } catch {
+                metrics.count(.httpRequests)
+                metrics.count(.migrationFailures)
+                _ = countFailure(error, operation: "migration_request")
+                continue
+            }
             do {
                 codes.append((friend.index, try await pairwiseApp.invite(preference: friend.iShare, token: token, via: http)))
                 metrics.count(.httpRequests)
@@ -47,6 +59,29 @@ extension VirtualDevice {
             }
         }
         return codes
+    }
+
+    /// A friend reinstalled and asked again (an app that pairs during the run): accepted after the migration's
+    /// `reaccept` delay, then its new key read and sealed to from then on.
+    func reacceptRequest(_ id: String, from userID: String) async {
+        guard life.isReceiving, let i = friends.firstIndex(where: { $0.userID == userID }) else { return }
+        let friend = friends[i]
+        do {
+            let token = account.session.accessToken
+            try await friendApp.acceptFriendship(id, preference: friend.iShare, token: token, via: http)
+            let keys = try await pairwiseApp.publicKeys(of: [userID], token: token, via: http)
+            metrics.count(.httpRequests, by: 2)
+            guard let key = keys[userID] else {
+                metrics.count(.migrationFailures)
+                return
+            }
+            friends[i] = friend.with(publicKey: key)
+            metrics.count(.migrationReaccepted)
+        } catch {
+            metrics.count(.httpRequests)
+            metrics.count(.migrationFailures)
+            _ = countFailure(error, operation: "migration_reaccept")
+        }
     }
 
     /// Accepts a reinstalled friend's new invite and switches to their new key.

@@ -52,8 +52,10 @@ extension FleetRun {
         let groupOf = scenario.groups.enumerated().flatMap { g, group in Array(repeating: g, count: group.count) }
         var links: [Int: NetworkLink] = [:]
         for i in mine { if let c = scenario.groups[groupOf[i]].conditions { links[i] = NetworkLink(conditions: c, phone: i, seed: scenario.seed) } }
+        var options = configuration.device
+        if let migration = scenario.migration { options.reacceptAfter = migration.reaccept }
         let context = FleetContext(engine: engine, target: configuration.target, metrics: metrics, clock: clock,
-                                   scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: configuration.device,
+                                   scheduler: scheduler, presence: Presence(devices: n), logger: logger, options: options,
                                    shard: shard, app: configuration.app, health: FleetHealth(devices: mine.count),
                                    groups: scenario.groups.map { ($0.name, $0.count) }, links: links,
                                    actions: configuration.app.declared?.appActions ?? [])
