@@ -19,6 +19,9 @@ struct MailboxState: Sendable {
     var listener: (any MailboxListener)?
     var listenFailures = 0
     var listenRetryAt = 0.0
+    /// Opening under way (a poll does not open a second), and whether the app has no held connection (it polls).
+    var listenOpening = false
+    var pollsOnly = false
     /// A push asked for a look while one was under way: another follows it at once.
     var lookAgain = false
     /// When the held connection last carried anything (the run's clock): a keepalive goes after `keepalive` quiet seconds.
@@ -188,7 +191,10 @@ extension VirtualDevice {
     /// Opens the app's held connection, if it has one; each message the backend pushes down it is charged to the
     /// radio when it comes, and one that changed what the phone reads has it look at once.
     func openListener() async {
-        guard !life.isGone, mailbox.listener?.isOpen != true, context.clock.now() >= mailbox.listenRetryAt else { return }
+        guard !life.isGone, !mailbox.pollsOnly, !mailbox.listenOpening, mailbox.listener?.isOpen != true,
+              context.clock.now() >= mailbox.listenRetryAt else { return }
+        mailbox.listenOpening = true
+        defer { mailbox.listenOpening = false }
         let clock = context.clock
         let started = clock.now()
         let scheduler = context.scheduler
@@ -197,7 +203,10 @@ extension VirtualDevice {
                 let at = clock.wallNow()
                 scheduler.at(clock.now()) { [weak self] _ in await self?.heard(push, at: at) }
             }
-            guard let opened else { return }
+            guard let opened else {
+                mailbox.pollsOnly = true
+                return
+            }
             metrics.record(.listenOpen, seconds: clock.now() - started)
             metrics.count(.listenConnections)
             spendExchange(up: 600, down: 300, since: started)  // the upgrade: the ID token and headers up, the 101 down
@@ -275,9 +284,9 @@ extension VirtualDevice {
         if context.options.workload == .open || mailbox.drained > 0 {
             context.scheduler.at(intended + rng.uniform(every.lowerBound, every.upperBound)) { [weak self] t in await self?.poll(intended: t) }
         }
-        // A held connection that closed is opened again (after its backoff).
-        if let listener = mailbox.listener, !listener.isOpen {
-            closeListener()
+        // A held connection that closed, or whose opening failed, is opened again (after its backoff).
+        if !mailbox.pollsOnly, mailbox.listener?.isOpen != true, !mailbox.listenOpening {
+            if mailbox.listener != nil { closeListener() }
             await openListener()
         }
         guard mailbox.startPoll() else { return }
