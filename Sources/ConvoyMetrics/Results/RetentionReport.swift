@@ -118,8 +118,8 @@ public struct RetentionReport: Codable, Sendable, Equatable {
         return parts.joined(separator: "; ")
     }
 
-    /// `62 s`, `10 min 30 s`, `7 d 1 h`.
-    static func duration(_ seconds: Double) -> String {
+    /// `62 s`, `10 min 30 s`, `7 d 1 h` (the reports' way to say a duration; Closer's reminders say theirs with it).
+    public static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
         let parts = [(s / 86_400, "d"), (s % 86_400 / 3600, "h"), (s % 3600 / 60, "min"), (s % 60, "s")].filter { $0.0 > 0 }
         return parts.isEmpty ? "0 s" : parts.prefix(2).map { "\($0.0) \($0.1)" }.joined(separator: " ")

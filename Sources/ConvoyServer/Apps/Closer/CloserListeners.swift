@@ -162,9 +162,7 @@ extension CloserRoutes {
     /// `GET /google.firestore.v1.Firestore/Listen`, upgraded to a websocket, with `Authorization: Bearer <ID token>`.
     func addListen(to router: Router<RealtimeRequestContext>) {
         router.ws("google.firestore.v1.Firestore/Listen") { request, _ in
-            guard let uid = try? await caller(request) else { return .dontUpgrade }
-            _ = uid
-            return .upgrade([:])
+            (try? await caller(request)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, _, context in
             guard let uid = try? await caller(context.request) else { return }
             let outlet = RealtimeOutlet(channel: context.requestContext.channel, heardAt: clock.now())

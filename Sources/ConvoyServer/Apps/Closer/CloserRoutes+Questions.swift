@@ -74,13 +74,13 @@ extension CloserRoutes {
         _ = try await callData(request)
         let now = clock.date
         let date = questionDate(at: now)
-        let q: CloserStore.DailyQuestion = try store.with { s in
+        let (q, couple): (CloserStore.DailyQuestion, String) = try store.with { s in
             guard let id = s.users[uid]?.coupleId, var couple = s.couples[id] else { throw CloserError.precondition("You are not in a couple.") }
             let q = Self.assign(&couple, date: date, now: now, every: settings.questionEvery)
             s.couples[id] = couple
-            return q
+            return (q, id)
         }
-        if let couple = store.with({ $0.users[uid]?.coupleId }) { wrote(["couples/\(couple)"]) }
+        wrote(["couples/\(couple)"])
         return Self.json(.ok, ["result": ["date": .string(q.date), "questionId": .string(q.questionId)]])
     }
 
