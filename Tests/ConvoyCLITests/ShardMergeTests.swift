@@ -162,6 +162,71 @@ import ConvoyTestSupport
         #expect(r.status == 2 && r.stderr.contains("--out"), "\(r.stderr)")
     }
 
+    /// Green Box paired the PRD's way on the phones during the run (`pairing: prd`), over two shards against one backend:
+    /// each shard signs in its devices' friends on the other shard for their user ids, each phone asks and answers on its
+    /// own shard, and the merge counts what one process counts. Refused (exit 2) before.
+    @Test func twoShardsPairingOnThePhonesMergeAsOneProcess() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--rate-limits", "off")
+        defer { server.stop() }
+        let text = try String(contentsOfFile: try Self.scenario(in: dir), encoding: .utf8)
+            .replacingOccurrences(of: "seed: 7\n", with: "seed: 7\napp: { name: greenbox, pairing: prd }\n")
+            .replacingOccurrences(of: "  decide_later: 10%\n", with: "  decide_later: 15%\n  accept_later: 100%\n  accept_later_at: 10s..12s\n")
+            .replacingOccurrences(of: "  steady: 8s\n", with: "  steady: 20s\n")
+            .replacingOccurrences(of: "  - delivery.loss < 5%\n", with: "  - delivery.loss < 5%\n  - pairing_failures == 0\n")
+        let scenario = dir.appendingPathComponent("prd-sharded.yaml").path
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+
+        let single = dir.appendingPathComponent("single")
+        let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
+        #expect(one.status == 0, "\(one.stdout.suffix(3000))\n\(one.stderr.suffix(2000))")
+        let startAt = String(Int(Date().timeIntervalSince1970) + 25)
+        let shards = try (1...2).map { i in
+            try Running(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
+                         "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
+        }
+        for (i, s) in shards.enumerated() {
+            let r = await s.wait()
+            #expect(r.status == 0, "shard \(i + 1): \(r.output.suffix(3000))")
+        }
+        let merged = dir.appendingPathComponent("merged")
+        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard1").path, dir.appendingPathComponent("shard2").path, "--out", merged.path)
+        #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
+
+        let a = try Self.summary(single), b = try Self.summary(merged)
+        let parts = try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) }
+        let pairing = { (s: [String: Any]) in Self.counters(s).filter { $0.key.hasPrefix("pairing") } }
+        // The seed decides who asks whom, who leaves a request at "decide later" and who accepts it later: the same in one
+        // process as over two, and every request answered as planned (none failed: the friend's user id was right).
+        for name in ["pairing_requests", "pairing_accepted", "pairing_decided_later", "pairing_accepted_later", "pairing_accepted_later_succeeded"] {
+            #expect(Self.counters(b)[name] == Self.counters(a)[name] && (Self.counters(a)[name] ?? 0) > 0,
+                    "\(name): single \(pairing(a)), merged \(pairing(b))")
+        }
+        #expect(Self.counters(b)["pairing_failures"] == nil, "\(pairing(b))")
+        // Each shard asked, answered and shared with friends on the other: requests made on one were accepted on the other.
+        let accept = { (s: [String: Any]) in ((s["latency_ms"] as? [String: Any])?["pairing_accept"] as? [String: Any])?["count"] as? Int ?? -1 }
+        for p in parts {
+            #expect(accept(p) > 0 && ((p["shard"] as? [String: Any])?["sent_to_other_shards"] as? Int ?? 0) > 0, "\(pairing(p))")
+        }
+        #expect(accept(b) == accept(parts[0]) + accept(parts[1]) && accept(b) == accept(a), "single \(accept(a)), merged \(accept(b))")
+        // The merged accounting closes, with what crossed shards reconciled.
+        let sent = try #require(Self.accounting(b)["sent"] as? Int), delivered = try #require(Self.accounting(b)["delivered"] as? Int)
+        let lost = (Self.accounting(b)["lost"] as? [String: Int] ?? [:]).values.reduce(0, +)
+        #expect(sent == delivered + lost && sent > 100 && Double(lost) < 0.05 * Double(sent), "\(Self.accounting(b))")
+        #expect(sent > (parts.map { Self.accounting($0)["sent"] as? Int ?? 0 }.reduce(0, +)), "cross-shard updates reconciled")
+        #expect(Self.counters(b)["decrypt_failures"] == nil && Self.counters(b)["received_unmatched"] == nil)
+        // The hostile phones waited for their casts to pair, on either shard, and probed: none left untested for want of it.
+        let probes = try #require(b["probes"] as? [String: Any])
+        #expect(probes["hostile_devices"] as? Int == (a["probes"] as? [String: Any])?["hostile_devices"] as? Int)
+        let outcomes = try #require(probes["probes"] as? [[String: Any]])
+        #expect(!outcomes.isEmpty && outcomes.allSatisfy { ($0["leaked"] as? Int ?? 0) == 0 }, "\(outcomes)")
+        #expect(outcomes.map { $0["denied"] as? Int ?? 0 }.reduce(0, +) > 0, "\(outcomes)")
+        let notes = outcomes.flatMap { $0["notes"] as? [String] ?? [] }
+        #expect(!notes.contains { $0.contains("had not paired") }, "\(notes)")
+    }
+
     @Test func shardFlagsAreCheckedBeforeAnythingStarts() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

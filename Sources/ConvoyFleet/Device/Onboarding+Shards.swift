@@ -62,14 +62,10 @@ extension Onboarding {
         return refreshed
     }
 
-    /// Creates the friendships this shard owns and returns its devices' friends (others' entries stay empty),
-    /// with the remote accounts it signed in (for probes that need another shard's device).
-    public func pair(_ graph: SocialGraph, shard: Shard, local accounts: [Int: DeviceAccount], runID: String, deadline: Double,
-                     preference: @escaping @Sendable (Int, Int) -> String,
-                     concurrency: Int = 32) async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
-        let http = SupabaseHTTP(engine: engine, target: target)
-        let app = friendApp
-        // Every other shard's device that one of ours is paired with.
+    /// Signs in every other shard's device that one of `accounts` is paired with in `graph` (its user id is what a request,
+    /// an answer and a friendship row name), waiting for each until `deadline` as `signIn` does.
+    public func signInFriends(_ graph: SocialGraph, shard: Shard, local accounts: [Int: DeviceAccount], runID: String, deadline: Double,
+                              concurrency: Int = 32) async throws -> [Int: RemoteAccount] {
         var needed = Set<Int>()
         for device in accounts.keys {
             for p in graph.friendships(of: device) {
@@ -81,6 +77,17 @@ extension Onboarding {
         try await forEach(Array(needed).sorted(), concurrency: concurrency) { i in
             try await self.signIn(i, password: shard.password(runID: runID, device: i), deadline: deadline)
         } collect: { remote[$0.index] = $0 }
+        return remote
+    }
+
+    /// Creates the friendships this shard owns and returns its devices' friends (others' entries stay empty),
+    /// with the remote accounts it signed in (for probes that need another shard's device).
+    public func pair(_ graph: SocialGraph, shard: Shard, local accounts: [Int: DeviceAccount], runID: String, deadline: Double,
+                     preference: @escaping @Sendable (Int, Int) -> String,
+                     concurrency: Int = 32) async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
+        let http = SupabaseHTTP(engine: engine, target: target)
+        let app = friendApp
+        let remote = try await signInFriends(graph, shard: shard, local: accounts, runID: runID, deadline: deadline, concurrency: concurrency)
         let signedIn = remote
         @Sendable func session(_ i: Int) -> Session { accounts[i]?.session ?? signedIn[i]!.session }
         @Sendable func userID(_ i: Int) -> String { accounts[i]?.userID ?? signedIn[i]!.userID }

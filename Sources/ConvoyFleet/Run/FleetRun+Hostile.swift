@@ -144,6 +144,17 @@ extension FleetRun {
             if let d = devices[i] { return ProbeParty(await d.currentAccount) }
             return ProbeParty(session: await sessions.session(i))
         }
+        // Two devices of other shards (a cast's friend and victim) are paired when the backend says one asked and the other accepted.
+        let (app, http) = (configuration.app.friends, SupabaseHTTP(engine: engine, target: configuration.target))
+        @Sendable func backendPaired(_ a: Int, _ b: Int) async -> Bool {
+            guard let app else { return false }
+            for (asker, other) in [(a, b), (b, a)] {
+                let session = await sessions.session(asker), otherID = await sessions.session(other).userID
+                let accepted = (try? await app.acceptedRequests(by: session.userID, token: session.accessToken, via: http)) ?? []
+                if accepted.contains(where: { if case .accepted(_, let by) = $0 { by == otherID } else { false } }) { return true }
+            }
+            return false
+        }
         let runner = ProbeRunner(target: configuration.target, engine: engine, replayMaxAge: configuration.device.staleAfter,
                                  logger: logger, app: configuration.app)
         // Friends who pair on the phones during the run (Green Box `pairing: prd`): a cast probes once its attacker and
@@ -170,7 +181,7 @@ extension FleetRun {
                                     try? await clock.monotonic.sleep(until: clock.now() + 0.25)
                                 }
                             }
-                            if awaitsPairing, !(await Self.castPaired(cast, devices: devices, clock: clock, until: end)) {
+                            if awaitsPairing, !(await Self.castPaired(cast, devices: devices, clock: clock, until: end, backendPaired: backendPaired)) {
                                 return catalogue.probes.map { probe in
                                     var o = ProbeOutcome(id: probe.id, category: probe.category, description: probe.description, ifLeaked: probe.ifLeaked)
                                     (o.section, o.tried) = (probe.section, 1)
@@ -202,14 +213,20 @@ extension FleetRun {
         }
     }
 
-    /// Whether `cast`'s attacker and friend, and its friend and victim, are active friends on their phones (each end's),
-    /// waiting for it until `until` (run seconds). A phone on another shard cannot be asked: pairing during the run is
-    /// for one process (`--shard` is refused with it).
-    static func castPaired(_ cast: HostileCast, devices: [VirtualDevice?], clock: RunClock, until: Double) async -> Bool {
+    /// Whether `cast`'s attacker and friend, and its friend and victim, are active friends on their phones (each end's
+    /// here), waiting for it until `until` (run seconds). A phone on another shard cannot be asked: a pair with one end
+    /// here is paired when that end's phone says so (it heard the friendship become active at the backend); a pair with
+    /// both ends elsewhere, when the backend says one of them asked and the other accepted (`backendPaired`).
+    static func castPaired(_ cast: HostileCast, devices: [VirtualDevice?], clock: RunClock, until: Double,
+                           backendPaired: @Sendable (Int, Int) async -> Bool = { _, _ in false }) async -> Bool {
         func paired() async -> Bool {
             for (a, b) in [(cast.attacker, cast.friend), (cast.friend, cast.victim)] {
-                guard let da = devices[a], let db = devices[b] else { return false }
-                guard await da.isActiveFriend(b), await db.isActiveFriend(a) else { return false }
+                switch (devices[a], devices[b]) {
+                case let (da?, db?): guard await da.isActiveFriend(b), await db.isActiveFriend(a) else { return false }
+                case let (da?, nil): guard await da.isActiveFriend(b) else { return false }
+                case let (nil, db?): guard await db.isActiveFriend(a) else { return false }
+                case (nil, nil): guard await backendPaired(a, b) else { return false }
+                }
             }
             return true
         }

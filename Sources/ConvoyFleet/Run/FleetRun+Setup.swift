@@ -70,12 +70,6 @@ extension FleetRun {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app", message: why)
         }
         let declared = configuration.app.declared?.spec
-        if configuration.app.pairsDuringRun, shard != nil {
-            let instead = declared.map { "or links during: setup in \($0.file)" } ?? "or use pairing: codes"
-            throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
-                                message: "friends who pair during the run cannot span shards yet; drop --shard \(instead) "
-                                    + "(why: docs/scenarios.md, \"With Green Box pairing: prd\")")
-        }
         if shard != nil, let app = configuration.app.locations, app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "

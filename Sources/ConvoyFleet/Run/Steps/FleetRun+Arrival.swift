@@ -112,7 +112,7 @@ extension FleetRun {
             }
         }
         if cast.pairings != nil {
-            scheduleLaterAcceptances(cast.graph, devices: fleet.slots, userIDs: (0..<n).map { cast.accounts[$0]?.userID ?? "" },
+            scheduleLaterAcceptances(cast.graph, devices: fleet.slots, userIDs: (0..<n).map { cast.accounts[$0]?.userID ?? cast.remote[$0]?.userID ?? "" },
                                      steadyStart: rampUpEnd, scheduler: scheduler)
         }
         if let migration = scenario.migration {

@@ -100,10 +100,18 @@ extension FleetRun {
         if let teams = try await shapeFriends(graph, accounts: accounts, app: app) {
             friends = teams
         } else if app.pairsDuringRun {
-            // The phones pair during the run, measured; set-up only plans whom each asks and how each answers.
+            // The phones pair during the run, measured; set-up only plans whom each asks and how each answers. On a shard,
+            // friends elsewhere are signed in for their user ids (each asks and answers on its own shard's phone).
             friends = Array(repeating: [], count: n)
-            pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]!.userID }, emails: (0..<n).map { accounts[$0]!.email },
-                                     preference: preference, seed: seed,
+            if let shard = configuration.shard {
+                let deadline = shardDeadline()
+                remote = try await onboarding.signInFriends(graph, shard: shard, local: accounts, runID: configuration.runID,
+                                                            deadline: deadline, concurrency: configuration.onboardingConcurrency)
+                try await signInCasts(onboarding, shard: shard, graph: graph, catalogue: stage.catalogue, deadline: deadline, into: &remote)
+            }
+            let signedIn = remote
+            pairings = Self.pairings(graph, userIDs: (0..<n).map { accounts[$0]?.userID ?? signedIn[$0]?.userID ?? "" },
+                                     emails: (0..<n).map(onboarding.email), preference: preference, seed: seed,
                                      options: configuration.device)
         } else if let shard = configuration.shard {
             (friends, remote) = try await pairAcrossShards(onboarding, shard: shard, graph: graph, accounts: accounts,
@@ -121,16 +129,24 @@ extension FleetRun {
     private func pairAcrossShards(_ onboarding: Onboarding, shard: Shard, graph: SocialGraph, accounts: [Int: DeviceAccount],
                                   preference: @escaping @Sendable (Int, Int) -> String, catalogue: ProbeCatalogue?)
         async throws -> (friends: [[Friend]], remote: [Int: RemoteAccount]) {
-        let deadline = max(configuration.startAt ?? (clock.wallNow() + 600), clock.wallNow() + 60)
+        let deadline = shardDeadline()
         var (friends, remote) = try await onboarding.pair(graph, shard: shard, local: accounts, runID: configuration.runID, deadline: deadline,
                                                           preference: preference, concurrency: configuration.onboardingConcurrency)
-        if let hostile = configuration.scenario.hostile, catalogue != nil {
-            let casts = Self.hostileCasts(hostile, graph: graph, seed: configuration.scenario.seed).casts.filter { shard.owns($0.attacker) }
-            for i in Set(casts.flatMap { [$0.friend, $0.victim, $0.stranger] }).sorted() where !shard.owns(i) && remote[i] == nil {
-                remote[i] = try await onboarding.signIn(i, password: shard.password(runID: configuration.runID, device: i), deadline: deadline)
-            }
-        }
+        try await signInCasts(onboarding, shard: shard, graph: graph, catalogue: catalogue, deadline: deadline, into: &remote)
         return (friends, remote)
+    }
+
+    /// Until when a shard waits for the others' devices: the start (or ten minutes), at least a minute.
+    private func shardDeadline() -> Double { max(configuration.startAt ?? (clock.wallNow() + 600), clock.wallNow() + 60) }
+
+    /// Signs in the devices of other shards that hostile devices here probe (their friends and victims), those not signed in yet.
+    private func signInCasts(_ onboarding: Onboarding, shard: Shard, graph: SocialGraph, catalogue: ProbeCatalogue?, deadline: Double,
+                             into remote: inout [Int: RemoteAccount]) async throws {
+        guard let hostile = configuration.scenario.hostile, catalogue != nil else { return }
+        let casts = Self.hostileCasts(hostile, graph: graph, seed: configuration.scenario.seed).casts.filter { shard.owns($0.attacker) }
+        for i in Set(casts.flatMap { [$0.friend, $0.victim, $0.stranger] }).sorted() where !shard.owns(i) && remote[i] == nil {
+            remote[i] = try await onboarding.signIn(i, password: shard.password(runID: configuration.runID, device: i), deadline: deadline)
+        }
     }
 
     /// Set-up failed or was interrupted. Interrupted (the caller's task cancelled), nothing was shared: an incomplete outcome says so.
