@@ -35,9 +35,6 @@ extension Convoy.Run {
         if count > 1, case .embedded = resolvedTarget(scenario.target) {
             throw CommandFailure.badInput("--shard \(text): the shards need one backend; `embedded` would give each its own (give --target or --keys-file)")
         }
-        if scenario.migration != nil {
-            throw CommandFailure.badInput("\(self.scenario): migration: cannot run sharded yet (a reinstalled device's friends may be on other shards)")
-        }
         guard scenario.deviceCount >= count else {
             throw CommandFailure.badInput("--shard \(text): \(scenario.deviceCount) devices cannot fill \(count) shards")
         }

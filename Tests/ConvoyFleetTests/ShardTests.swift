@@ -1,10 +1,30 @@
 @testable import ConvoyFleet
 import ConvoyMetrics
+import ConvoyWire
 import Foundation
 import Testing
 
 /// `--shard I/N`'s partition and passwords, and `ledger.json`'s reconciliation across shards.
 @Suite struct ShardTests {
+    /// A reinstall runs sharded when the phones pair on their own (each friend, on whichever shard, hears the request again);
+    /// with invite codes the run would accept for a friend on another shard, and is refused, saying why.
+    @Test func aShardedReinstallNeedsPhonesThatPairOnTheirOwn() throws {
+        func refusal(_ app: String) throws -> String {
+            let scenario = try FleetRunTests.scenario(devices: 4, extra: "\(app)migration: { share: 25% }")
+            let configuration = FleetRun.Configuration(scenario: scenario, scenarioFile: "s.yaml", target: SupabaseTarget(url: "http://127.0.0.1", anonKey: ""),
+                                                       runID: "x", shard: Shard(index: 0, count: 2, devices: 4, seed: 1, secret: Array("s".utf8)))
+            do {
+                try FleetRun(configuration, engine: try HTTPEngine(), logger: .quiet).checkRunnable()
+                return "runnable"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(try refusal("app: { name: greenbox, pairing: prd }\n") == "runnable")
+        let codes = try refusal("")
+        #expect(codes.contains("cannot reinstall devices whose friends accept invite codes"), "\(codes)")
+    }
+
     @Test func parsesOneBasedShards() {
         #expect(Shard.parse("1/1")! == (0, 1))
         #expect(Shard.parse("3/4")! == (2, 4))

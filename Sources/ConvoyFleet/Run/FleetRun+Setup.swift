@@ -62,9 +62,10 @@ extension FleetRun {
     func checkRunnable() throws {
         let scenario = configuration.scenario
         let shard = configuration.shard
-        if shard != nil, scenario.migration != nil {
+        if shard != nil, scenario.migration != nil, !configuration.app.pairsDuringRun {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "migration",
-                                message: "a sharded run cannot reinstall devices yet (their friends may be on other shards); drop migration: or --shard")
+                                message: "a sharded run cannot reinstall devices whose friends accept invite codes (a friend on another shard "
+                                    + "would accept the new invite); drop migration: or --shard, or pair on the phones (pairing: prd)")
         }
         if shard != nil, let why = Self.shapeRefusesShards(configuration.app) {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app", message: why)

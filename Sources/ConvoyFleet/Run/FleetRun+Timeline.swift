@@ -8,18 +8,23 @@ import Synchronization
 
 /// What runs beside the timeline: the migration's reinstalls, and the once-a-second monitor.
 extension FleetRun {
-    /// Reinstalls a seeded share of the devices at `time`; each friend accepts again after its own delay.
-    func scheduleMigration(_ migration: Migration, devices: [VirtualDevice], at time: Double, scheduler: Scheduler, seed: UInt64) {
+    /// Reinstalls a seeded share of the fleet at `time` (drawn over every device index, so every shard draws the same; each
+    /// reinstalls its own); each friend accepts again after its own delay. With invite codes the run has the friend accept
+    /// (a friend here: runs are refused sharded with them); an app that pairs during the run asks each friend again on the
+    /// phone, and the friend, on whichever shard, accepts when it hears it.
+    func scheduleMigration(_ migration: Migration, slots: [VirtualDevice?], at time: Double, scheduler: Scheduler, seed: UInt64) {
         var rng = SeededGenerator(seed: seed, stream: 0x319)
-        let chosen = devices.indices.filter { _ in rng.chance(migration.share) }
+        let chosen = slots.indices.filter { _ in rng.chance(migration.share) }.filter { slots[$0] != nil }
         logger.info("migration: \(chosen.count) devices reinstall at \(String(format: "%.1f", time)) s")
         for i in chosen {
+            let device = slots[i]!
             scheduler.at(time) { [clock] t in
-                let codes = await devices[i].reinstall(at: t)
+                let codes = await device.reinstall(at: t)
                 var delays = SeededGenerator(seed: seed ^ UInt64(i), stream: 0x31A)
                 for (friend, code) in codes {
                     let at = clock.now() + delays.uniform(migration.reaccept.lowerBound, migration.reaccept.upperBound)
-                    scheduler.at(at) { _ in await devices[friend].reaccept(code: code, from: i) }
+                    guard let other = slots[friend] else { continue }
+                    scheduler.at(at) { _ in await other.reaccept(code: code, from: i) }
                 }
             }
         }

@@ -116,7 +116,7 @@ extension FleetRun {
                                      steadyStart: rampUpEnd, scheduler: scheduler)
         }
         if let migration = scenario.migration {
-            scheduleMigration(migration, devices: fleet.devices, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
+            scheduleMigration(migration, slots: fleet.slots, at: rampUpEnd + migration.at, scheduler: scheduler, seed: scenario.seed)
         }
         return Timeline(t0: t0, rampUpEnd: rampUpEnd, steadyEnd: steadyEnd, end: steadyEnd + timeline.rampDown, start: start, settle: settle)
     }
