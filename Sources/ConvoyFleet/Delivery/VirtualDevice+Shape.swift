@@ -1,4 +1,5 @@
 import ConvoyCrypto
+import ConvoyGeo
 import ConvoyMetrics
 import ConvoyWire
 
@@ -32,6 +33,15 @@ extension VirtualDevice {
         case .pairwise: await shareWithEachFriend(measured, intended: intended)
         case .mailbox: break  // a mailbox app shares no positions (its scenario is refused any that would)
         }
+    }
+
+    /// A request from `from`, who is already an active friend: a pairwise friend that reinstalled (PRD §4.1) and asks
+    /// again, accepted again after the migration's delay (true: answered here). Other shapes' friends never ask twice.
+    func shapeAsksAgain(_ id: String, from: String) -> Bool {
+        guard case .pairwise = shape, friends.contains(where: { $0.userID == from && $0.active }) else { return false }
+        let delay = rng.uniform(context.options.reacceptAfter.lowerBound, context.options.reacceptAfter.upperBound)
+        context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.reacceptRequest(id, from: from) }
+        return true
     }
 
     /// Connected: the shape's own timers (a group's archive of its members' positions, its owner's replays, direct

@@ -58,12 +58,8 @@ extension VirtualDevice {
         switch event {
         case .requested(let id, let from):
             guard pairing.answered.insert(id).inserted else { return }
-            // A friend already asking again: it reinstalled (PRD §4.1), and is accepted again after the migration's delay.
-            if case .pairwise = shape, friends.contains(where: { $0.userID == from && $0.active }) {
-                let delay = rng.uniform(context.options.reacceptAfter.lowerBound, context.options.reacceptAfter.upperBound)
-                context.scheduler.at(context.clock.now() + delay) { [weak self] _ in await self?.reacceptRequest(id, from: from) }
-                return
-            }
+            // A friend already asking again: it reinstalled (PRD §4.1); its shape answers it.
+            if shapeAsksAgain(id, from: from) { return }
             guard let answer = pairing.plan?.answers[from] else {
                 metrics.count(.pairingUnexpectedRequests)
                 return
