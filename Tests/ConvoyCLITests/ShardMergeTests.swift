@@ -180,25 +180,7 @@ import ConvoyTestSupport
             .replacingOccurrences(of: "thresholds:\n", with: "migration:\n  share: 25%\n  at: 13s\n  reaccept: 2s..4s\nthresholds:\n")
         let scenario = dir.appendingPathComponent("prd-sharded.yaml").path
         try text.write(toFile: scenario, atomically: true, encoding: .utf8)
-
-        let single = dir.appendingPathComponent("single")
-        let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
-        #expect(one.status == 0, "\(one.stdout.suffix(3000))\n\(one.stderr.suffix(2000))")
-        let startAt = String(Int(Date().timeIntervalSince1970) + 25)
-        let shards = try (1...2).map { i in
-            try Running(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
-                         "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
-        }
-        for (i, s) in shards.enumerated() {
-            let r = await s.wait()
-            #expect(r.status == 0, "shard \(i + 1): \(r.output.suffix(3000))")
-        }
-        let merged = dir.appendingPathComponent("merged")
-        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard1").path, dir.appendingPathComponent("shard2").path, "--out", merged.path)
-        #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
-
-        let a = try Self.summary(single), b = try Self.summary(merged)
-        let parts = try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) }
+        let (a, b, parts) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
         let pairing = { (s: [String: Any]) in Self.counters(s).filter { $0.key.hasPrefix("pairing") } }
         // The seed decides who asks whom, who leaves a request at "decide later" and who accepts it later: the same in one
         // process as over two, and every request answered as planned (none failed: the friend's user id was right).
@@ -233,6 +215,68 @@ import ConvoyTestSupport
         #expect(outcomes.map { $0["denied"] as? Int ?? 0 }.reduce(0, +) > 0, "\(outcomes)")
         let notes = outcomes.flatMap { $0["notes"] as? [String] ?? [] }
         #expect(!notes.contains { $0.contains("had not paired") }, "\(notes)")
+    }
+
+    /// `scenario` run in one process, then as two shards started together and merged, all against the backend of
+    /// `keys`: the single run's summary, the merged one, and each shard's. Each run is expected to pass.
+    static func singleAndMerged(_ scenario: String, keys: String, in dir: URL) async throws
+        -> (single: [String: Any], merged: [String: Any], parts: [[String: Any]]) {
+        let single = dir.appendingPathComponent("single")
+        let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
+        #expect(one.status == 0, "\(one.stdout.suffix(3000))\n\(one.stderr.suffix(2000))")
+        // Both shards start together, a while ahead so that both are set up (sign-ups, signing in friends across shards).
+        let startAt = String(Int(Date().timeIntervalSince1970) + 25)
+        let shards = try (1...2).map { i in
+            try Running(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
+                         "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
+        }
+        for (i, s) in shards.enumerated() {
+            let r = await s.wait()
+            #expect(r.status == 0, "shard \(i + 1): \(r.output.suffix(3000))")
+        }
+        let merged = dir.appendingPathComponent("merged")
+        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard1").path, dir.appendingPathComponent("shard2").path, "--out", merged.path)
+        #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
+        return (try Self.summary(single), try Self.summary(merged), try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) })
+    }
+
+    /// A declared app (Beacon: examples/apps/beacon.yaml, served from its file) over two shards against one backend, merged:
+    /// the same rows and the same accounting as one process, its action summed, what crossed shards reconciled.
+    @Test func aDeclaredAppShardsAndMergesAsOneProcess() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys.json").path
+        let app = Self.root.appendingPathComponent("examples/apps/beacon.yaml").path
+        let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--rate-limits", "off")
+        defer { server.stop() }
+        // The shipped scenario, shorter, without its compressed-time retention (the server keeps its file's two minutes).
+        var text = try String(contentsOf: Self.root.appendingPathComponent("scenarios/beacon.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "file: ../examples/apps/beacon.yaml", with: "file: \(app)")
+            .replacingOccurrences(of: "  steady: 45s\n", with: "  steady: 10s\n")
+            .replacingOccurrences(of: "  - retention_violations == 0\n", with: "")
+            .replacingOccurrences(of: "  - e2e_latency.p99 < 500ms\n", with: "")
+        let retention = try #require(text.range(of: "retention:\n"))
+        let thresholds = try #require(text.range(of: "thresholds:\n"))
+        text.removeSubrange(retention.lowerBound..<thresholds.lowerBound)
+        let scenario = dir.appendingPathComponent("beacon-sharded.yaml").path
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let (a, b, parts) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
+
+        for p in parts {
+            #expect(p["devices"] as? Int == 15 && ((p["shard"] as? [String: Any])?["sent_to_other_shards"] as? Int ?? 0) > 0)
+            #expect((Self.counters(p)["actions.follows_refresh"] ?? 0) > 0)
+        }
+        // The seed decides the ticks and the rows sealed; the merged accounting closes with nothing lost, and its action is
+        // the shards' sum, timed as many times as it was made.
+        #expect(Self.counters(b)["updates"] == Self.counters(a)["updates"])
+        let rows = { (s: [String: Any]) in (Self.accounting(s)["sent"] as? Int ?? -1) + (Self.accounting(s)["sent_offline"] as? Int ?? -1) }
+        #expect(rows(b) == rows(a) && rows(a) > 50, "single \(Self.accounting(a)), merged \(Self.accounting(b))")
+        let sent = try #require(Self.accounting(b)["sent"] as? Int)
+        #expect(Self.accounting(b)["delivered"] as? Int == sent && (Self.accounting(b)["lost"] as? [String: Int] ?? [:]).isEmpty, "\(Self.accounting(b))")
+        #expect(sent > parts.map { Self.accounting($0)["sent"] as? Int ?? 0 }.reduce(0, +), "cross-shard beacons reconciled")
+        let made = parts.map { Self.counters($0)["actions.follows_refresh"] ?? 0 }.reduce(0, +)
+        let timed = ((b["latency_ms"] as? [String: Any])?["follows_refresh"] as? [String: Any])?["count"] as? Int
+        #expect(Self.counters(b)["actions.follows_refresh"] == made && timed == made && Self.counters(b)["action_failures.follows_refresh"] == nil)
     }
 
     @Test func shardFlagsAreCheckedBeforeAnythingStarts() throws {

@@ -67,9 +67,12 @@ import Testing
 /// What a declared app cannot run sharded is refused in its own words (the file to change), not Green Box's modes.
 @Suite struct DeclaredShardTests {
     static func refusal(_ app: String) throws -> String {
-        let scenario = try FleetRunTests.scenario(devices: 4, extra: "app: { file: \(app) }")
+        try refusal(FleetRunTests.scenario(devices: 4, extra: "app: { file: \(app) }"))
+    }
+
+    static func refusal(_ scenario: Scenario) throws -> String {
         let configuration = FleetRun.Configuration(scenario: scenario, scenarioFile: "s.yaml", target: SupabaseTarget(url: "http://127.0.0.1", anonKey: ""),
-                                                   runID: "x", shard: Shard(index: 0, count: 2, devices: 4, seed: 1, secret: Array("s".utf8)))
+                                                   runID: "x", shard: Shard(index: 0, count: 2, devices: scenario.deviceCount, seed: 1, secret: Array("s".utf8)))
         do {
             try FleetRun(configuration, engine: try HTTPEngine(), logger: .quiet).checkRunnable()
             return "runnable"
@@ -83,6 +86,9 @@ import Testing
         let during = try Self.refusal(AppFileTests.greenBox)
         #expect(during.contains("add \"{{seq}}\" and \"{{sent_ns}}\" to the plaintext in \(AppFileTests.greenBox)"), "\(during)")
         #expect(try Self.refusal(DeclaredBeaconTests.beacon) == "runnable", "Beacon pairs in set-up and seals seq and sent_ns")
+        // An app of actions alone seals nothing: no plaintext to add a seq to, so nothing to refuse.
+        let actions = try ScenarioFile.load(AppFileTests.root.appendingPathComponent("scenarios/naarscars.yaml").path)
+        #expect(try Self.refusal(actions) == "runnable")
         let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("beacon-noseq-\(UUID().uuidString).yaml").path
         try text.replacingOccurrences(of: "  trace: {seq: \"{{seq}}\", sent_ns: \"{{sent_ns}}\"}\n", with: "")

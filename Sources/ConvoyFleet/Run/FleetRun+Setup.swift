@@ -71,7 +71,7 @@ extension FleetRun {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app", message: why)
         }
         let declared = configuration.app.declared?.spec
-        if shard != nil, let app = configuration.app.locations, app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
+        if shard != nil, configuration.app.sharesLocation, let app = configuration.app.locations, app.plaintext(of: LocationPayload(lat: 0, lon: 0, ts: 0, acc: 0, seq: 1)).seq == nil {
             throw ScenarioError(file: configuration.scenarioFile, line: 0, column: 0, path: "app",
                                 message: "a sharded run needs a payload that carries Convoy's seq (the other shards cannot see what this one sealed); "
                                     + (declared.map { "add \"{{seq}}\" and \"{{sent_ns}}\" to the plaintext in \($0.file)" }
