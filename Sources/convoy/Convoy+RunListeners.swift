@@ -20,7 +20,8 @@ extension Convoy.Run {
         guard let text = dashboard, let server = DashboardServer(text) else { return nil }
         let header = DashboardFeed.Header(scenario: scenario.name, app: scenario.app.name, devices: devices,
                                           planned: FleetRun.plannedLength(scenario), sharesLocations: fleet.configuration.app.sharesLocation,
-                                          groups: scenario.groups.map(\.name), mapTiles: mapTiles, thresholds: scenario.thresholds.map(\.text))
+                                          groups: scenario.groups.map(\.name), mapTiles: mapTiles, thresholds: scenario.thresholds.map(\.text),
+                                          actions: fleet.configuration.app.declared?.spec.actions.map(\.name))
         let feed = DashboardFeed(header, thresholds: scenario.thresholds)
         let report = URL(fileURLWithPath: folder.path).appendingPathComponent("report.html")
         let (task, port) = try await Self.listening("--dashboard \(text)") { ready in

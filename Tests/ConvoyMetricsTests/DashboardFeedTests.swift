@@ -1,4 +1,4 @@
-import ConvoyMetrics
+@testable import ConvoyMetrics
 import Foundation
 import Testing
 
@@ -61,6 +61,33 @@ import Testing
         #expect(try states()["decrypt_failures == 0"] == "passing", "counters are the totals of the latest second")
         feed.publish(Self.second(4, totals: ["decrypt_failures": 1]))
         #expect(try states()["decrypt_failures == 0"] == "failing")
+    }
+
+    /// An app of actions alone (a declared app sharing no locations, Naar's Cars) is drawn by its actions, not as a
+    /// mailbox at zero: made and succeeded, the most-made action's latency, its counters in the app's table and its
+    /// failures by action among the errors. The control: a mailbox app's header (no actions) keeps the mailbox's figures.
+    @Test func anAppOfActionsAloneIsDrawnByItsActions() throws {
+        let actions = DashboardFeed.Header(scenario: "s", app: "naarscars", devices: 4, planned: 100, sharesLocations: false, groups: ["a"],
+                                           actions: ["ride_post", "message_send"])
+        let m = Metrics()
+        m.count(.mailboxSent, by: 9)
+        for v in [10, 20, 30] { m.record(HistogramName("message_send"), microseconds: UInt64(v * 1000)) }
+        m.record(HistogramName("ride_post"), microseconds: 900_000)
+        var second = Self.second(1)
+        second.interval = m.snapshot()
+        second.interval.counters["actions.message_send"] = 3
+        second.interval.counters["actions.ride_post"] = 1
+        second.totals = ["actions.message_send": 30, "actions.ride_post": 4, "action_failures.ride_post": 2, "action_skipped.ride_post": 1,
+                         "mailbox_sent": 9]
+        let frame = try Self.decode(JSONEncoder().encode(DashboardFeed.frame(second, header: actions, thresholds: [], measured: second.interval)))
+        #expect(frame["sent"] as? Int == 34 && frame["received"] as? Int == 32 && frame["out"] as? Int == 4 && frame["in"] as? Int == 4)
+        #expect(frame["latency"] as? String == "message_send" && abs((frame["p50"] as? Double ?? 0) - 20) < 0.1, "\(frame)")
+        let app = try #require(frame["app"] as? [String: Int]), errors = try #require(frame["errors"] as? [String: Int])
+        #expect(app == ["actions.message_send": 30, "actions.ride_post": 4, "action_skipped.ride_post": 1, "mailbox_sent": 9] && errors == ["action_failures.ride_post": 2])
+
+        let mailbox = DashboardFeed.Header(scenario: "s", app: "quickpic", devices: 4, planned: 100, sharesLocations: false, groups: ["a"])
+        let control = try Self.decode(JSONEncoder().encode(DashboardFeed.frame(second, header: mailbox, thresholds: [], measured: second.interval)))
+        #expect(control["sent"] as? Int == 9 && control["latency"] as? String == "mailbox_latency", "\(control)")
     }
 
     @Test func errorsAreByKindWithAFamilysBreakdownInsteadOfItsTotal() {

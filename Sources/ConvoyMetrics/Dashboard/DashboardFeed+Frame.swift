@@ -1,16 +1,13 @@
 /// A second's frame from what the run knows, and which counters the page shows as errors and as the app's.
 extension DashboardFeed {
     static func frame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot) -> DashboardFrame {
-        // An app that shares no locations sends messages through a mailbox: its figures are those.
+        // An app that shares no locations sends messages through a mailbox: its figures are those; an app of actions
+        // alone, its actions'.
+        if header.actionsAlone { return actionsFrame(s, header: header, thresholds: thresholds, measured: measured) }
         let mailbox = !header.sharesLocations
         let latency: HistogramName = mailbox ? .mailboxLatency : .e2eLatency
         let (sent, received): (CounterName, CounterName) = mailbox ? (.mailboxSent, .mailboxReceived) : (.sent, .received)
-        let planned = max(header.planned, 1)
-        let progress: Double = switch s.phase {
-        case "onboarding", "pairing", "waiting": 0
-        case "draining", "done": 1
-        default: min(max(s.elapsed / planned, 0), 1)
-        }
+        let (planned, progress) = progress(s, header: header)
         func ms(_ stat: String) -> Double? { s.interval.statistic(latency, stat).map { $0 / 1000 } }
         return DashboardFrame(
             t: s.elapsed, phase: s.phase, progress: progress, left: max(planned - max(s.elapsed, 0), 0), devices: header.devices,
@@ -21,8 +18,38 @@ extension DashboardFeed {
             thresholds: thresholds.map { now($0, measured) })
     }
 
+    /// An app of actions alone: sent is the actions made, received those that succeeded (made, less failed), and the
+    /// latency the action made most so far (this second's p50 and p99, as every other app's).
+    static func actionsFrame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot) -> DashboardFrame {
+        let names = header.actions ?? []
+        func sum(_ counters: [String: Int], _ prefix: String) -> Int { names.reduce(0) { $0 + (counters[prefix + $1] ?? 0) } }
+        let made = (sum(s.totals, "actions."), sum(s.interval.counters, "actions."))
+        let failed = (sum(s.totals, "action_failures."), sum(s.interval.counters, "action_failures."))
+        let most = names.max { (s.totals["actions." + $0] ?? 0, $1) < (s.totals["actions." + $1] ?? 0, $0) } ?? ""
+        func ms(_ stat: String) -> Double? { s.interval.statistic(HistogramName(most), stat).map { $0 / 1000 } }
+        let (planned, progress) = progress(s, header: header)
+        return DashboardFrame(
+            t: s.elapsed, phase: s.phase, progress: progress, left: max(planned - max(s.elapsed, 0), 0), devices: header.devices,
+            onboarded: s.onboarded, online: s.online, offRealtime: s.offRealtime, retryQueued: s.retryQueued,
+            out: made.1, inbound: max(made.1 - failed.1, 0), latency: most, p50: ms("p50"), p99: ms("p99"),
+            sent: made.0, received: max(made.0 - failed.0, 0), errors: errorsByKind(s.totals), groups: s.groups, app: appCounters(s.totals),
+            thresholds: thresholds.map { now($0, measured) })
+    }
+
+    /// The run's planned length, and how far through it the second is (0 before the timeline, 1 from the drain on).
+    static func progress(_ s: Second, header: Header) -> (planned: Double, progress: Double) {
+        let planned = max(header.planned, 1)
+        let progress: Double = switch s.phase {
+        case "onboarding", "pairing", "waiting": 0
+        case "draining", "done": 1
+        default: min(max(s.elapsed / planned, 0), 1)
+        }
+        return (planned, progress)
+    }
+
     /// Families whose breakdown names the kind of error.
-    static let errorFamilies = ["http_errors", "transport_errors", "decrypt_failures", "messages_failed", "media_failed", "mailbox_send_failed"]
+    static let errorFamilies = ["http_errors", "transport_errors", "decrypt_failures", "messages_failed", "media_failed", "mailbox_send_failed",
+                                "action_failures"]
 
     /// Errors by kind: a family's breakdown (`http_errors.503`), else the family's total, and every other counter
     /// of failures (`*_failures`, `*_failed`) that is not zero.
@@ -40,9 +67,9 @@ extension DashboardFeed {
     }
 
     /// The app's own counters: what its phones did beyond locations (pairing, messages, media, mailbox,
-    /// probes, retention checks, migration, presence, joins, direct messages, live fixes).
+    /// probes, retention checks, migration, presence, joins, direct messages, live fixes, a declared app's actions).
     static let appPrefixes = ["pairing_", "mailbox_", "messages_", "media_", "direct_", "probe_", "retention_", "migration_",
-                              "presence_", "join_", "group_", "replay", "archive", "chat_", "live_", "relogin"]
+                              "presence_", "join_", "group_", "replay", "archive", "chat_", "live_", "relogin", "actions.", "action_skipped."]
 
     static func appCounters(_ totals: [String: Int]) -> [String: Int] {
         totals.filter { name, n in n > 0 && appPrefixes.contains { name.hasPrefix($0) } }

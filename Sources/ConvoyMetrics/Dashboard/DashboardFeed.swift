@@ -17,8 +17,11 @@ public final class DashboardFeed: Sendable {
         public var planned: Double
         /// Seconds of chart points kept.
         public var window: Int
-        /// Whether the app's phones share locations (else the figures are a mailbox's messages).
+        /// Whether the app's phones share locations (else the figures are a mailbox's messages, or its actions').
         public var sharesLocations: Bool
+        /// The actions a declared app's phones make (docs/apps.md, "Actions"); an app of actions alone (no locations
+        /// shared, at least one action) is drawn by them: made, succeeded, and the most-made action's latency.
+        public var actions: [String]?
         /// The groups, in the scenario's order.
         public var groups: [String]
         /// Raster tiles under the map (`--map-tiles`): a URL with {z}, {x} and {y}; nil: none.
@@ -29,13 +32,17 @@ public final class DashboardFeed: Sendable {
         public var shards: [String]?
 
         public init(scenario: String, app: String, devices: Int, planned: Double, window: Int = 900, sharesLocations: Bool = true,
-                    groups: [String], mapTiles: String? = nil, thresholds: [String] = [], shards: [String]? = nil) {
+                    groups: [String], mapTiles: String? = nil, thresholds: [String] = [], shards: [String]? = nil, actions: [String]? = nil) {
             (self.scenario, self.app, self.devices, self.planned, self.window) = (scenario, app, devices, planned, window)
             (self.sharesLocations, self.groups, self.mapTiles, self.thresholds, self.shards) = (sharesLocations, groups, mapTiles, thresholds, shards)
+            self.actions = actions
         }
 
+        /// An app of actions alone: its phones share no locations, and make actions.
+        var actionsAlone: Bool { !sharesLocations && !(actions ?? []).isEmpty }
+
         enum CodingKeys: String, CodingKey {
-            case scenario, app, devices, planned, window, groups, thresholds, shards
+            case scenario, app, devices, planned, window, groups, thresholds, shards, actions
             case sharesLocations = "shares_locations", mapTiles = "map_tiles"
         }
     }

@@ -35,7 +35,7 @@ public enum DashboardPage {
           <div class="tile"><div class="label">off Realtime</div><div class="value" id="off-realtime">–</div></div>
           <div class="tile"><div class="label">in retry</div><div class="value" id="retry-queued">–</div></div>
           <div class="tile"><div class="label" id="sent-label">sent</div><div class="value" id="sent">–</div></div>
-          <div class="tile"><div class="label">received</div><div class="value" id="received">–</div></div>
+          <div class="tile"><div class="label" id="received-label">received</div><div class="value" id="received">–</div></div>
           <div class="tile"><div class="label">out / in per s</div><div class="value"><span id="out">–</span> / <span id="in">–</span></div></div>
           <div class="tile"><div class="label" id="latency-label">e2e p50 / p99</div><div class="value"><span id="p50">–</span> / <span id="p99">–</span> <span class="unit">ms</span></div></div>
           <div class="tile"><div class="label">errors</div><div class="value" id="errors">–</div></div>

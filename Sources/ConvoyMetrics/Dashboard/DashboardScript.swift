@@ -81,7 +81,7 @@ enum DashboardScript {
       $("sent").textContent = fmt(f.sent); $("received").textContent = fmt(f.received);
       $("out").textContent = fmt(f.out); $("in").textContent = fmt(f.in);
       $("p50").textContent = ms(f.p50); $("p99").textContent = ms(f.p99);
-      $("latency-label").textContent = `${f.latency.replace("_latency", "")} p50 / p99 (this second)`;
+      $("latency-label").textContent = `${(f.latency || "action").replace("_latency", "")} p50 / p99 (this second)`;
       const errors = Object.entries(f.errors).sort((a, b) => b[1] - a[1]);
       $("errors").textContent = fmt(errors.reduce((s, e) => s + e[1], 0));
       rows($("errors-table").tBodies[0], errors.map(([k, n]) => `<tr><td>${esc(k)}</td><td class="n">${fmt(n)}</td></tr>`));
@@ -124,7 +124,10 @@ enum DashboardScript {
       $("title").textContent = h.scenario;
       $("subtitle").textContent = `${h.app} · ${fmt(h.devices)} phones · ${h.groups.length} group${h.groups.length === 1 ? "" : "s"} · planned ${duration(h.planned)}`;
       $("window").textContent = h.window;
-      $("sent-label").textContent = h.shares_locations ? "sent (to friends online)" : "messages sent";
+      // An app of actions alone is drawn by its actions: made, and those that succeeded.
+      const actionsAlone = !h.shares_locations && (h.actions || []).length > 0;
+      $("sent-label").textContent = h.shares_locations ? "sent (to friends online)" : actionsAlone ? "actions made" : "messages sent";
+      $("received-label").textContent = actionsAlone ? "actions succeeded" : "received";
       if (view.latest) drawFrame(view.latest);
       drawCharts();
       if (view.end) drawEnd(view.end);
