@@ -106,9 +106,10 @@ public enum AppCheck {
         var sample = LocationPayload(lat: 51.5007, lon: -0.1246, ts: Date().timeIntervalSince1970, acc: 5, seq: 1, sentNanos: Int64(Date().timeIntervalSince1970 * 1e9))
         (sample.heading, sample.speed, sample.battery) = (93.5, 1.4, 0.81)
         let expected = app.plaintext(of: sample)
+        let outgoing: OutgoingUpdate
         do {
-            let body = try app.seal(expected, to: toKey)
-            let posted = try await app.send([OutgoingUpdate(recipient: to.userID, body: body)], from: from, via: http)
+            outgoing = OutgoingUpdate(recipient: to.userID, body: try app.seal(expected, to: toKey))
+            let posted = try await app.send([outgoing], from: from, via: http)
             pass("post", "\(posted.bytes) bytes into \(app.spec.posting.table)\(inviterSends ? "" : ", by the invitee (sharing: invitee)")")
         } catch {
             return fail("post", "POST /rest/v1/\(app.spec.posting.table) \(String(decoding: (try? app.spec.posting.row.render { _ in .string("…") }) ?? [], as: UTF8.self)): \(error)")
@@ -164,13 +165,7 @@ public enum AppCheck {
             }
             pass("sharing: one way", "the side that does not share is refused: \(answer)")
         }
-        let purger = switch app.spec.retention.purge {
-        case .backend: "the backend purges by itself (purge: backend)"
-        case .delete(let table): "convoy serve deletes \(table)'s rows older than the window at each purge"
-        case .function(let name): "convoy serve calls \(name) at each purge"
-        }
-        steps.append(Step(name: "retention: purge", passed: nil,
-                          detail: "not tested here (it takes the retention window): \(purger); a run with retention checks tests it"))
+        steps.append(await purge(app, young: update.id, update: outgoing, from: from, to: to, target: target, via: http))
         return steps
     }
 

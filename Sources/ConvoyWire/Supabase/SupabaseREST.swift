@@ -21,6 +21,12 @@ public struct SupabaseREST: Sendable {
                             headers: [("Prefer", "return=minimal,resolution=merge-duplicates")])
     }
 
+    /// Deletes the rows of `table` matching `query` (PostgREST's filters), `return=minimal`.
+    @discardableResult
+    public func delete(_ table: String, query: String, token: String) async throws(SupabaseError) -> HTTPResponse {
+        try await http.send("DELETE", "/rest/v1/\(table)?\(query)", token: token, headers: [("Prefer", "return=minimal")])
+    }
+
     /// Rows of `table` matching `query` (PostgREST's query string, e.g.
     /// `select=id,payload&recipient_id=eq.…&id=gt.41&order=id`), each a JSON object.
     public func select(_ table: String, query: String, token: String) async throws(SupabaseError) -> [JSONValue] {

@@ -2,8 +2,8 @@
 -- It differs from Green Box on every axis a declared app can: keys are rows of a
 -- devices table, one per phone, in hex; users "follow" with statuses asked and
 -- accepted, made before the timeline, and only the one followed shares (its
--- beacons go to its followers, never the other way); each update is its own
--- insert, its sealed box in hex and its time written by the phone; the plaintext
+-- beacons go to its followers, never the other way); a tick's updates go in one
+-- insert, each sealed box in hex and its time written by the phone; the plaintext
 -- nests a position, milliseconds, motion and the battery; phones hear beacons
 -- for them on their own topic; and the server deletes beacons older than two
 -- minutes.

@@ -16,6 +16,12 @@ extension DeclaredApp {
     }
 
     public func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP) async throws(SupabaseError) -> Posted {
+        try await send(updates, from: session, via: http, stampedAt: nil)
+    }
+
+    /// `send`, with the row's clock placeholders (`{{now.iso}}`…) at `stampedAt` (Unix seconds; nil: now): `convoy app
+    /// check` posts a row as old as the retention window says must go.
+    func send(_ updates: [OutgoingUpdate], from session: Session, via http: SupabaseHTTP, stampedAt: Double?) async throws(SupabaseError) -> Posted {
         let p = spec.posting
         let me = JSONValue.string(session.userID)
         func row(_ u: OutgoingUpdate, into out: inout [UInt8]) throws(SupabaseError) {
@@ -25,7 +31,7 @@ extension DeclaredApp {
                     case "me.id": me
                     case "recipient.id": .string(u.recipient)
                     case "sealed": .string(u.body)
-                    default: Self.clockValue(name)
+                    default: Self.clockValue(name, at: stampedAt)
                     }
                 }
             } catch {

@@ -89,11 +89,12 @@ extension DeclaredApp {
     }
 
     /// `now.iso`, `now.s`, `now.ms`: the phone's clock when the template is filled.
-    static func clockValue(_ name: String) -> JSONValue? {
-        switch name {
-        case "now.iso": .string(DeclaredPlaintext.iso(Date().timeIntervalSince1970))
-        case "now.s": .number(String(Int64(Date().timeIntervalSince1970)))
-        case "now.ms": .number(String(Int64(Date().timeIntervalSince1970 * 1000)))
+    static func clockValue(_ name: String, at time: Double? = nil) -> JSONValue? {
+        let now = time ?? Date().timeIntervalSince1970
+        return switch name {
+        case "now.iso": .string(DeclaredPlaintext.iso(now))
+        case "now.s": .number(String(Int64(now)))
+        case "now.ms": .number(String(Int64(now * 1000)))
         default: nil
         }
     }
