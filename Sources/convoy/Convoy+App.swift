@@ -22,7 +22,9 @@ extension Convoy {
                     subscribes on Realtime, links them (the file's steps, and the invitee told over Realtime when \
                     links run during the run), posts one sealed update, hears it, opens it into the declared plaintext, \
                     reads it back as a catch-up does, and reads its retention column; then makes each of its actions \
-                    once, and with one-directional links checks the side that does not share is refused. An app of \
+                    once, with one-directional links checks the side that does not share is refused, and makes the \
+                    purge as convoy serve does (delete: the row just posted must stay, a row the phone stamped past \
+                    the window must go). An app of \
                     actions alone: sign-up and set-up, then its actions. A group app (shape: group), as an owner, a \
                     member and a stranger: makes the group by its steps, joins owner and member to its private channel \
                     and asks to join as the stranger (who must be refused), sees presence, broadcasts one fix the \

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// A declared app's retention, judged by a run as a built-in app's is (RetentionPairTests): Beacon's shipped scenario
+/// (its 20 s window, purged by `convoy serve` deleting `beacons` every 2 s) holds on the embedded backend, and the same
+/// scenario against `convoy serve --app-file` that never purges fails with rows kept too long.
+@Suite(.serialized) struct DeclaredRetentionPairTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let scenario = root.appendingPathComponent("scenarios/beacon.yaml").path
+    static let app = root.appendingPathComponent("examples/apps/beacon.yaml").path
+    /// Long enough for rows to pass the 27 s limit (20 s window, 3 s grace, the purge's 2 s, the check's 5 s), few phones.
+    static let scaled = ["--devices", "10", "--duration", "36s"]
+
+    static func retention(_ folder: URL) throws -> [String: Any] {
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("summary.json"))) as? [String: Any])
+        return try #require(summary["retention"] as? [String: Any])
+    }
+
+    @Test func beaconsRetentionHoldsWhereTheServerDeletesAndFailsWhereItNeverDoes() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let held = dir.appendingPathComponent("held")
+        let r = try await CLI.detached(["run", Self.scenario, "--out", held.path] + Self.scaled)
+        #expect(r.status == 0, "\(r.stdout.suffix(3000))\n\(r.stderr.suffix(2000))")
+        let ok = try Self.retention(held)
+        #expect(ok["violations"] as? Int == 0 && ok["deleted_early"] as? Int == 0 && (ok["checks"] as? Int ?? 0) > 3, "\(ok)")
+        // Rows did get old enough to be purged, and none readable past the limit.
+        let ages = (ok["timeline"] as? [[String: Any]] ?? []).compactMap { $0["oldest_age_s"] as? Double }
+        let limit = try #require(ok["limit_s"] as? Double)
+        #expect(!ages.isEmpty && ages.allSatisfy { $0 <= limit } && ages.contains { $0 > 18 }, "\(ages)")
+
+        // The control: the same file served by convoy serve with its window at the scenario's 20 s and no purge.
+        let keys = dir.appendingPathComponent("keys.json").path
+        let server = try await ServeProcess.start(keys: keys, "--app-file", Self.app, "--retention", "20s", "--purge-every", "0", "--rate-limits", "off")
+        defer { server.stop() }
+        let kept = dir.appendingPathComponent("kept")
+        let bad = try await CLI.detached(["run", Self.scenario, "--keys-file", keys, "--out", kept.path] + Self.scaled)
+        #expect(bad.status == 99, "\(bad.stdout.suffix(3000))\n\(bad.stderr.suffix(2000))")
+        let never = try Self.retention(kept)
+        let findings = never["findings"] as? [[String: Any]] ?? []
+        #expect((never["violations"] as? Int ?? 0) > 0 && !findings.isEmpty && findings.allSatisfy { $0["kind"] as? String == "kept_too_long" }, "\(never)")
+        #expect(bad.stdout.contains("rows kept too long"), "\(bad.stdout.suffix(3000))")
+    }
+}
