@@ -41,4 +41,55 @@ import Testing
         #expect((never["violations"] as? Int ?? 0) > 0 && !findings.isEmpty && findings.allSatisfy { $0["kind"] as? String == "kept_too_long" }, "\(never)")
         #expect(bad.stdout.contains("rows kept too long"), "\(bad.stdout.suffix(3000))")
     }
+
+    static let postgres = ProcessInfo.processInfo.environment["CONVOY_TEST_POSTGRES_URL"]
+    static let requirePostgres = ProcessInfo.processInfo.environment["CONVOY_REQUIRE_POSTGRES"] == "1"
+
+    /// A purge the file names as a function of the app's own SQL (`purge: {function: NAME}`), which `convoy serve` calls
+    /// with the window on PostgreSQL: Beacon with `purge_beacons(interval)` holds its window; the control, the same
+    /// server never calling it, keeps rows too long.
+    @Test(.enabled(if: postgres != nil || requirePostgres, "CONVOY_TEST_POSTGRES_URL is not set: run the tests with make test"))
+    func aPurgeFunctionOfTheAppsOwnSQLHoldsTheWindowOnPostgreSQL() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Beacon's folder and file, its purge a function of its own.
+        let sql = dir.appendingPathComponent("sql")
+        try FileManager.default.createDirectory(at: sql, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("examples/migrations/beacon/001_beacon.sql"),
+                                         to: sql.appendingPathComponent("001_beacon.sql"))
+        try Data("""
+            CREATE OR REPLACE FUNCTION public.purge_beacons(keep interval) RETURNS integer
+              LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
+              WITH gone AS (DELETE FROM public.beacons WHERE sent_at < now() - keep RETURNING 1) SELECT count(*)::integer FROM gone
+            $$;
+
+            """.utf8).write(to: sql.appendingPathComponent("002_purge.sql"))
+        let app = dir.appendingPathComponent("beacon.yaml").path
+        try String(contentsOfFile: Self.app, encoding: .utf8)
+            .replacingOccurrences(of: "  sql: ../migrations/beacon", with: "  sql: \(sql.path)")
+            .replacingOccurrences(of: "  purge: {delete: beacons}", with: "  purge: {function: purge_beacons}")
+            .write(toFile: app, atomically: true, encoding: .utf8)
+        let scenario = dir.appendingPathComponent("beacon-run.yaml").path
+        try String(contentsOfFile: Self.scenario, encoding: .utf8)
+            .replacingOccurrences(of: "file: ../examples/apps/beacon.yaml", with: "file: \(app)")
+            .write(toFile: scenario, atomically: true, encoding: .utf8)
+
+        for (purgeEvery, status) in [("2s", Int32(0)), ("0", Int32(99))] {
+            let url = try GreenBoxPRDScenarioTests.freshDatabase("convoy_purgefn_")
+            let keys = dir.appendingPathComponent("keys-\(purgeEvery).json").path
+            let server = try await ServeProcess.start(keys: keys, "--app-file", app, "--database", url, "--retention", "20s",
+                                                      "--purge-every", purgeEvery, "--rate-limits", "off")
+            defer { server.stop() }
+            let out = dir.appendingPathComponent("results-\(purgeEvery)")
+            let r = try await CLI.detached(["run", scenario, "--keys-file", keys, "--out", out.path] + Self.scaled)
+            #expect(r.status == status, "purge every \(purgeEvery): \(r.stdout.suffix(3000))\n\(r.stderr.suffix(2000))")
+            let retention = try Self.retention(out)
+            if status == 0 {
+                let ages = (retention["timeline"] as? [[String: Any]] ?? []).compactMap { $0["oldest_age_s"] as? Double }
+                #expect(retention["violations"] as? Int == 0 && retention["deleted_early"] as? Int == 0 && ages.contains { $0 > 18 }, "\(retention)")
+            } else {
+                #expect((retention["violations"] as? Int ?? 0) > 0, "\(retention)")
+            }
+        }
+    }
 }
