@@ -61,14 +61,39 @@ import Testing
         }
     }
 
-    /// The control for Beacon's run (`DeclaredBeaconTests`, where the action is made and none fails): an action whose
-    /// table the backend lacks fails on every phone that makes it, counted by name, and is never timed as made.
-    @Test func anActionTheBackendRefusesIsCountedAsFailed() async throws {
+    /// Beacon's file with its action's step replaced (`broken`), written beside it.
+    static func beacon(_ broken: String) throws -> String {
         let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
         let folder = URL(fileURLWithPath: DeclaredBeaconTests.beacon).deletingLastPathComponent().path
         let file = folder + "/beacon-broken-action-\(UUID().uuidString.prefix(6)).yaml"
-        try text.replacingOccurrences(of: "      - select: follows\n", with: "      - select: no_such_table\n")
+        let step = "      - select: follows\n        query: \"select=follow_id,askee,state&asker=eq.{{me.id}}&order=follow_id.asc\"\n"
+        #expect(text.contains(step))
+        try text.replacingOccurrences(of: step, with: broken)
             .replacingOccurrences(of: "every: 10s..20s", with: "every: 1s..2s").write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// A template naming a table the backend lacks stops set-up, naming the file's key, the request and the answer,
+    /// instead of a run whose every action fails (as it did). The control: Beacon's own file runs (`DeclaredBeaconTests`).
+    @Test func anActionOnATableTheBackendLacksStopsSetUp() async throws {
+        let file = try Self.beacon("      - select: no_such_table\n        query: \"select=id\"\n")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let spec = try AppFile.load(file)
+        let scenario = try FleetRunTests.scenario(devices: 4, steady: "2s", extra: "app: { file: \(file) }")
+        do {
+            _ = try await DeclaredBeaconTests.run(scenario, DeclaredBeaconTests.configuration(spec), on: .sqlite) { _, _ in () }
+            Issue.record("the run went on with a table the backend lacks")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("actions[0].steps[0] names no_such_table") && text.contains("GET /rest/v1/no_such_table?select=*&limit=0 → HTTP 4"), "\(text)")
+        }
+    }
+
+    /// The control for Beacon's run (`DeclaredBeaconTests`, where the action is made and none fails): an action the
+    /// backend refuses during the run (an RPC it lacks: nothing set-up can read ahead) fails on every phone that makes
+    /// it, counted by name, and is never timed as made.
+    @Test func anActionTheBackendRefusesIsCountedAsFailed() async throws {
+        let file = try Self.beacon("      - rpc: no_such_function\n        body: {asker: \"{{me.id}}\"}\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
         let spec = try AppFile.load(file)
         let scenario = try FleetRunTests.scenario(devices: 6, steady: "4s", extra: "app: { file: \(file) }")

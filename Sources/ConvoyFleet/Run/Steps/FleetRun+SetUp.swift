@@ -89,6 +89,10 @@ extension FleetRun {
         let graph = SocialGraph(devices: n, social: scenario.social, seed: seed)
         let accounts = try await signUpAll(onboarding, devices: stage.mine, connections: stage.connections)
         try Task.checkCancellation()
+        // A declared app's tables and columns, as its templates name them, before the timeline (not a run of failed ticks).
+        if let declared = app.declared, let first = accounts.keys.min() {
+            try await declared.checkSchema(token: accounts[first]!.session.accessToken, via: SupabaseHTTP(engine: engine, target: configuration.target))
+        }
         setPhase(.pairing)
         let (preferences, groupOf) = (scenario.groups.map(\.preciseShare), stage.groupOf)
         let preference: @Sendable (Int, Int) -> String = { a, b in
