@@ -50,14 +50,20 @@ extension DeclaredApp {
             let select = ref.columns.isEmpty ? "*" : Array(Set(ref.columns)).sorted().joined(separator: ",")
             let query = "select=\(select)&limit=0"
             guard seen.insert("\(ref.table)?\(query)").inserted else { continue }
-            do {
-                _ = try await SupabaseREST(http).select(ref.table, query: query, token: token)
-            } catch where error.status.map({ $0 == 400 || $0 == 404 }) ?? false {
-                throw SupabaseError.unexpected("\(spec.file): \(ref.source) names \(ref.table)(\(ref.columns.joined(separator: ", "))), "
-                                               + "which the backend lacks: GET /rest/v1/\(ref.table)?\(query) → \(error)")
-            } catch {
-                continue
-            }
+            guard let error = await refusal(ref.table, query, token: token, via: http), let status = error.status, status == 400 || status == 404 else { continue }
+            throw SupabaseError.unexpected("\(spec.file): \(ref.source) names \(ref.table)(\(ref.columns.joined(separator: ", "))), "
+                                           + "which the backend lacks: GET /rest/v1/\(ref.table)?\(query) → \(error)")
+        }
+    }
+
+    /// The backend's refusal of the read, nil when it answered. (A helper with a typed catch: a `catch where` in the
+    /// loop above crashes Swift 6.3.1's optimiser, CopyPropagation, in a release build.)
+    private func refusal(_ table: String, _ query: String, token: String, via http: SupabaseHTTP) async -> SupabaseError? {
+        do throws(SupabaseError) {
+            _ = try await SupabaseREST(http).select(table, query: query, token: token)
+            return nil
+        } catch {
+            return error
         }
     }
 
