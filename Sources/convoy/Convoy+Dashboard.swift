@@ -3,6 +3,7 @@ import ConvoyMetrics
 import ConvoyWire
 import Foundation
 import Logging
+import Synchronization
 
 extension Convoy {
     /// `convoy dashboard SHARD_URL…`: one live view of a sharded run, from its shards' own dashboards.
@@ -14,12 +15,16 @@ extension Convoy {
                 published since (its seconds, with their histograms) and merges them as convoy merge does: histograms \
                 add losslessly (the p50 and p99 shown are of every shard's recordings), counts, phones and groups sum, \
                 the phase is the least advanced shard's; the thresholds are judged on the merged figures. The map shows \
-                every shard's phones; a click on one asks every shard for what its friends received. When every shard \
-                has ended, the page shows the worst exit code, the shards' accountings summed and each shard's verdict \
-                and report (a threshold passes here when it passed on every shard; convoy merge of the shards' folders \
-                judges the merged run, with delivery across shards reconciled). docs/distributed.md.
+                every shard's phones; a click on one asks every shard for what its friends received. A shard counts \
+                as sent what it sealed to friends on its own shard and, apart, to friends on others: live, both are \
+                shown as sent. When every shard has ended, this reads each shard's results (summary.json, \
+                histograms.json, ledger.json, metrics.csv, from its dashboard) and merges them as convoy merge does, \
+                into --out: the page shows the merged run's accounting (delivery across shards reconciled), its \
+                thresholds judged on the merged figures, its exit code and its report, with each shard's verdict. If a \
+                shard's results cannot be read or merged, it says why and shows the shards' ends summed instead (a \
+                threshold then passes when it passed on every shard). docs/distributed.md.
 
-                Exit codes: 0 every shard passed, 99 one failed its thresholds, 1 a shard failed or could not be \
+                Exit codes: the merged run's (0 passed, 99 thresholds failed); 1 a shard failed or could not be \
                 reached, 2 bad input.
                 """)
 
@@ -35,6 +40,10 @@ extension Convoy {
 
         @Option(help: ArgumentHelp("How long a shard may stay unreachable before this gives up on it.", valueName: "duration"))
         var patience: DurationArgument = DurationArgument(argument: "60s")!
+
+        @Option(help: ArgumentHelp("Where the merged results go when every shard has ended (as convoy merge --out; default: a new folder "
+                                   + "in the temporary directory, printed).", valueName: "dir"))
+        var out: String?
 
         func validate() throws {
             guard DashboardServer(listen) != nil else { throw ValidationError("--listen is [HOST:]PORT, e.g. 8090 or :8090") }
@@ -68,8 +77,10 @@ extension Convoy {
             let feed = DashboardFeed(header, thresholds: thresholds)
             let server = DashboardServer(listen)!
             let (ready, signal) = AsyncStream<Int>.makeStream()
+            // The merged run's report, once the shards have ended and their results merged.
+            let report = Mutex<String?>(nil)
             let serving = Task {
-                try? await server.run(feed, report: { nil }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.self)) },
+                try? await server.run(feed, report: { report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: $0) } }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.self)) },
                                       phone: { i in await DashboardMerge.detail(client.all(urls, "api/phone/\(i)", as: FleetMapData.PhoneDetail.self)) },
                                       logger: logger) { port in signal.yield(port) }
                 signal.finish()
@@ -79,7 +90,12 @@ extension Convoy {
             guard let port = await it.next() else { throw CommandFailure.runtime("--listen \(listen): cannot listen") }
             FileHandle.standardError.write(Data("convoy: dashboard of \(urls.count) shards at \(server.url(port: port))\n".utf8))
 
-            let end = await follow(urls, client: client, feed: feed)
+            var end = await follow(urls, client: client, feed: feed)
+            if let merged = await mergedEnd(urls, client: client, summed: end, logger: logger) {
+                report.withLock { $0 = (merged.results as NSString).appendingPathComponent("report.html") }
+                end = merged
+                FileHandle.standardError.write(Data("convoy: the shards' results merged into \(merged.results)\n".utf8))
+            }
             feed.finish(end)
             FileHandle.standardError.write(Data("convoy: every shard has ended: exit \(end.exitCode) (\(end.shards?.map { "\($0.url) \($0.exitCode)" }.joined(separator: ", ") ?? ""))\n".utf8))
             if linger.seconds > 0 { try? await Task.sleep(for: .seconds(linger.seconds)) }
@@ -122,6 +138,45 @@ extension Convoy {
             return DashboardMerge.end(ends.map { $0 ?? DashboardMerge.unreachable("") }, shards: urls)
         }
 
+        /// How the run ended, as `convoy merge` makes it of the shards' results (read from their dashboards): the merged
+        /// accounting, thresholds judged on the merged figures, the merged report, each shard's verdict; nil (the shards'
+        /// ends summed instead, and why in the log) when a shard did not end or its results cannot be read or merged.
+        func mergedEnd(_ urls: [String], client: ShardClient, summed: DashboardEnd, logger: Logger) async -> DashboardEnd? {
+            guard let shards = summed.shards, shards.allSatisfy({ $0.exitCode != 1 }) else {
+                logger.warning("a shard failed or stopped answering: the view sums the shards' ends instead of merging their results")
+                return nil
+            }
+            let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("convoy-dashboard-\(UUID().uuidString.prefix(8).lowercased())")
+            var folders: [String] = []
+            for (k, url) in urls.enumerated() {
+                let folder = base.appendingPathComponent("shard-\(k + 1)")
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    for name in DashboardServer.resultFiles {
+                        guard let data = await client.data(url + "api/results/" + name) else {
+                            if name == "metrics.csv" { continue }
+                            logger.warning("\(url): no \(name) at its end: the view sums the shards' ends instead of merging their results")
+                            return nil
+                        }
+                        try data.write(to: folder.appendingPathComponent(name))
+                    }
+                } catch {
+                    logger.warning("\(folder.path): \(error): the view sums the shards' ends instead of merging their results")
+                    return nil
+                }
+                folders.append(folder.path)
+            }
+            let into = out ?? base.appendingPathComponent("merged").path
+            do {
+                var end = DashboardEnd(try Convoy.Merge.merge(folders, into: into), report: "report.html", results: into)
+                end.shards = shards
+                return end
+            } catch {
+                logger.warning("the shards' results did not merge (\(error)): the view sums their ends instead")
+                return nil
+            }
+        }
+
         struct ShardState: Decodable {
             var header: DashboardFeed.Header
             var end: DashboardEnd?
@@ -134,8 +189,14 @@ extension Convoy {
         let timeout: Double
 
         func get<T: Decodable>(_ url: String, as type: T.Type) async -> T? {
+            guard let data = await data(url) else { return nil }
+            return try? JSONDecoder().decode(T.self, from: data)
+        }
+
+        /// The body of a 200 answer; nil for anything else.
+        func data(_ url: String) async -> Data? {
             guard let response = try? await engine.send(HTTPRequest(url: url, timeout: timeout)), response.status == 200 else { return nil }
-            return try? JSONDecoder().decode(T.self, from: Data(response.body))
+            return Data(response.body)
         }
 
         /// `path` from every shard that answers.

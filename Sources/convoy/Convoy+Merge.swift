@@ -39,6 +39,18 @@ extension Convoy {
         }
 
         func run() async throws {
+            let s = try Self.merge(folders, into: out)
+            print(s.markdown())
+            print("Results: \(out)")
+            guard !exitZero, s.exitCode != 0 else { return }
+            throw CommandFailure(status: ExitStatus(rawValue: s.exitCode) ?? .runtimeFailure,
+                                 message: !s.complete ? "a shard was interrupted: the merged summary is marked incomplete"
+                                     : (s.correctnessFailures + (s.thresholds.allSatisfy(\.passed) ? [] : ["thresholds failed"])).joined(separator: "; "))
+        }
+
+        /// The shards' `folders` checked as one run's, merged, and written into `out` (every file above); the merged
+        /// summary. A folder that is not a shard of the run is bad input (`CommandFailure.badInput`).
+        static func merge(_ folders: [String], into out: String) throws -> RunSummary {
             var parts: [ResultsMerge.Part] = []
             var ledgers: [ShardLedger] = []
             do {
@@ -84,13 +96,7 @@ extension Convoy {
             } catch {
                 throw CommandFailure.runtime("\(error)")
             }
-            let s = merged.summary
-            print(s.markdown())
-            print("Results: \(out)")
-            guard !exitZero, s.exitCode != 0 else { return }
-            throw CommandFailure(status: ExitStatus(rawValue: s.exitCode) ?? .runtimeFailure,
-                                 message: !s.complete ? "a shard was interrupted: the merged summary is marked incomplete"
-                                     : (s.correctnessFailures + (s.thresholds.allSatisfy(\.passed) ? [] : ["thresholds failed"])).joined(separator: "; "))
+            return merged.summary
         }
     }
 }

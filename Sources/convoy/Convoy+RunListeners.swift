@@ -26,7 +26,9 @@ extension Convoy.Run {
         let report = URL(fileURLWithPath: folder.path).appendingPathComponent("report.html")
         let (task, port) = try await Self.listening("--dashboard \(text)") { ready in
             try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map(recent: Self.liveTrack) },
-                                 phone: { fleet.phone($0) }, logger: logger, onReady: ready)
+                                 phone: { fleet.phone($0) },
+                                 results: { name in feed.end == nil ? nil : FileManager.default.contents(atPath: (folder.path as NSString).appendingPathComponent(name)) },
+                                 logger: logger, onReady: ready)
         }
         let url = server.url(port: port)
         logger.info("dashboard at \(url)")

@@ -5,7 +5,8 @@ import Logging
 
 /// `convoy run --dashboard [HOST:]PORT`: the live page (`/`), its state (`/api/state`), its events once a
 /// second (`/api/events`, Server-Sent Events), the fleet's map (`/api/map`, `/api/phone/N`; 204 for an app
-/// that shares no locations) and, once the run has written it, `/report.html`.
+/// that shares no locations) and, once the run has written it, `/report.html`; and for `convoy dashboard`, a shard's
+/// seconds (`/api/seconds`) and, once it has ended, its results files (`/api/results/NAME`, one of `resultFiles`).
 struct DashboardServer {
     let host: String
     let port: Int
@@ -30,12 +31,22 @@ struct DashboardServer {
         return "http://\(shown):\(bound)/"
     }
 
+    /// The results files a shard's dashboard serves once its run has ended: what `convoy merge` reads.
+    static let resultFiles = ["summary.json", "histograms.json", "ledger.json", "metrics.csv"]
+
     /// Serves until cancelled; `onReady` gets the bound port (useful with port 0). `report`: report.html once written;
-    /// `map` and `phone`: the fleet map and one phone's detail (nil: none yet, or no such phone).
+    /// `map` and `phone`: the fleet map and one phone's detail (nil: none yet, or no such phone); `results`: one of
+    /// `resultFiles` (nil: not written yet).
     func run(_ feed: DashboardFeed, report: @escaping @Sendable () async -> Data?, map: @escaping @Sendable () async -> FleetMapData?,
-             phone: @escaping @Sendable (Int) async -> FleetMapData.PhoneDetail?, logger: Logger,
-             onReady: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+             phone: @escaping @Sendable (Int) async -> FleetMapData.PhoneDetail?, results: @escaping @Sendable (String) async -> Data? = { _ in nil },
+             logger: Logger, onReady: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router()
+        router.get("api/results/:name") { _, context -> Response in
+            guard let name = context.parameters.get("name"), Self.resultFiles.contains(name), let data = await results(name) else {
+                return Self.response(.notFound, "application/json", ByteBuffer(string: #"{"error":"not written yet, or no such file"}"#))
+            }
+            return Self.response(.ok, name.hasSuffix(".csv") ? "text/csv; charset=utf-8" : "application/json", ByteBuffer(bytes: data))
+        }
         router.get("api/map") { _, _ -> Response in
             guard feed.header.sharesLocations else { return Response(status: .noContent) }
             guard let data = await map(), let json = try? Self.encoder.encode(data) else {

@@ -6,7 +6,7 @@ import Testing
 import ConvoyTestSupport
 
 /// `convoy dashboard SHARD_URL…`: two shards, each with its own dashboard, seen as one: the phones and groups of
-/// both, and at the end each shard's verdict and the shards' accountings summed, as their summaries have them.
+/// both, and at the end each shard's verdict and the run's figures as `convoy merge` makes them of the shards' folders.
 @Suite struct DistributedDashboardTests {
     static func state(_ url: String) async -> [String: Any]? {
         guard let (data, _) = try? await URLSession.shared.data(from: URL(string: url + "api/state")!) else { return nil }
@@ -69,7 +69,8 @@ import ConvoyTestSupport
         }
         #expect(placed == 12, "both shards' phones on one map")
 
-        // The end: each shard's exit code, and their accountings summed, as their summaries say.
+        // The end: each shard's exit code, and the run as `convoy merge` makes it of the shards' folders: the updates that
+        // crossed shards counted (a shard's own summary settles only its pairs), thresholds judged on the merged figures.
         var end: [String: Any] = [:]
         while ContinuousClock.now < deadline + .seconds(120) {
             if let e = await Self.state(url)?["end"] as? [String: Any] { end = e; break }
@@ -80,9 +81,30 @@ import ConvoyTestSupport
         }
         let shards = try #require(end["shards"] as? [[String: Any]], "no end: \(end)\n\(mergerWatch.all)")
         #expect(shards.map { $0["exit_code"] as? Int } == summaries.map { $0["exit_code"] as? Int })
+        let merged = dir.appendingPathComponent("merged")
+        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard1").path, dir.appendingPathComponent("shard2").path, "--out", merged.path)
+        #expect(m.status == 99, "\(m.stdout)\n\(m.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: merged.appendingPathComponent("summary.json"))) as? [String: Any])
+        let truth = try #require(summary["accounting"] as? [String: Any])
         let sum = { (key: String) in summaries.reduce(0) { $0 + (($1["accounting"] as? [String: Any])?[key] as? Int ?? 0) } }
-        let accounting = try #require(end["accounting"] as? [String: Any])
-        #expect(accounting["sent"] as? Int == sum("sent") && accounting["delivered"] as? Int == sum("delivered") && sum("sent") > 20, "\(accounting)")
-        #expect(end["exit_code"] as? Int == 99, "seal.p99 < 1us fails on each shard")
+        let accounting = try #require(end["accounting"] as? [String: Any], "\(end)")
+        for key in ["sent", "delivered", "sent_offline"] {
+            #expect(accounting[key] as? Int == truth[key] as? Int, "\(key): the view \(accounting), convoy merge \(truth)")
+        }
+        #expect(accounting["lost"] as? [String: Int] ?? [:] == truth["lost"] as? [String: Int] ?? [:], "\(accounting) \(truth)")
+        #expect((truth["sent"] as? Int ?? 0) > sum("sent") && sum("sent") > 20, "cross-shard updates counted: \(truth) vs the shards' own \(sum("sent"))")
+        // Each threshold with its merged value and verdict, as the merged summary has them.
+        let judged = Dictionary(uniqueKeysWithValues: (summary["thresholds"] as? [[String: Any]] ?? []).map { ($0["threshold"] as? String ?? "", $0["passed"] as? Bool) })
+        let shown = try #require(end["thresholds"] as? [[String: Any]])
+        #expect(shown.count == 4 && shown.allSatisfy { !($0["value"] is NSNull) && $0["value"] != nil }, "\(shown)")
+        for t in shown {
+            #expect((t["state"] as? String == "passed") == (judged[t["threshold"] as? String ?? ""] ?? nil), "\(t) vs \(judged)")
+        }
+        #expect(end["exit_code"] as? Int == 99, "seal.p99 < 1us fails")
+        // The report linked is the merged run's, served by the merged view.
+        #expect(end["report"] as? String == "report.html")
+        let (report, response) = try await URLSession.shared.data(from: URL(string: url + "report.html")!)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200 && String(decoding: report, as: UTF8.self).contains("12 devices against"),
+                "\(String(decoding: report.prefix(300), as: UTF8.self))")
     }
 }

@@ -35,6 +35,19 @@ import Testing
         #expect(merged.groups == [.init(name: "walkers", devices: 6, online: 9, offRealtime: 0, sent: 20, received: 18)])
     }
 
+    /// A shard counts as sent what it sealed to friends on its own shard, and apart what went to friends on others: the
+    /// merged live view counts both as sent (the view read "sent 202 / received 458" with half the fleet's sends missing).
+    @Test func whatCrossedShardsIsSentLive() {
+        var a = Self.second(1, latencies: [1_000], online: 5), b = Self.second(2, latencies: [1_000], online: 4)
+        a.totals["sent_other_shards"] = 30
+        b.interval.counters["sent_other_shards"] = 7
+        let merged = DashboardMerge.second(latest: [a, b], new: [a, b])
+        #expect(merged.totals["sent"] == 130 && merged.interval.counters["sent"] == 27, "\(merged.totals) \(merged.interval.counters)")
+        // The control: without sends across shards, sent is the shards' own.
+        let alone = DashboardMerge.second(latest: [Self.second(1, latencies: [], online: 1)], new: [])
+        #expect(alone.totals["sent"] == 50)
+    }
+
     @Test func theEndIsTheWorstShardsAndTheAccountingsSummed() {
         func end(_ code: Int32, sent: Int, lost: [String: Int], passed: Bool) -> DashboardEnd {
             var accounting = Accounting()

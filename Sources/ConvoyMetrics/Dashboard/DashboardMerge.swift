@@ -20,6 +20,11 @@ public enum DashboardMerge {
         for s in new { interval.merge(s.interval) }
         var totals: [String: Int] = [:]
         for s in latest { totals.merge(s.totals, uniquingKeysWith: +) }
+        // A shard's `sent` is what it sealed to friends on its own shard; to friends on others it counts apart (the merge
+        // settles them): the fleet sent both.
+        let (sent, elsewhere) = (CounterName.sent.name, CounterName.sentOtherShards.name)
+        totals[sent, default: 0] += totals[elsewhere] ?? 0
+        interval.counters[sent, default: 0] += interval.counters[elsewhere] ?? 0
         var groups: [DashboardFrame.Group] = []
         for s in latest {
             for g in s.groups {

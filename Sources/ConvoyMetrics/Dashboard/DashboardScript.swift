@@ -126,7 +126,8 @@ enum DashboardScript {
       $("window").textContent = h.window;
       // An app of actions alone is drawn by its actions: made, and those that succeeded.
       const actionsAlone = !h.shares_locations && (h.actions || []).length > 0;
-      $("sent-label").textContent = h.shares_locations ? "sent (to friends online)" : actionsAlone ? "actions made" : "messages sent";
+      $("sent-label").textContent = h.shares_locations ? (h.shards ? "sent (across shards: settled at the end)" : "sent (to friends online)")
+        : actionsAlone ? "actions made" : "messages sent";
       $("received-label").textContent = actionsAlone ? "actions succeeded" : "received";
       if (view.latest) drawFrame(view.latest);
       drawCharts();
