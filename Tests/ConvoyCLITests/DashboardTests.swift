@@ -102,6 +102,13 @@ import ConvoyTestSupport
         #expect(end["delivered"] as? Int == accounting["delivered"] as? Int && end["lost"] as? Int == lost)
         let judged = (summary["thresholds"] as? [[String: Any]] ?? []).map { ($0["threshold"] as? String ?? "", $0["passed"] as? Bool == true ? "passed" : "failed") }
         #expect(end["thresholds"] as? [String: String] == Dictionary(uniqueKeysWithValues: judged) && judged.count == 4, "\(end)")
+        // What failed, at the top, in report.html's words; the run's own e2e p50 / p99 there and in the tiles.
+        #expect((end["why"] as? String ?? "").contains("threshold seal.p99 < 1us"), "\(end)")
+        let e2e = try #require((summary["latency_ms"] as? [String: Any])?["e2e_latency"] as? [String: Any])
+        for (shown, stat) in [("p50", "p50"), ("p99", "p99"), ("tile_p50", "p50"), ("tile_p99", "p99")] {
+            let value = Double(end[shown] as? String ?? "") ?? -1, truth = e2e[stat] as? Double ?? -2
+            #expect(abs(value - truth) <= (truth >= 100 ? 0.5 : 0.05), "\(shown): page \(end[shown] ?? "none"), summary \(truth)")
+        }
         let endMap = try #require(end["map"] as? [String: Any])
         #expect(endMap["markers"] as? Int == 12 && endMap["placed_in_data"] as? Int == 12, "every phone where it last was: \(endMap)")
 

@@ -44,7 +44,7 @@ return { ids: Object.fromEntries(arguments[0].map((id) => [id, t(id)])),
                 scale_bar: !!document.querySelector("#map #scale-bar") } };
 """
 IDS = ["connection", "phase", "online", "devices", "subtitle", "sent", "received", "exit-code", "end-sent", "end-delivered",
-       "end-lost", "verdict"]
+       "end-lost", "verdict", "end-why-list", "end-p50", "end-p99", "p50", "p99"]
 
 
 def read(driver):
@@ -106,6 +106,7 @@ def main():
             "lost": number(ids["end-lost"]), "verdict": ids["verdict"], "received": number(ids["received"]),
             "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
             "map": page["map"],
+            "why": ids["end-why-list"], "p50": ids["end-p50"], "p99": ids["end-p99"], "tile_p50": ids["p50"], "tile_p99": ids["p99"],
         }
         driver.find_element(By.ID, "report-link").click()
         WebDriverWait(driver, 30).until(lambda d: "report" in d.current_url and d.execute_script("return document.readyState") == "complete")

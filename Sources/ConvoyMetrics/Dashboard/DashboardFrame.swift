@@ -89,6 +89,21 @@ public struct DashboardEnd: Codable, Sendable, Equatable {
     public var results: String
     /// `convoy dashboard`: how each shard ended (nil for one run).
     public var shards: [Shard]?
+    /// Why it failed (or, passed, what to know), in report.html's words; shown first.
+    public var why: [String]?
+    /// The run's own latency over the whole run (e2e for a location app, the mailbox's for a mailbox app), ms.
+    public var latency: Latency?
+
+    public struct Latency: Codable, Sendable, Equatable {
+        public var name: String
+        public var count: Int
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p999: Double
+
+        enum CodingKeys: String, CodingKey { case name, count, p50, p90, p99, p999 = "p99_9" }
+    }
 
     public struct Shard: Codable, Sendable, Equatable {
         public var url: String
@@ -105,7 +120,7 @@ public struct DashboardEnd: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case exitCode = "exit_code", complete, passed, accounting, mailbox, thresholds, counters, report, results, shards
+        case exitCode = "exit_code", complete, passed, accounting, mailbox, thresholds, counters, report, results, shards, why, latency
         case durationSeconds = "duration_s"
     }
 
@@ -130,5 +145,8 @@ public struct DashboardEnd: Codable, Sendable, Equatable {
         durationSeconds = summary.durationSeconds
         self.report = report
         self.results = results
+        why = summary.failureReasons()
+        let name = summary.mailbox != nil ? HistogramName.mailboxLatency.name : HistogramName.e2eLatency.name
+        latency = summary.latencyMs[name].map { Latency(name: name, count: $0.count, p50: $0.p50, p90: $0.p90, p99: $0.p99, p999: $0.p999) }
     }
 }

@@ -20,11 +20,13 @@ public enum DashboardPage {
         <div id="progress-text" class="muted small"></div>
         <section id="end" hidden>
           <h2 id="verdict">Run ended</h2>
+          <div id="end-why" hidden><strong id="end-why-title">Why it failed:</strong><ul id="end-why-list"></ul></div>
           <div class="tiles">
             <div class="tile"><div class="label">exit code</div><div class="value" id="exit-code">–</div></div>
             <div class="tile"><div class="label" id="end-sent-label">sent</div><div class="value" id="end-sent">–</div></div>
             <div class="tile"><div class="label">delivered</div><div class="value" id="end-delivered">–</div></div>
             <div class="tile"><div class="label">lost</div><div class="value" id="end-lost">–</div></div>
+            <div class="tile"><div class="label" id="end-latency-label">e2e p50 / p99 (whole run)</div><div class="value"><span id="end-p50">–</span> / <span id="end-p99">–</span> <span class="unit">ms</span></div></div>
           </div>
           <div id="end-lost-reasons" class="muted small"></div>
           <p><a id="report-link" href="report.html">report.html</a> <span class="muted small" id="results-path"></span></p>

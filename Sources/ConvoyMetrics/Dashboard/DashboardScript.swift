@@ -101,6 +101,19 @@ enum DashboardScript {
       const verdict = e.exit_code === 0 ? "passed" : e.exit_code === 99 ? "thresholds or checks failed" : (e.complete ? "failed" : "interrupted");
       $("verdict").textContent = `Run ended after ${duration(e.duration_s)}: ${verdict}`;
       $("exit-code").textContent = e.exit_code;
+      // What failed first, in report.html's words (a passed run's warnings under their own title).
+      const why = e.why || [];
+      $("end-why").hidden = why.length === 0;
+      $("end-why-title").textContent = e.exit_code === 0 ? "Warnings:" : e.complete ? "Why it failed:" : "Why it is incomplete:";
+      $("end-why-list").innerHTML = why.map((w) => `<li>${esc(w).replace(/`([^`]*)`/g, "<code>$1</code>")}</li>`).join("");
+      // The run's own latency over the whole run, here and in the live tiles (this second's means nothing now).
+      if (e.latency) {
+        const name = e.latency.name.replace("_latency", "");
+        $("end-latency-label").textContent = `${name} p50 / p99 (whole run)`;
+        $("end-p50").textContent = ms(e.latency.p50); $("end-p99").textContent = ms(e.latency.p99);
+        $("latency-label").textContent = `${name} p50 / p99 (whole run)`;
+        $("p50").textContent = ms(e.latency.p50); $("p99").textContent = ms(e.latency.p99);
+      }
       const a = e.accounting || e.mailbox;
       if (a) {
         // A mailbox app's loss is the backend's alone (not_fetched, as mailbox.loss); its other reasons are listed.

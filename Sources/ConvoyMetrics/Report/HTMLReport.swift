@@ -88,16 +88,7 @@ public enum HTMLReport {
         out += "<p class=\"meta\">\(s.devices) devices against \(e(s.target.url)) (\(e(s.target.kind))) · seed \(s.seed) · "
         out += "\(RunSummary.seconds(s.durationSeconds)) from the first arrival · started \(s.startedAt.formatted(Date.ISO8601FormatStyle())) · exit \(s.exitCode)</p>"
 
-        var why: [String] = []
-        for t in s.thresholds where !t.passed { why.append("threshold <code>\(e(t.threshold))</code>: \(e(RunSummary.value(t)))") }
-        if let p = s.probes, p.leaks > 0 {
-            why.append("\(p.leaks) probe leak\(p.leaks == 1 ? "" : "s"): " + p.probes.filter { $0.leaked > 0 }.map { "<code>\(e($0.id))</code>" }.joined(separator: ", "))
-        }
-        if let r = s.retention, !r.holds { why.append("retention: \(e(r.verdict))") }
-        if let g = s.groups, !g.holds { why.append("auto-end: \(e(g.verdict))") }
-        if let m = s.mailbox, !m.holds { why.append("mailbox: \(e(m.verdict))") }
-        if !s.accounting.closes { why.append("the accounting does not close") }
-        if !s.complete { why.append("the run was interrupted: the figures cover what ran") }
+        let why = s.failureReasons(code: { "<code>\(e($0))</code>" }, text: e)
         if !why.isEmpty {
             let title = !s.complete ? "Why it is incomplete" : s.passed ? "Warnings" : "Why it failed"
             out += "<div class=\"why\"><strong>\(title):</strong><ul>" + why.map { "<li>\($0)</li>" }.joined() + "</ul></div>"

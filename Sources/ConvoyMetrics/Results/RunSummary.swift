@@ -273,6 +273,23 @@ public struct RunSummary: Codable, Sendable, Equatable {
     /// What fails a run besides its thresholds: a probe that leaked, a retention
     /// finding (a row kept past the policy, or deleted before it). Each makes
     /// `passed` false and, for a complete run, the exit code `failed`.
+    /// Why the run failed (or, passed, what to know), report.html's and the dashboard's "Why it failed": each failed
+    /// threshold with its value, probe leaks, retention, auto-end, the mailbox, an accounting that does not close, an
+    /// interruption. `code` wraps a name (a threshold, a probe), `text` the rest (for HTML, escaping).
+    public func failureReasons(code: (String) -> String = { "`\($0)`" }, text: (String) -> String = { $0 }) -> [String] {
+        var why: [String] = []
+        for t in thresholds where !t.passed { why.append("threshold \(code(t.threshold)): \(text(Self.value(t)))") }
+        if let p = probes, p.leaks > 0 {
+            why.append("\(p.leaks) probe leak\(p.leaks == 1 ? "" : "s"): " + p.probes.filter { $0.leaked > 0 }.map { code($0.id) }.joined(separator: ", "))
+        }
+        if let r = retention, !r.holds { why.append("retention: \(text(r.verdict))") }
+        if let g = groups, !g.holds { why.append("auto-end: \(text(g.verdict))") }
+        if let m = mailbox, !m.holds { why.append("mailbox: \(text(m.verdict))") }
+        if !accounting.closes { why.append("the accounting does not close") }
+        if !complete { why.append("the run was interrupted: the figures cover what ran") }
+        return why
+    }
+
     public var correctnessFailures: [String] {
         var out: [String] = []
         if let p = probes, p.leaks > 0 { out.append("a probe leaked (see the summary's probes)") }
