@@ -84,27 +84,9 @@ import ConvoyTestSupport
         let server = try await ServeProcess.start(keys: keys, "--rate-limits", "off")
         defer { server.stop() }
         let scenario = try Self.scenario(in: dir)
-
-        let single = dir.appendingPathComponent("single")
-        let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
-        #expect(one.status == 0, "\(one.stdout)\n\(one.stderr)")
-
-        // Both shards start together, a while ahead so that both are set up (sign-ups, pairing across shards).
-        let startAt = String(Int(Date().timeIntervalSince1970) + 25)
-        let shards = try (1...2).map { i in
-            try Running(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
-                         "--out", dir.appendingPathComponent("shard\(i)").path], log: dir.appendingPathComponent("shard\(i).log"))
-        }
-        for (i, s) in shards.enumerated() {
-            let r = await s.wait()
-            #expect(r.status == 0, "shard \(i + 1): \(r.output)")
-        }
-        let merged = dir.appendingPathComponent("merged")
-        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard2").path, dir.appendingPathComponent("shard1").path, "--out", merged.path)
-        #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
-
-        let a = try Self.summary(single), b = try Self.summary(merged)
-        let parts = try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) }
+        // The folders given to merge in reverse: it puts them in shard order.
+        let (a, b, parts, mergeOutput) = try await Self.singleAndMerged(scenario, keys: keys, in: dir, mergeOrder: [2, 1])
+        let (single, merged) = (dir.appendingPathComponent("single"), dir.appendingPathComponent("merged"))
         // Each shard ran its half and left friends elsewhere to the merge.
         for (i, p) in parts.enumerated() {
             let shard = try #require(p["shard"] as? [String: Any])
@@ -137,7 +119,7 @@ import ConvoyTestSupport
         for file in ["summary.md", "histograms.json", "report.html", "junit.xml", "metrics.csv"] {
             #expect(FileManager.default.fileExists(atPath: merged.appendingPathComponent(file).path), "\(file)")
         }
-        #expect(m.stdout.contains("Merged from 2 shards"))
+        #expect(mergeOutput.contains("Merged from 2 shards"))
 
         // What merge refuses: a shard missing, a shard twice, a folder that is not a shard, --out among the inputs.
         let shard1 = dir.appendingPathComponent("shard1").path
@@ -180,7 +162,7 @@ import ConvoyTestSupport
             .replacingOccurrences(of: "thresholds:\n", with: "migration:\n  share: 25%\n  at: 13s\n  reaccept: 2s..4s\nthresholds:\n")
         let scenario = dir.appendingPathComponent("prd-sharded.yaml").path
         try text.write(toFile: scenario, atomically: true, encoding: .utf8)
-        let (a, b, parts) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
+        let (a, b, parts, _) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
         let pairing = { (s: [String: Any]) in Self.counters(s).filter { $0.key.hasPrefix("pairing") } }
         // The seed decides who asks whom, who leaves a request at "decide later" and who accepts it later: the same in one
         // process as over two, and every request answered as planned (none failed: the friend's user id was right).
@@ -217,10 +199,11 @@ import ConvoyTestSupport
         #expect(!notes.contains { $0.contains("had not paired") }, "\(notes)")
     }
 
-    /// `scenario` run in one process, then as two shards started together and merged, all against the backend of
-    /// `keys`: the single run's summary, the merged one, and each shard's. Each run is expected to pass.
-    static func singleAndMerged(_ scenario: String, keys: String, in dir: URL) async throws
-        -> (single: [String: Any], merged: [String: Any], parts: [[String: Any]]) {
+    /// `scenario` run in one process (into `dir/single`), then as two shards started together (`dir/shardI`) and merged
+    /// (`dir/merged`, the folders given in `mergeOrder`), all against the backend of `keys`: the single run's summary, the
+    /// merged one, each shard's, and what merge printed. Each run is expected to pass.
+    static func singleAndMerged(_ scenario: String, keys: String, in dir: URL, mergeOrder: [Int] = [1, 2]) async throws
+        -> (single: [String: Any], merged: [String: Any], parts: [[String: Any]], mergeOutput: String) {
         let single = dir.appendingPathComponent("single")
         let one = try await CLI.detached("run", scenario, "--keys-file", keys, "--out", single.path, "--drain", "3s")
         #expect(one.status == 0, "\(one.stdout.suffix(3000))\n\(one.stderr.suffix(2000))")
@@ -235,9 +218,9 @@ import ConvoyTestSupport
             #expect(r.status == 0, "shard \(i + 1): \(r.output.suffix(3000))")
         }
         let merged = dir.appendingPathComponent("merged")
-        let m = try await CLI.detached("merge", dir.appendingPathComponent("shard1").path, dir.appendingPathComponent("shard2").path, "--out", merged.path)
+        let m = try await CLI.detached(["merge"] + mergeOrder.map { dir.appendingPathComponent("shard\($0)").path } + ["--out", merged.path])
         #expect(m.status == 0, "\(m.stdout)\n\(m.stderr)")
-        return (try Self.summary(single), try Self.summary(merged), try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) })
+        return (try Self.summary(single), try Self.summary(merged), try (1...2).map { try Self.summary(dir.appendingPathComponent("shard\($0)")) }, m.stdout)
     }
 
     /// A declared app (Beacon: examples/apps/beacon.yaml, served from its file) over two shards against one backend, merged:
@@ -260,7 +243,7 @@ import ConvoyTestSupport
         text.removeSubrange(retention.lowerBound..<thresholds.lowerBound)
         let scenario = dir.appendingPathComponent("beacon-sharded.yaml").path
         try text.write(toFile: scenario, atomically: true, encoding: .utf8)
-        let (a, b, parts) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
+        let (a, b, parts, _) = try await Self.singleAndMerged(scenario, keys: keys, in: dir)
 
         for p in parts {
             #expect(p["devices"] as? Int == 15 && ((p["shard"] as? [String: Any])?["sent_to_other_shards"] as? Int ?? 0) > 0)
