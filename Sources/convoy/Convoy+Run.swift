@@ -95,7 +95,8 @@ extension Convoy {
         var logLevel = "info"
 
         @Option(name: .customLong("metrics-listen"), help: ArgumentHelp(
-            "Serve the run's metrics for Prometheus at http://HOST:PORT/metrics while it runs.", valueName: "host:port"))
+            "Serve the run's metrics for Prometheus at http://HOST:PORT/metrics while it runs (a bare port: loopback only; :PORT: every interface).",
+            valueName: "[host:]port"))
         var metricsListen: String?
 
         @Option(help: ArgumentHelp(
@@ -148,7 +149,7 @@ extension Convoy {
                 throw ValidationError("--signup admin needs the target's service key: --service-key, or a --keys-file with service_role_key")
             }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning or error") }
-            if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is HOST:PORT, e.g. 127.0.0.1:9464 or :9464") }
+            if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is [HOST:]PORT, e.g. 9464, 127.0.0.1:9464 or :9464") }
             if let dashboard, DashboardServer(dashboard) == nil { throw ValidationError("--dashboard is [HOST:]PORT, e.g. 8089, 127.0.0.1:8089 or :8089") }
             if dashboardLinger != nil, dashboard == nil { throw ValidationError("--dashboard-linger goes with --dashboard") }
             if let dashboardLinger, dashboardLinger.seconds > 86_400 { throw ValidationError("--dashboard-linger is at most 24h") }

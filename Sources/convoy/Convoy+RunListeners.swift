@@ -1,5 +1,6 @@
 import ConvoyFleet
 import ConvoyMetrics
+import ConvoyServer
 import Foundation
 import Logging
 import UnixSignals
@@ -54,7 +55,7 @@ extension Convoy.Run {
         let (ready, signal) = AsyncStream<Result<Int, any Error>>.makeStream()
         let task = Task {
             do {
-                try await serve { port in signal.yield(.success(port)) }
+                try await CannotListen.naming(address: flag) { try await serve { port in signal.yield(.success(port)) } }
             } catch {
                 signal.yield(.failure(error))
             }
@@ -63,6 +64,8 @@ extension Convoy.Run {
         var it = ready.makeAsyncIterator()
         switch await it.next() {
         case .success(let port): return (task, port)
+        case .failure(let error as CannotListen):
+            throw CommandFailure.runtime("\(flag): \(error.reason) (give another port, or 0 for a free one)")
         case .failure(let error): throw CommandFailure.runtime("\(flag): \(error)")
         case nil: throw CommandFailure.runtime("\(flag): the server stopped before it listened")
         }

@@ -3,19 +3,16 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// `convoy run --metrics-listen HOST:PORT`: the run's counters, histograms and
+/// `convoy run --metrics-listen [HOST:]PORT`: the run's counters, histograms and
 /// gauges in Prometheus's text format at `GET /metrics`, for as long as the run lasts.
 struct MetricsListener {
     let host: String
     let port: Int
 
-    /// `HOST:PORT`, `:PORT` (all interfaces) or `[v6]:PORT`.
+    /// `PORT` (loopback), `HOST:PORT`, `:PORT` (all interfaces) or `[v6]:PORT`: as `--dashboard` reads it.
     init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        self.host = host.isEmpty ? "0.0.0.0" : host
-        self.port = port
+        guard let address = DashboardServer(text) else { return nil }
+        (host, port) = (address.host, address.port)
     }
 
     /// Serves until cancelled; `onReady` gets the bound port (useful with port 0).

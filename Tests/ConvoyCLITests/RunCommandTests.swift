@@ -66,6 +66,27 @@ import ConvoyTestSupport
         #expect(!containsJWT(r.stdout) && !containsJWT(r.stderr))
     }
 
+    /// A port already in use, for the dashboard or Prometheus, is one line naming the flag and what to do (it was NIO's
+    /// own text, "bind(descriptor:ptr:bytes:): Address already in use (errno: 98)"); a bare port is loopback, as for --dashboard.
+    @Test func aPortInUseIsOneLineAndABarePortIsLoopback() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try Self.scenario(thresholds: [], in: dir)
+        // A port something listens on: convoy serve's, on loopback.
+        let keys = dir.appendingPathComponent("keys.json")
+        let server = try await ServeProcess.start(keys: keys.path, "--rate-limits", "off")
+        defer { server.stop() }
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: keys)) as? [String: Any])?["url"] as? String)
+        let busy = try #require(URL(string: url)?.port.map(String.init))
+        for flag in ["--dashboard", "--metrics-listen"] {
+            let r = try await CLI.detached("run", file, "--out", dir.appendingPathComponent("r").path, "--duration", "2s", flag, busy)
+            #expect(r.status == 1 && r.stderr.contains("\(flag) \(busy): the port is in use (give another port, or 0 for a free one)")
+                    && !r.stderr.contains("errno"), "\(flag): \(r.stderr)")
+        }
+        let bare = try await CLI.detached("run", file, "--out", dir.appendingPathComponent("b").path, "--duration", "2s", "--metrics-listen", "0")
+        #expect(bare.status == 0 && bare.stderr.contains("Prometheus metrics at http://127.0.0.1:"), "\(bare.stderr)")
+    }
+
     @Test func prometheusScrapesTheRunWhileItRuns() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -249,11 +249,15 @@ public struct CannotListen: Error, CustomStringConvertible {
 
     /// Runs a server's `body`, turning a bind that failed (the port in use, not permitted) into this.
     static func naming(_ configuration: ServerConfiguration, _ body: () async throws -> Void) async throws {
+        try await naming(address: "\(configuration.host):\(configuration.port)", body)
+    }
+
+    /// Runs `body` (a server that binds `address`), turning a bind that failed into this (NIO's own text says less).
+    public static func naming(address: String, _ body: () async throws -> Void) async throws {
         do {
             try await body()
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
-            throw CannotListen(address: "\(configuration.host):\(configuration.port)",
-                               reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
+            throw CannotListen(address: address, reason: error.errnoCode == EADDRINUSE ? "the port is in use" : "permission denied")
         }
     }
 }
