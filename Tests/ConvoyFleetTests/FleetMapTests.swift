@@ -17,6 +17,8 @@ import Testing
         #expect(data.phones[95].g == 1 && data.phones[89].g == 0)
         #expect(data.tracked.count == 10 && data.tracked.allSatisfy { $0.track.count == 1 })
         #expect(map.sampling.contains("10 of 100 phones"))
+        // The legend's sentence is whole (it ended "every phone's position is" on the page, in report.html and the README).
+        #expect(map.sampling.hasSuffix("every phone's position is marked"), "\(map.sampling)")
     }
 
     @Test func aTrackKeepsItsNewestFixesOnly() {

@@ -60,7 +60,7 @@ public final class FleetMap: Sendable {
         let every = max(1, Int((Double(n) / Double(max(tracking, 1))).rounded(.up)))
         tracked = Set(stride(from: 0, to: n, by: every))
         sampling = tracked.count == n ? "every phone's track is drawn"
-            : "the tracks of \(tracked.count) of \(n) phones are drawn (one in every \(every) by index, so each group has its share); every phone's position is"
+            : "the tracks of \(tracked.count) of \(n) phones are drawn (one in every \(every) by index, so each group has its share); every phone's position is marked"
         store = Mutex(State(lat: Array(repeating: .nan, count: n), lon: Array(repeating: .nan, count: n),
                             state: Array(repeating: .gps, count: n)))
     }

@@ -37,7 +37,7 @@ public enum DashboardPage {
           <div class="tile"><div class="label">off Realtime</div><div class="value" id="off-realtime">–</div></div>
           <div class="tile"><div class="label">in retry</div><div class="value" id="retry-queued">–</div></div>
           <div class="tile"><div class="label" id="sent-label">sent</div><div class="value" id="sent">–</div></div>
-          <div class="tile"><div class="label" id="received-label">received</div><div class="value" id="received">–</div></div>
+          <div class="tile" title="received also counts what friends that were not yet online caught up on: it may exceed sent by up to sent_offline"><div class="label" id="received-label">received</div><div class="value" id="received">–</div></div>
           <div class="tile"><div class="label">out / in per s</div><div class="value"><span id="out">–</span> / <span id="in">–</span></div></div>
           <div class="tile"><div class="label" id="latency-label">e2e p50 / p99</div><div class="value"><span id="p50">–</span> / <span id="p99">–</span> <span class="unit">ms</span></div></div>
           <div class="tile"><div class="label">errors</div><div class="value" id="errors">–</div></div>
@@ -59,7 +59,7 @@ public enum DashboardPage {
         <section class="columns">
           <div><h2>Thresholds</h2><table id="thresholds"><thead><tr><th>threshold</th><th>now</th><th>state</th></tr></thead><tbody></tbody></table>
             <p class="muted small">“so far”: judged on what the run has measured until now; “at the end”: only the final accounting can say.</p></div>
-          <div><h2>Groups</h2><table id="groups"><thead><tr><th>group</th><th>phones</th><th>online</th><th>off Realtime</th><th>sent</th><th>received</th></tr></thead><tbody></tbody></table></div>
+          <div><h2>Groups</h2><table id="groups"><thead><tr><th>group</th><th>phones</th><th>online</th><th>off Realtime</th><th title="by the sender's group">sent</th><th title="by the recipient's group">received</th></tr></thead><tbody></tbody></table><div class="muted small">sent: by the sender's group; received: by the recipient's</div></div>
           <div><h2>Errors by kind</h2><table id="errors-table"><thead><tr><th>kind</th><th>count</th></tr></thead><tbody></tbody></table></div>
           <div><h2 id="app-title">The app</h2><table id="app"><thead><tr><th>counter</th><th>so far</th></tr></thead><tbody></tbody></table></div>
         </section>
