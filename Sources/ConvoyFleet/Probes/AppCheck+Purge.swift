@@ -69,9 +69,9 @@ extension AppCheck {
 
     /// Whether the posting row writes `column` from the phone's clock (`{{now.iso}}`, `{{now.ms}}`, `{{now.s}}`).
     static func stampsColumn(_ row: JSONTemplate, _ column: String) -> Bool {
-        let marked = DeclaredApp.clockValue("now.iso", at: 86_400)
-        let rendered = try? row.render { DeclaredApp.clockValue($0, at: 86_400) ?? .string("…") }
-        guard let rendered, let value = JSONScanner.parse(rendered)?[column] else { return false }
-        return value == marked || value == DeclaredApp.clockValue("now.s", at: 86_400) || value == DeclaredApp.clockValue("now.ms", at: 86_400)
+        // The row rendered with the clock at a marked time: the column holds that time in one of the clock's forms.
+        let clock = { (name: String) in DeclaredApp.clockValue(name, at: 86_400) }
+        guard let rendered = try? row.render({ clock($0) ?? .string("…") }), let value = JSONScanner.parse(rendered)?[column] else { return false }
+        return ["now.iso", "now.s", "now.ms"].contains { clock($0) == value }
     }
 }

@@ -14,10 +14,9 @@ extension FleetRun {
     /// phone, and the friend, on whichever shard, accepts when it hears it.
     func scheduleMigration(_ migration: Migration, slots: [VirtualDevice?], at time: Double, scheduler: Scheduler, seed: UInt64) {
         var rng = SeededGenerator(seed: seed, stream: 0x319)
-        let chosen = slots.indices.filter { _ in rng.chance(migration.share) }.filter { slots[$0] != nil }
+        let chosen = slots.indices.filter { _ in rng.chance(migration.share) }.compactMap { i in slots[i].map { (i, $0) } }
         logger.info("migration: \(chosen.count) devices reinstall at \(String(format: "%.1f", time)) s")
-        for i in chosen {
-            let device = slots[i]!
+        for (i, device) in chosen {
             scheduler.at(time) { [clock] t in
                 let codes = await device.reinstall(at: t)
                 var delays = SeededGenerator(seed: seed ^ UInt64(i), stream: 0x31A)
