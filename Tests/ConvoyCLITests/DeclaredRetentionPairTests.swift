@@ -28,6 +28,13 @@ import Testing
         let ages = (ok["timeline"] as? [[String: Any]] ?? []).compactMap { $0["oldest_age_s"] as? Double }
         let limit = try #require(ok["limit_s"] as? Double)
         #expect(!ages.isEmpty && ages.allSatisfy { $0 <= limit } && ages.contains { $0 > 18 }, "\(ages)")
+        // The fleet map, as for a built-in app: every phone where it last was, and what followers received of the tracked.
+        let map = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: held.appendingPathComponent("map.json"))) as? [String: Any])
+        let phones = map["phones"] as? [[String: Any]] ?? [], tracked = map["tracked"] as? [[String: Any]] ?? []
+        #expect(phones.count == 10 && phones.allSatisfy { $0["lat"] is Double && $0["lon"] is Double }, "\(phones)")
+        #expect(!tracked.isEmpty && tracked.contains { !($0["received"] as? [Any] ?? []).isEmpty }, "\(tracked.count) tracked")
+        let report = try String(contentsOf: held.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(report.contains("Fleet map") && report.contains("svg class=\"fleet-map"), "report.html draws the map")
 
         // The control: the same file served by convoy serve with its window at the scenario's 20 s and no purge.
         let keys = dir.appendingPathComponent("keys.json").path

@@ -17,7 +17,7 @@ import Testing
         let spec = try AppFile.load(Self.greenBox)
         #expect(spec.name == "greenbox-prd" && spec.serves == "greenbox")
         #expect(spec.keys.table == "users" && spec.keys.column == "public_key" && spec.keys.encoding == .base64 && !spec.keys.perDevice)
-        #expect(spec.links.duringRun && spec.links.inviterSteps.count == 1 && spec.links.inviteeSteps.count == 1)
+        #expect(spec.links.duringRun && spec.links.requestSteps.count == 1 && spec.links.acceptSteps.count == 1)
         #expect(spec.links.steps[1].write.kind == .update(table: "friendships", where: "id=eq.{{saved.link}}"))
         #expect(spec.posting.table == "encrypted_locations" && !spec.posting.bulk && !spec.posting.phoneStamps)
         #expect(spec.receiving.filter == "recipient_id=eq.{{me.id}}" && spec.retention.column == "created_at")

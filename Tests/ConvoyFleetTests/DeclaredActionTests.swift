@@ -25,7 +25,7 @@ import Testing
     @Test func anActionIsAMetricItsAppsThresholdsMayName() throws {
         let spec = try AppFile.load(DeclaredBeaconTests.beacon)
         #expect(spec.actions.map(\.name) == ["follows_refresh"] && spec.actions[0].every == 10...20 && spec.actions[0].share == 1)
-        #expect(spec.actions[0].steps.first?.kind == .select(table: "follows", query: "select=follow_id,askee,state&asker=eq.{{me.id}}&order=follow_id.asc"))
+        #expect(spec.actions[0].steps.first?.kind == .select(table: "follows", query: "select=follow_id,leader,state&follower=eq.{{me.id}}&order=follow_id.asc"))
         let s = try Self.scenario(DeclaredBeaconTests.beacon, thresholds: ["follows_refresh.p95 < 1s", "actions.follows_refresh > 0",
                                                                           "action_failures.follows_refresh == 0"])
         #expect(s.thresholds.count == 3)
@@ -66,7 +66,7 @@ import Testing
         let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
         let folder = URL(fileURLWithPath: DeclaredBeaconTests.beacon).deletingLastPathComponent().path
         let file = folder + "/beacon-broken-action-\(UUID().uuidString.prefix(6)).yaml"
-        let step = "      - select: follows\n        query: \"select=follow_id,askee,state&asker=eq.{{me.id}}&order=follow_id.asc\"\n"
+        let step = "      - select: follows\n        query: \"select=follow_id,leader,state&follower=eq.{{me.id}}&order=follow_id.asc\"\n"
         #expect(text.contains(step))
         try text.replacingOccurrences(of: step, with: broken)
             .replacingOccurrences(of: "every: 10s..20s", with: "every: 1s..2s").write(toFile: file, atomically: true, encoding: .utf8)
@@ -93,7 +93,7 @@ import Testing
     /// backend refuses during the run (an RPC it lacks: nothing set-up can read ahead) fails on every phone that makes
     /// it, counted by name, and is never timed as made.
     @Test func anActionTheBackendRefusesIsCountedAsFailed() async throws {
-        let file = try Self.beacon("      - rpc: no_such_function\n        body: {asker: \"{{me.id}}\"}\n")
+        let file = try Self.beacon("      - rpc: no_such_function\n        body: {fan: \"{{me.id}}\"}\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
         let spec = try AppFile.load(file)
         let scenario = try FleetRunTests.scenario(devices: 6, steady: "4s", extra: "app: { file: \(file) }")

@@ -7,34 +7,43 @@ import Testing
 
 /// A declared app's SQL served by the SQLite store answers as PostgreSQL does (docs/apps.md): the same requests, as
 /// several users, to both stores serving examples/migrations/beacon, and the answers compared — status, the rows'
-/// count and columns, the error's code.
+/// count and columns, the error's code. Its functions answer a value, or rows (`RETURNS SETOF`), given an array too.
 @Suite(.serialized) struct DeclaredStoreAgreementTests {
-    /// (who, method, path, body): `{{a.id}}`, `{{b.id}}`, `{{c.id}}` and `{{follow}}` (the follow A asked of B) filled in.
+    /// (who, method, path, body): `{{a.id}}`, `{{b.id}}`, `{{c.id}}`, `{{invite}}` (A's invite) and `{{follow}}` (B's
+    /// follow of A) filled in.
     static let requests: [(String, String, String, String?)] = [
         ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{a.id}}","box_key_hex":"\#(String(repeating: "ab", count: 32))"}"#),
         ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{b.id}}","box_key_hex":"\#(String(repeating: "cd", count: 32))"}"#),
         ("a", "POST", "/rest/v1/devices", #"{"device_id":"{{uuid}}","owner_id":"{{a.id}}","box_key_hex":"short"}"#),
         ("b", "GET", "/rest/v1/devices?select=owner_id,box_key_hex&owner_id=eq.{{a.id}}", nil),
         ("anon", "GET", "/rest/v1/devices?select=owner_id", nil),
-        ("c", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}"}"#),
-        ("a", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}","state":"accepted"}"#),
-        ("a", "POST", "/rest/v1/follows", #"{"asker":"{{a.id}}","askee":"{{b.id}}"}"#),
+        ("a", "POST", "/rest/v1/invites", #"{"owner_id":"{{a.id}}"}"#),
+        ("c", "POST", "/rest/v1/invites", #"{"owner_id":"{{a.id}}"}"#),
+        ("b", "GET", "/rest/v1/invites?select=invite_id", nil),
+        ("b", "POST", "/rest/v1/rpc/beacon_invite", #"{"invite":"{{invite}}"}"#),
+        ("b", "POST", "/rest/v1/rpc/beacon_keys", #"{"ids":["{{a.id}}","{{b.id}}"]}"#),
+        ("b", "POST", "/rest/v1/rpc/beacon_keys", #"{"ids":[]}"#),
+        ("c", "POST", "/rest/v1/follows", #"{"leader":"{{a.id}}","follower":"{{b.id}}","invite_id":"{{invite}}"}"#),
+        ("b", "POST", "/rest/v1/follows", #"{"leader":"{{c.id}}","follower":"{{b.id}}","invite_id":"{{invite}}"}"#),
+        ("b", "POST", "/rest/v1/follows", #"{"leader":"{{a.id}}","follower":"{{b.id}}","invite_id":"{{invite}}","state":"accepted"}"#),
+        ("b", "POST", "/rest/v1/follows", #"{"leader":"{{a.id}}","follower":"{{b.id}}","invite_id":"{{invite}}"}"#),
         ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
+        ("b", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
         ("c", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
         ("a", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
-        ("b", "PATCH", "/rest/v1/follows?follow_id=eq.{{follow}}", #"{"state":"accepted"}"#),
-        ("c", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
-        ("b", "GET", "/rest/v1/follows?select=asker,askee,state", nil),
+        ("c", "GET", "/rest/v1/follows?select=leader,follower,state", nil),
+        ("b", "GET", "/rest/v1/follows?select=leader,follower,state", nil),
         ("b", "POST", "/rest/v1/beacons", #"{"from_user":"{{b.id}}","to_user":"{{a.id}}","box_hex":"00","sent_at":"2026-12-02T10:00:00Z"}"#),
         ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{b.id}}","to_user":"{{a.id}}","box_hex":"01","sent_at":"2026-12-02T10:00:00Z"}"#),
         ("a", "POST", "/rest/v1/beacons", #"{"from_user":"{{a.id}}","to_user":"{{b.id}}","box_hex":"02","sent_at":"2026-12-02T10:00:00Z"}"#),
-        ("a", "GET", "/rest/v1/beacons?select=from_user,box_hex,sent_at&order=beacon_id.asc", nil),
-        ("b", "GET", "/rest/v1/beacons?select=from_user", nil),
+        ("b", "GET", "/rest/v1/beacons?select=from_user,box_hex,sent_at&order=beacon_id.asc", nil),
+        ("a", "GET", "/rest/v1/beacons?select=from_user", nil),
         ("c", "GET", "/rest/v1/beacons?select=from_user", nil),
-        ("a", "DELETE", "/rest/v1/beacons?box_hex=eq.00", nil),
-        ("a", "GET", "/rest/v1/beacons?select=box_hex&sent_at=lt.2026-12-02T11:00:00Z", nil),
-        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"follower":"{{a.id}}","followed":"{{b.id}}"}"#),
-        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"follower":"{{b.id}}","followed":"{{a.id}}"}"#),
+        ("b", "DELETE", "/rest/v1/beacons?box_hex=eq.02", nil),
+        ("b", "GET", "/rest/v1/beacons?select=box_hex&sent_at=lt.2026-12-02T11:00:00Z", nil),
+        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"fan":"{{b.id}}","star":"{{a.id}}"}"#),
+        ("a", "POST", "/rest/v1/rpc/beacon_follows", #"{"fan":"{{a.id}}","star":"{{b.id}}"}"#),
+        ("a", "POST", "/rest/v1/rpc/beacon_keys", #"{"who":["{{a.id}}"]}"#),
     ]
 
     /// What each request was answered, as comparable text: the status, then the rows' count and columns, or the error's code.
@@ -64,6 +73,7 @@ import Testing
                 let r = try await engine.send(request)
                 let json = JSONScanner.parse(r.body)
                 if path.hasPrefix("/rest/v1/follows"), method == "POST", r.status == 201, let id = json?.items.first?["follow_id"]?.string { values["follow"] = id }
+                if path.hasPrefix("/rest/v1/invites"), method == "POST", r.status == 201, let id = json?.items.first?["invite_id"]?.string { values["invite"] = id }
                 var answer = "\(who) \(method) \(path.prefix(40)): \(r.status)"
                 switch json {
                 case .array(let rows)?: answer += " \(rows.count) rows " + (rows.first?.members.map(\.key).sorted().joined(separator: ",") ?? "")
@@ -88,9 +98,13 @@ import Testing
         #expect(sqlite.count == Self.requests.count)
         for (s, p) in zip(sqlite, postgres) { #expect(s == p, "SQLite: \(s)\nPostgreSQL: \(p)") }
         // And the answers are the policies' (a test that agrees on nothing but errors proves nothing).
-        let expected = [(0, ": 201 1 rows"), (1, ": 403 code 42501"), (2, ": 400 code 23514"), (8, ": 403 code 42501"), (9, ": 200 0 rows"),
-                        (11, ": 200 1 rows"), (14, ": 201"), (15, ": 403"), (16, ": 403"), (17, ": 200 1 rows"), (18, ": 200 0 rows"), (19, ": 200 0 rows"),
-                        (21, ": 200 1 rows"), (22, ": 200 true"), (23, ": 200 false")]
+        let expected = [(0, ": 201 1 rows"), (1, ": 403 code 42501"), (2, ": 400 code 23514"), (3, ": 200 0 rows"), (5, ": 201 1 rows"),
+                        (6, ": 403"), (7, ": 200 0 rows"), (8, ": 200 1 rows invite_id,made_at,owner_id"),
+                        (9, ": 200 1 rows box_key_hex,device_id,owner_id,registered_at"), (10, ": 200 0 rows"), (11, ": 403"), (12, ": 403"),
+                        (13, ": 403"), (14, ": 201 1 rows"), (15, ": 403"), (16, ": 200 0 rows"), (17, ": 200 0 rows"), (18, ": 200 1 rows"),
+                        (19, ": 200 0 rows"), (20, ": 200 1 rows"), (21, ": 403"), (22, ": 403"), (23, ": 201"), (24, ": 200 1 rows"),
+                        (25, ": 200 0 rows"), (26, ": 200 0 rows"), (28, ": 200 1 rows"), (29, ": 200 true"), (30, ": 200 false"),
+                        (31, ": 404 code PGRST202")]
         for (i, answer) in expected { #expect(postgres[i].contains(answer), "request \(i): \(postgres[i])") }
     }
 }

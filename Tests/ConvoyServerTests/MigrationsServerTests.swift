@@ -72,6 +72,17 @@ import Testing
             CREATE FUNCTION public.peek() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM public.notes $$;
             """])
         #expect(invoker.contains("SECURITY INVOKER"), "\(invoker)")
+        // A function that writes would fail at its first call in the store's read pool; a set that reads is served.
+        let writes = await Self.refusal(["001.sql": Self.secured + """
+
+            CREATE FUNCTION public.wipe() RETURNS SETOF public.notes LANGUAGE sql SECURITY DEFINER AS $$ DELETE FROM public.notes RETURNING * $$;
+            """])
+        #expect(writes.contains("function wipe is not one SELECT") && writes.contains("use PostgreSQL"), "\(writes)")
+        let reads = await Self.refusal(["001.sql": Self.secured + """
+
+            CREATE FUNCTION public.owners() RETURNS SETOF uuid LANGUAGE sql SECURITY DEFINER AS $$ SELECT owner FROM public.notes $$;
+            """])
+        #expect(reads == "served")
     }
 
     @Test func itsPurgeIsTheDeclaredOnesAndAFunctionNeedsPostgreSQL() async {

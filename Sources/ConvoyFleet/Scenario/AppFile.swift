@@ -219,12 +219,16 @@ extension Reader {
         let sm = try need("status").mapping(["active", "pending"])
         guard let active = sm["active"], let pending = sm["pending"] else { throw (try need("status")).error("links.status needs active and pending") }
         var steps: [DeclaredAppSpec.Links.Step] = []
+        var marked: Reader?
         for r in try need("steps").sequence() {
-            let by = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "by"])["by"]
-            guard let by, ["inviter", "invitee"].contains(try by.string()) else { throw r.error("a step needs by: inviter or by: invitee") }
+            let sm = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "by", "accepts"])
+            guard let by = sm["by"], ["inviter", "invitee"].contains(try by.string()) else { throw r.error("a step needs by: inviter or by: invitee") }
             let byInvitee = try by.string() == "invitee"
-            if !byInvitee, steps.contains(where: \.byInvitee) { throw by.error("the inviter's steps come first, then the invitee's (who accepts)") }
-            steps.append(.init(byInvitee: byInvitee, write: try r.declaredWrite(AppFile.linkNames, extra: ["by"])))
+            if steps.isEmpty, byInvitee { throw by.error("the inviter makes the first step (the one who invites)") }
+            let accepts = try sm["accepts"]?.bool() ?? false
+            if accepts, let marked { throw sm["accepts"]!.error("one step accepts; \(marked.path) does already") }
+            if accepts { marked = sm["accepts"] }
+            steps.append(.init(byInvitee: byInvitee, write: try r.declaredWrite(AppFile.linkNames, extra: ["by", "accepts"]), accepts: accepts))
         }
         var links = DeclaredAppSpec.Links(duringRun: during == "run", steps: steps, table: try need("table").string(),
                                           columns: .init(id: try column("id"), inviter: try column("inviter"), invitee: try column("invitee"),
@@ -232,16 +236,20 @@ extension Reader {
                                           active: try active.string(), pending: try pending.string())
         if let r = m["sharing"] {
             guard let sharing = LinkSharing(rawValue: try r.string()) else {
-                throw r.error("sharing is mutual (both friends share), inviter (the one who asked shares) or invitee (the one who accepted shares: a follow)")
+                throw r.error("sharing is mutual (both friends share), inviter (the one who invited shares) or invitee (the one invited shares: a follow)")
             }
             links.sharing = sharing
         }
         let stepsReader = try need("steps")
-        guard !links.inviterSteps.isEmpty, !links.inviteeSteps.isEmpty else {
-            throw stepsReader.error("links need the inviter's steps and the invitee's (its acceptance)")
+        guard !links.requestSteps.isEmpty, !links.acceptSteps.isEmpty else {
+            throw stepsReader.error("links need the steps that ask and the step that accepts (the invitee's first, or the one marked accepts: true)")
         }
         if links.duringRun {
-            guard links.inviterSteps.contains(where: { $0.write.save.contains { $0.name == "link" } }) else {
+            guard links.requestSteps.allSatisfy({ !$0.byInvitee }), links.acceptSteps.allSatisfy(\.byInvitee) else {
+                throw stepsReader.error("during: run, the inviter's steps come first and the invitee, told over Realtime, accepts with the rest: "
+                                        + "steps in another order are made during: setup")
+            }
+            guard links.requestSteps.contains(where: { $0.write.save.contains { $0.name == "link" } }) else {
                 throw stepsReader.error("during: run, the inviter's steps save the friendship's id as link (save: {link: \(links.columns.id)}): the invitee's steps name it {{saved.link}}")
             }
             for (i, step) in links.steps.enumerated() where step.byInvitee {

@@ -96,6 +96,14 @@ struct Reader {
         return n
     }
 
+    func bool() throws(ScenarioError) -> Bool {
+        switch try string() {
+        case "true", "yes", "on": true
+        case "false", "no", "off": false
+        case let s: throw error("expected true or false, found \"\(s)\"")
+        }
+    }
+
     /// A fraction: 0.25 or 25%.
     func fraction() throws(ScenarioError) -> Double {
         let s = try string().trimmingCharacters(in: .whitespaces)

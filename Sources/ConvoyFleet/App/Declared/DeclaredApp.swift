@@ -79,11 +79,16 @@ public struct DeclaredApp: PairwiseApp {
     public var issuesInviteCodes: Bool { spec.serves.flatMap { Apps.make($0) }?.issuesInviteCodes ?? false }
 
     public func befriend(_ request: FriendRequest, via http: SupabaseHTTP) async throws(SupabaseError) {
-        var values = pairValues(me: request.inviter, friend: request.invitee, preference: request.inviterPreference)
-        for step in spec.links.inviterSteps { try await make(step.write, values: &values, token: request.inviter.accessToken, via: http) }
-        guard !request.pending else { return }
-        values.merge(pairValues(me: request.invitee, friend: request.inviter, preference: request.inviteePreference)) { _, new in new }
-        for step in spec.links.inviteeSteps { try await make(step.write, values: &values, token: request.invitee.accessToken, via: http) }
+        // Each step as the one who makes it (`me` its maker, `friend` the other); what a step saves, the later ones read.
+        var values: [String: JSONValue] = [:]
+        for (i, step) in spec.links.steps.enumerated() {
+            if request.pending, i == spec.links.acceptIndex { return }
+            let (me, friend, preference) = step.byInvitee ? (request.invitee, request.inviter, request.inviteePreference)
+                : (request.inviter, request.invitee, request.inviterPreference)
+            (values["me.email"], values["friend.email"]) = (nil, nil)  // the last maker's, if this one's are unknown
+            values.merge(pairValues(me: me, friend: friend, preference: preference)) { _, new in new }
+            try await make(step.write, values: &values, token: me.accessToken, via: http)
+        }
     }
 
     private func pairValues(me: Session, friend: Session, preference: String) -> [String: JSONValue] {
@@ -105,7 +110,7 @@ public struct DeclaredApp: PairwiseApp {
         values["friend.id"] = .string(invitee.userID)
         values["friend.email"] = .string(invitee.email)
         values["me.preference"] = .string(preference)
-        for step in spec.links.inviterSteps { try await make(step.write, values: &values, token: session.accessToken, via: http) }
+        for step in spec.links.requestSteps { try await make(step.write, values: &values, token: session.accessToken, via: http) }
         guard let id = values["saved.link"]?.flatText else {
             throw SupabaseError(kind: .unexpectedResponse, message: "\(spec.file): the inviter's steps saved no link (save: {link: \(spec.links.columns.id)})")
         }
@@ -115,7 +120,7 @@ public struct DeclaredApp: PairwiseApp {
     public func acceptFriendship(_ id: String, preference: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) {
         var values: [String: JSONValue] = ["saved.link": .string(id), "me.preference": .string(preference)]
         if case .string(let sub)? = UnverifiedJWT.claims(token)?["sub"] { values["me.id"] = .string(sub) }
-        for step in spec.links.inviteeSteps { try await make(step.write, values: &values, token: token, via: http) }
+        for step in spec.links.acceptSteps { try await make(step.write, values: &values, token: token, via: http) }
     }
 
     public func pendingRequests(to userID: String, token: String, via http: SupabaseHTTP) async throws(SupabaseError) -> [PairingEvent] {

@@ -154,7 +154,8 @@ public struct DeclaredAppSpec: Sendable, Equatable {
         /// When the steps run: in set-up, before the timeline, or on the phones during the run (the invitee told over
         /// Realtime by a row of `table`).
         public var duringRun: Bool
-        /// The steps, in order, each by the inviter or the invitee; a pending friendship stops before the invitee's first.
+        /// The steps, in order, each by the inviter or the invitee (the inviter's first); a pending friendship stops before
+        /// the step that accepts. During the run, the inviter's steps come first and the invitee accepts with the rest.
         public var steps: [Step]
         /// The table of friendships, as the phones read it: whether one is active, which requests wait.
         public var table: String
@@ -168,6 +169,8 @@ public struct DeclaredAppSpec: Sendable, Equatable {
         public struct Step: Sendable, Equatable {
             public var byInvitee: Bool
             public var write: Write
+            /// The step that makes the link active (`accepts: true`); none marked: the invitee's first.
+            public var accepts = false
         }
 
         /// The friendship table's columns: its row id, who asked, who was asked, its status.
@@ -178,9 +181,11 @@ public struct DeclaredAppSpec: Sendable, Equatable {
             public var status: String
         }
 
-        /// The inviter's steps (before the invitee's first) and the invitee's.
-        public var inviterSteps: ArraySlice<Step> { steps.prefix { !$0.byInvitee } }
-        public var inviteeSteps: ArraySlice<Step> { steps.drop { !$0.byInvitee } }
+        /// Where the link is accepted: the step marked `accepts`, else the invitee's first.
+        public var acceptIndex: Int { steps.firstIndex(where: \.accepts) ?? steps.firstIndex(where: \.byInvitee) ?? steps.count }
+        /// The steps that ask (a pending link has made these) and those from the acceptance on.
+        public var requestSteps: ArraySlice<Step> { steps[..<acceptIndex] }
+        public var acceptSteps: ArraySlice<Step> { steps[acceptIndex...] }
     }
 
     /// How a phone posts its sealed updates.

@@ -5,8 +5,8 @@ import GRDB
 /// A migrations folder's SQL as the SQLite store serves it (`convoy serve --app migrations`): its `CREATE TABLE`s and
 /// indexes (`SQLTables`), its policies and the `LANGUAGE sql` functions they call (`SQLPolicies`). A statement it cannot
 /// serve as PostgreSQL would (a trigger, a PL/pgSQL function, a `DO` block, a table without row-level security) is
-/// refused at start with its file and line, and the message says to use PostgreSQL. Its RPCs are PostgreSQL's
-/// alone (none on SQLite); its purge deletes the declared table's rows older than the retention.
+/// refused at start with its file and line, and the message says to use PostgreSQL. Its RPCs are its
+/// `LANGUAGE sql` functions that read (`SQLFunction`); its purge deletes the declared table's rows older than the retention.
 struct MigrationsApp: ServerApp {
     let name = MigrationsServer.appName
     let folder: String
@@ -136,8 +136,9 @@ struct MigrationsApp: ServerApp {
         } catch .invoker {
             throw ServerConfiguration.Invalid(description: "\(dir): a SECURITY INVOKER function that reads a table runs under the caller's policies on PostgreSQL, "
                                               + "which the SQLite store does not do inside functions: make it SECURITY DEFINER, or use PostgreSQL (--database postgres://…)")
-        } catch .returnsSet(let name) {
-            throw ServerConfiguration.Invalid(description: "\(dir): \(name) returns a set; the SQLite store answers functions of one value: use PostgreSQL (--database postgres://…)")
+        } catch .writes(let name) {
+            throw ServerConfiguration.Invalid(description: "\(dir): function \(name) is not one SELECT; the SQLite store runs LANGUAGE sql functions that read: "
+                                              + "use PostgreSQL (--database postgres://…)")
         }
         if let rule = purgeRule(configuration) {
             guard let t = tables.schema.tables[rule.table], t.columns.contains(where: { $0.name == rule.column }) else {
