@@ -65,7 +65,7 @@ extension Convoy {
         @Option(name: .customLong("keys-file"), help: "A convoy serve keys file: {url, anon_key, service_role_key}.")
         var keysFile: String?
 
-        @Option(help: "Devices in all, split over the groups in their proportions.")
+        @Option(help: "Devices in all, split over the groups in their proportions; social.communities scales with them (a note says so).")
         var devices: Int?
 
         @Option(help: "Length of the steady part (e.g. 5m).")
@@ -271,24 +271,16 @@ extension Convoy {
             }
         }
 
-        /// Flags over the file: target, devices (split in the groups' proportions), duration, seed.
+        /// Flags over the file: target, devices (`Scenario.scaled`: the groups and communities in proportion), duration, seed.
         func applyOverrides(_ s: inout Scenario) throws {
             if let seed { s.seed = seed }
             if let duration { s.timeline.steady = duration.seconds }
             if let devices {
-                guard devices >= s.groups.count else {
+                guard let scaled = s.scaled(to: devices) else {
                     throw CommandFailure.badInput("--devices \(devices): the scenario has \(s.groups.count) groups; give at least one device each")
                 }
-                let total = Double(s.deviceCount)
-                var counts = s.groups.map { max(1, Int((Double($0.count) * Double(devices) / total).rounded(.down))) }
-                // Hand what rounding left over to the largest groups first.
-                var order = Array(s.groups.indices).sorted { s.groups[$0].count > s.groups[$1].count }
-                while counts.reduce(0, +) < devices, let i = order.first {
-                    counts[i] += 1
-                    order.append(order.removeFirst())
-                }
-                while counts.reduce(0, +) > devices, let i = counts.indices.max(by: { counts[$0] < counts[$1] }) { counts[i] -= 1 }
-                for i in s.groups.indices { s.groups[i].count = counts[i] }
+                s = scaled.scenario
+                for note in scaled.notes { FileHandle.standardError.write(Data("convoy: note: \(note)\n".utf8)) }
             }
             let length = FleetRun.plannedLength(s)
             guard length <= 3 * Quantity.longest else {
