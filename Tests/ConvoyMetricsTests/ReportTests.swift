@@ -101,6 +101,21 @@ import Testing
         #expect(a.sent == 3 && a.deliveredByBackfill == 0 && a.closes)
     }
 
+    /// Counts in report.html read as the dashboard's do: 1,234,567, whatever the machine's locale.
+    @Test func countsHaveThousandsSeparators() throws {
+        #expect([0, 7, 999, 1_000, 12_345, 1_234_567, -4_200].map(Markup.count) == ["0", "7", "999", "1,000", "12,345", "1,234,567", "-4,200"])
+        let metrics = Metrics()
+        metrics.record(.e2eLatency, microseconds: 4_000)
+        var a = Accounting()
+        (a.sent, a.delivered, a.lost) = (1_234_567, 1_230_000, ["not_received": 4_567])
+        let s = RunSummary(scenario: "big", scenarioFile: "big.yaml", seed: 1, complete: true, startedAt: Date(), endedAt: Date(), durationSeconds: 1,
+                           target: .init(kind: "embedded", url: "http://127.0.0.1:1"), devices: 10_000, accounting: a, metrics: metrics.snapshot(),
+                           thresholds: [], exitCode: { $0 ? 0 : 99 })
+        let html = HTMLReport.render(ReportInput(summary: s, series: [], histograms: metrics.snapshot()))
+        #expect(html.contains("10,000 devices") && html.contains(">1,234,567<") && html.contains(">1,230,000<") && html.contains("4,567"), "\(html)")
+        #expect(!html.contains("1234567") && !html.contains(">10000 devices"))
+    }
+
     @Test func aPassingRunHasNoWhyAndAnEmptyErrorsChartSaysSo() throws {
         let metrics = Metrics()
         metrics.record(.e2eLatency, microseconds: 4_000)

@@ -71,7 +71,7 @@ extension HTMLReport {
                          let mw = g.milliwatts
                          let tail = g.radioJoules > 0 ? String(format: "%.0f %%", g.radioTailJoules / g.radioJoules * 100) : "–"
                          let spread = g.percentPerHourByDevice.map { String(format: "%.2f / %.2f / %.2f", $0.p50, $0.p90, $0.max) } ?? "–"
-                         return [e(g.name), String(g.devices), String(format: "%.2f", g.deviceHours), SVGChart.format(mw.radio), tail,
+                         return [e(g.name), Markup.count(g.devices), String(format: "%.2f", g.deviceHours), SVGChart.format(mw.radio), tail,
                                  SVGChart.format(mw.gps), SVGChart.format(mw.cpu), String(format: "%.1f", g.mAhPerHour), String(format: "%.2f", g.percentPerHour),
                                  spread]
                      }, numeric: Array(1...9))
@@ -117,7 +117,7 @@ extension HTMLReport {
         let sections = p.probes.contains { $0.section != nil }
         out += table(["probe", "category"] + (sections ? ["section"] : []) + ["tried", "denied", "leaked", "findings"], p.probes.map { x in
             ["<span title=\"\(e(x.description))\"><code>\(e(x.id))</code></span>", e(x.category)] + (sections ? [e(x.section ?? "")] : [])
-                + [String(x.tried), String(x.denied), x.leaked > 0 ? "<span class=\"badge fail\">\(x.leaked)</span>" : "0", String(x.findings)]
+                + [Markup.count(x.tried), Markup.count(x.denied), x.leaked > 0 ? "<span class=\"badge fail\">\(x.leaked)</span>" : "0", String(x.findings)]
         }, numeric: sections ? [3, 4, 5, 6] : [2, 3, 4, 5])
         for x in p.probes where !(x.measurements ?? []).isEmpty {
             out += "<details><summary>measured: <code>\(e(x.id))</code>\(x.section.map { " (\(e($0)))" } ?? "")</summary>"

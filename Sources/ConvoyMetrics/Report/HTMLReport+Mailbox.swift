@@ -5,26 +5,26 @@ extension HTMLReport {
     /// The header's cards: messages sent, delivered, lost, and their latency split at the server.
     static func mailboxCards(_ m: MailboxReport, _ s: RunSummary) -> [(String, String, Bool)] {
         let latency = s.latencyMs[HistogramName.mailboxLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–"
-        return [("messages sent", "\(m.sent)", false), ("delivered", "\(m.delivered)", false),
-                ("lost (mailbox.loss)", m.sent == 0 ? "not tested: nothing sent" : "\(m.lostByBackend) (\(String(format: "%.2f", m.lossPercent)) %)",
+        return [("messages sent", Markup.count(m.sent), false), ("delivered", Markup.count(m.delivered), false),
+                ("lost (mailbox.loss)", m.sent == 0 ? "not tested: nothing sent" : "\(Markup.count(m.lostByBackend)) (\(String(format: "%.2f", m.lossPercent)) %)",
                  m.lostByBackend > 0),
                 ("e2e p50 / p99", latency, false),
-                m.acknowledgeDeletes ? ("served after ACK", "\(m.afterAck)", m.afterAck > 0) : ("awaiting the partner", "\(m.held)", false)]
+                m.acknowledgeDeletes ? ("served after ACK", Markup.count(m.afterAck), m.afterAck > 0) : ("awaiting the partner", Markup.count(m.held), false)]
     }
 
     /// The "Mailbox" section: accounting with its reasons, ACK-then-delete, what polling cost, the latency split.
     static func mailbox(_ m: MailboxReport, _ s: RunSummary) -> String {
         var out = "<p>\(e(m.verdict)).</p>"
-        var rows = [["sent", "\(m.sent)"], ["delivered (opened, shown, acknowledged)", "\(m.delivered)"]]
+        var rows = [["sent", Markup.count(m.sent)], ["delivered (opened, shown, acknowledged)", Markup.count(m.delivered)]]
         rows += m.lost.sorted { $0.key < $1.key }.map { [$0.key == "not_fetched" ? "lost by the backend (mailbox.loss): not_fetched" : "not delivered: \($0.key)", "\($0.value)"] }
-        if m.held > 0 || !m.acknowledgeDeletes { rows.append(["held: awaiting the partner's answer at the end", "\(m.held)"]) }
-        if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", "\(m.afterAck)"], ["gone before its ACK", "\(m.ackGone)"]] }
-        rows += [["polls (empty, failed)", "\(m.polls) (\(m.emptyPolls), \(m.pollFailures))"],
+        if m.held > 0 || !m.acknowledgeDeletes { rows.append(["held: awaiting the partner's answer at the end", Markup.count(m.held)]) }
+        if m.acknowledgeDeletes { rows += [["served again after its ACK succeeded", Markup.count(m.afterAck)], ["gone before its ACK", Markup.count(m.ackGone)]] }
+        rows += [["polls (empty, failed)", "\(Markup.count(m.polls)) (\(Markup.count(m.emptyPolls)), \(Markup.count(m.pollFailures)))"],
                  ["MB up / down", String(format: "%.1f / %.1f", Double(m.bytesUp) / 1e6, Double(m.bytesDown) / 1e6)]]
         if let n = m.notifications {
             rows.append(["outcome reminders owed / received / missed",
                          n.notTested.map { "not tested (\($0))" } ?? "\(n.due) / \(n.received) / \(n.missedTotal)"])
-            for (kind, count) in n.receivedByKind.sorted(by: { $0.key < $1.key }) { rows.append(["notifications received: \(kind)", "\(count)"]) }
+            for (kind, count) in n.receivedByKind.sorted(by: { $0.key < $1.key }) { rows.append(["notifications received: \(kind)", Markup.count(count)]) }
         }
         if let l = m.listeners {
             rows += [["listeners: held connections opened (failed)", "\(l.opened) (\(l.failed))"],

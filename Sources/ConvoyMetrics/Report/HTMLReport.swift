@@ -85,7 +85,7 @@ public enum HTMLReport {
     static func header(_ s: RunSummary) -> String {
         let verdict = !s.complete ? "<span class=\"badge warn\">INTERRUPTED</span>" : s.passed ? "<span class=\"badge pass\">PASSED</span>" : "<span class=\"badge fail\">FAILED</span>"
         var out = "<h1>\(e(s.scenario))\(verdict)</h1>"
-        out += "<p class=\"meta\">\(s.devices) devices against \(e(s.target.url)) (\(e(s.target.kind))) · seed \(s.seed) · "
+        out += "<p class=\"meta\">\(Markup.count(s.devices)) devices against \(e(s.target.url)) (\(e(s.target.kind))) · seed \(s.seed) · "
         out += "\(RunSummary.seconds(s.durationSeconds)) from the first arrival · started \(s.startedAt.formatted(Date.ISO8601FormatStyle())) · exit \(s.exitCode)</p>"
 
         let why = s.failureReasons(code: { "<code>\(e($0))</code>" }, text: e)
@@ -97,12 +97,12 @@ public enum HTMLReport {
         let a = s.accounting
         let loss = a.sent > 0 ? Double(a.lostTotal) / Double(a.sent) * 100 : 0
         var cards: [(String, String, Bool)] = [
-            ("updates sent", "\(a.sent)", false),
-            ("delivered", "\(a.delivered)", false),
-            ("lost", "\(a.lostTotal) (\(String(format: "%.2f", loss)) %)", a.lostTotal > 0),
+            ("updates sent", Markup.count(a.sent), false),
+            ("delivered", Markup.count(a.delivered), false),
+            ("lost", "\(Markup.count(a.lostTotal)) (\(String(format: "%.2f", loss)) %)", a.lostTotal > 0),
             ("e2e p50 / p99", s.latencyMs[HistogramName.e2eLatency.name].map { "\(RunSummary.ms($0.p50)) / \(RunSummary.ms($0.p99)) ms" } ?? "–", false),
-            ("HTTP errors", "\(s.counters[.httpErrors])", s.counters[.httpErrors] > 0),
-            ("decrypt failures", "\(s.counters[.decryptFailures])", s.counters[.decryptFailures] > 0),
+            ("HTTP errors", Markup.count(s.counters[.httpErrors]), s.counters[.httpErrors] > 0),
+            ("decrypt failures", Markup.count(s.counters[.decryptFailures]), s.counters[.decryptFailures] > 0),
         ]
         if let m = s.mailbox {
             cards = mailboxCards(m, s) + cards.suffix(2)
@@ -113,7 +113,7 @@ public enum HTMLReport {
             let held = r.checks + r.scans == 0 ? "not checked" : r.keptTooLongTestable ? "held" : "not testable in this run"
             cards.append(("retention", r.holds ? held : "\(r.violations + r.deletedEarly) findings", !r.holds))
         }
-        if let p = s.probes { cards.append(("probe leaks", "\(p.leaks) of \(p.tried) tries", p.leaks > 0)) }
+        if let p = s.probes { cards.append(("probe leaks", "\(Markup.count(p.leaks)) of \(Markup.count(p.tried)) tries", p.leaks > 0)) }
         if let b = s.battery, let worst = b.groups.max(by: { $0.percentPerHour < $1.percentPerHour }) {
             cards.append(("battery (worst group)", String(format: "%.1f %%/h", worst.percentPerHour), false))
         }
@@ -133,10 +133,10 @@ public enum HTMLReport {
     static func delivery(_ s: RunSummary) -> String {
         let a = s.accounting
         var out = table(["sent", "delivered", "of which by backfill", "of which after a retry", "lost", "duplicates", "to friends offline"],
-                        [[a.sent, a.delivered, a.deliveredByBackfill, a.deliveredAfterRetry, a.lostTotal, a.duplicates, a.sentOffline].map(String.init)],
+                        [[a.sent, a.delivered, a.deliveredByBackfill, a.deliveredAfterRetry, a.lostTotal, a.duplicates, a.sentOffline].map(Markup.count)],
                         numeric: Array(0..<7))
         if !a.lost.isEmpty {
-            out += "<p class=\"note\">Lost by reason:</p>" + table(["reason", "updates"], a.lost.sorted { $0.value > $1.value }.map { [e($0.key), String($0.value)] }, numeric: [1])
+            out += "<p class=\"note\">Lost by reason:</p>" + table(["reason", "updates"], a.lost.sorted { $0.value > $1.value }.map { [e($0.key), Markup.count($0.value)] }, numeric: [1])
         }
         out += "<p class=\"note\">" + (a.sent == 0 ? "No update was sent: the accounting is not tested in this run." : a.closes ? "Every update is accounted for: sent = delivered + lost." : "<strong>The accounting does not close.</strong>") + "</p>"
         return out
@@ -146,7 +146,7 @@ public enum HTMLReport {
         let names = RunSummary.leading.filter { s.latencyMs[$0] != nil } + s.latencyMs.keys.filter { !RunSummary.leading.contains($0) }.sorted()
         return table(["histogram", "count", "p50", "p90", "p99", "p99.9", "max"], names.map { n in
             let x = s.latencyMs[n]!
-            return [e(n), String(x.count)] + [x.p50, x.p90, x.p99, x.p999, x.max].map(RunSummary.ms)
+            return [e(n), Markup.count(x.count)] + [x.p50, x.p90, x.p99, x.p999, x.max].map(RunSummary.ms)
         }, numeric: Array(1...6))
     }
 
@@ -170,13 +170,13 @@ public enum HTMLReport {
             ("declined", c["pairing_declined"]), ("accepted later: tried", c["pairing_accepted_later"]), ("accepted later: went through", c["pairing_accepted_later_succeeded"]),
             ("accepted later: refused as gone (expired)", c["pairing_requests_gone"]), ("failures", c["pairing_failures"]),
         ]
-        var out = table(["", "count"], rows.map { [e($0.0), String($0.1 ?? 0)] }, numeric: [1])
+        var out = table(["", "count"], rows.map { [e($0.0), Markup.count($0.1 ?? 0)] }, numeric: [1])
         let latencies = ["pairing_lookup", "pairing_request", "pairing_accept", "pairing_accept_later", "pairing_first_update"].compactMap { name in
             s.latencyMs[name].map { (name, $0) }
         }
         if !latencies.isEmpty {
             out += table(["histogram", "count", "p50", "p90", "p99", "max"], latencies.map { name, h in
-                [e(name), String(h.count), SVGChart.format(h.p50), SVGChart.format(h.p90), SVGChart.format(h.p99), SVGChart.format(h.max)]
+                [e(name), Markup.count(h.count), SVGChart.format(h.p50), SVGChart.format(h.p90), SVGChart.format(h.p99), SVGChart.format(h.max)]
             }, numeric: [1, 2, 3, 4, 5])
         }
         return out

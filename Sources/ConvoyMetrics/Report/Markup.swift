@@ -18,4 +18,15 @@ enum Markup {
         }
         return out
     }
+
+    /// A whole number with thousands separators, as the dashboard writes it: 1,234,567 (not the locale's).
+    static func count(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out += "," }
+            out.append(c)
+        }
+        return n < 0 ? "-" + out : out
+    }
 }
