@@ -73,14 +73,18 @@ struct DashboardServer {
             return Self.response(.ok, "application/json", ByteBuffer(bytes: json))
         }
         router.get("api/events") { _, _ -> Response in
-            let events = feed.listen()
+            let (after, events) = feed.listen()
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-store"
-            // A retry hint for the browser, then each event as the run publishes it.
+            // A retry hint for the browser, then each event as the run publishes it; one that fell behind is told what
+            // it skipped (`event: skipped`), and after the end goes straight to it.
             let body = ResponseBody { writer in
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-                for await event in events { try await writer.write(ByteBuffer(string: event)) }
+                var reader = DashboardFeed.CatchingUp(after: after)
+                for await event in events {
+                    if let text = reader.text(for: event, ended: feed.end != nil) { try await writer.write(ByteBuffer(string: text)) }
+                }
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: headers, body: body)

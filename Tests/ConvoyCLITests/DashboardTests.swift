@@ -64,7 +64,8 @@ import ConvoyTestSupport
         let watch = OutputWatch(err)
         let url = try #require(await watch.address(after: "dashboard at "), "\(watch.all)")
 
-        let check = try await Self.tool(Self.python, [Self.root.appendingPathComponent("scripts/browser/dashboard_check.py").path, url])
+        let check = try await Self.tool(Self.python, [Self.root.appendingPathComponent("scripts/browser/dashboard_check.py").path, url,
+                                                      "--pause-pid", String(process.processIdentifier)])
         // Seen: the run's end; the run lingers for the page until interrupted, and exits with its own code.
         process.interrupt()
         process.waitUntilExit()
@@ -74,6 +75,10 @@ import ConvoyTestSupport
         let page = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stdout)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
 
+        // A run that stops sending (stopped for a while): the page no longer says "live", and says so again after.
+        let paused = try #require(page["paused"] as? [String: Any])
+        #expect((paused["said"] as? String ?? "").hasPrefix("behind: no update for") && paused["state"] as? String == "behind", "\(paused)")
+        #expect(page["resumed"] as? String == "live")
         // Live: phones online, both groups, charts drawn, loss left to the end.
         let live = try #require(page["live"] as? [String: Any])
         #expect((live["online"] as? Int ?? 0) > 0 && live["devices"] as? Int == 12, "\(live)")

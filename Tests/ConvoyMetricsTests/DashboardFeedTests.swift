@@ -98,18 +98,18 @@ import Testing
 
     @Test func pagesGetEachSecondThenTheEndAndALatePageTheEndAlone() async throws {
         let feed = DashboardFeed(Self.header, thresholds: [])
-        let events = feed.listen()
-        #expect(feed.listeners == 1)
+        let (after, events) = feed.listen()
+        #expect(feed.listeners == 1 && after == 0)
         feed.publish(Self.second(1))
         feed.publish(Self.second(2))
         feed.finish(Self.end)
         var received: [String] = []
-        for await e in events { received.append(e) }
-        #expect(received.count == 3 && received[0].hasPrefix("event: tick\ndata: {") && received[2].hasPrefix("event: end\ndata: {"))
+        for await e in events { received.append(e.text) }
+        #expect(received.count == 3 && received[0].hasPrefix("id: 1\nevent: tick\ndata: {") && received[2].hasPrefix("id: 3\nevent: end\ndata: {"))
         #expect(received.allSatisfy { $0.hasSuffix("\n\n") })
         #expect(feed.listeners == 0)
         var late: [String] = []
-        for await e in feed.listen() { late.append(e) }
+        for await e in feed.listen().events { late.append(e.text) }
         #expect(late.count == 1 && late[0].contains("\"exit_code\":0"))
         feed.publish(Self.second(3))
         #expect((try Self.decode(feed.state())["points"] as? [Any])?.count == 2, "nothing is published after the end")
@@ -117,12 +117,40 @@ import Testing
 
     @Test func aPageThatReadsNothingHoldsOnlyTheNewestFewEvents() async {
         let feed = DashboardFeed(Self.header, thresholds: [])
-        let events = feed.listen()
+        let events = feed.listen().events
         for t in 1...50 { feed.publish(Self.second(Double(t))) }
         feed.finish(Self.end)
         var received: [String] = []
-        for await e in events { received.append(e) }
-        #expect(received.count == 4 && received.last?.hasPrefix("event: end") == true)
+        for await e in events { received.append(e.text) }
+        #expect(received.count == 4 && received.last?.contains("event: end") == true)
         #expect(received.first?.contains("\"t\":48") == true, "the oldest kept is three seconds before the end")
+    }
+
+    /// A listener that fell behind is told what it skipped, and once the run has ended goes straight to the end; one
+    /// that keeps up is told nothing (the control).
+    @Test func aListenerThatFellBehindIsToldWhatItSkippedAndReachesTheEnd() async {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        feed.publish(Self.second(1))
+        let (after, slow) = feed.listen()
+        let (_, fast) = feed.listen()
+        #expect(after == 1)
+        var keeping = DashboardFeed.CatchingUp(after: after), kept: [String] = []
+        var fastEvents = fast.makeAsyncIterator()
+        for t in 2...30 {
+            feed.publish(Self.second(Double(t)))
+            if let e = await fastEvents.next(), let text = keeping.text(for: e, ended: feed.end != nil) { kept.append(text) }
+        }
+        // Behind while the run goes on: the newest four waited, the 25 before them were dropped; the first one read says so.
+        var reader = DashboardFeed.CatchingUp(after: after), read: [String] = []
+        var slowEvents = slow.makeAsyncIterator()
+        if let e = await slowEvents.next(), let text = reader.text(for: e, ended: feed.end != nil) { read.append(text) }
+        #expect(read.first?.hasPrefix("event: skipped\ndata: {\"skipped\":25,\"seq\":27}\n\nid: 27\nevent: tick") == true, "\(read)")
+        // The run ends with three seconds still waiting: they are skipped, and the end says how many.
+        feed.finish(Self.end)
+        while let e = await slowEvents.next() { if let text = reader.text(for: e, ended: feed.end != nil) { read.append(text) } }
+        #expect(read.count == 2 && read[1].hasPrefix("event: skipped\ndata: {\"skipped\":3,\"seq\":31}\n\nid: 31\nevent: end"), "\(read)")
+        #expect(reader.skipped == 28)
+        while let e = await fastEvents.next() { if let text = keeping.text(for: e, ended: feed.end != nil) { kept.append(text) } }
+        #expect(kept.count == 30 && !kept.contains { $0.contains("event: skipped") } && keeping.skipped == 0)
     }
 }

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Opens `convoy run --dashboard`'s page in headless Chromium as a person would and reports what it shows.
 
-    dashboard_check.py URL [--timeout S] [--screenshot PNG]
+    dashboard_check.py URL [--timeout S] [--screenshot PNG] [--pause-pid PID]
 
 Waits (no fixed sleeps) for live data (the page says "live" and phones are online), reads the live figures,
 then waits for the run's end and reads the final ones: exit code, sent/delivered/lost, each threshold's
 state, the groups' rows; then follows the page's link to report.html. Prints one JSON object; exit 0 when
 every wait was met, 1 with the reason otherwise. The caller compares the figures with summary.json.
+With --pause-pid, once live it stops that process (SIGSTOP) until the page no longer says "live" (what it says
+instead is reported), then lets it go on (SIGCONT) and waits for "live" again.
 """
 import argparse
 import json
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +59,7 @@ def main():
     ap.add_argument("url")
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--screenshot", help="a PNG of the page once live data shows")
+    ap.add_argument("--pause-pid", type=int, help="the run's process, stopped for a while once the page is live")
     a = ap.parse_args()
     result = {}
     with browser() as driver:
@@ -73,6 +77,19 @@ def main():
             "groups": {k: v["cells"] for k, v in page["groups"].items()}, "chart_paths": page["chart_paths"],
             "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
         }
+        if a.pause_pid:
+            # A run that stops sending: the page must stop saying "live", and say it again once seconds arrive.
+            os.kill(a.pause_pid, signal.SIGSTOP)
+            try:
+                WebDriverWait(driver, 15).until(lambda d: read(d)["ids"]["connection"] != "live")
+                result["paused"] = {"said": read(driver)["ids"]["connection"],
+                                    "state": driver.execute_script("return document.getElementById('connection').dataset.state || ''")}
+            except TimeoutException:
+                result["paused"] = {"said": "live", "state": ""}
+            finally:
+                os.kill(a.pause_pid, signal.SIGCONT)
+            WebDriverWait(driver, a.timeout).until(lambda d: read(d)["ids"]["connection"] == "live")
+            result["resumed"] = read(driver)["ids"]["connection"]
         # The map: one marker per online phone, as the map's own data has them.
         WebDriverWait(driver, a.timeout).until(lambda d: read(d)["map"]["markers"] > 0)
         m = read(driver)["map"]

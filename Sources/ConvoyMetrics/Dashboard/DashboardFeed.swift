@@ -128,7 +128,7 @@ public final class DashboardFeed: Sendable {
         var end: DashboardEnd?
         /// The histograms thresholds name, so far (merged from each second's).
         var measured = MetricsSnapshot()
-        var listeners: [Int: AsyncStream<String>.Continuation] = [:]
+        var listeners: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextListener = 0
         /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`), their histograms cut to those it shows.
         var recent: [Second] = []
@@ -151,7 +151,7 @@ public final class DashboardFeed: Sendable {
     /// This second, as a frame every page listening receives.
     public func publish(_ second: Second) {
         let named = Set(thresholds.compactMap { t -> String? in if case .statistic(let h, _) = t.subject { h } else { nil } })
-        let event: String? = store.withLock { s in
+        let event: Event? = store.withLock { s in
             guard s.end == nil else { return nil }
             s.published += 1
             var kept = second
@@ -167,19 +167,19 @@ public final class DashboardFeed: Sendable {
                                   p50: frame.p50, p99: frame.p99, errors: frame.errors.values.reduce(0, +)))
             if s.points.count > header.window { s.points.removeFirst(s.points.count - header.window) }
             guard !s.listeners.isEmpty else { return nil }
-            return Self.event("tick", frame)
+            return Event(seq: s.published, name: "tick", text: Self.event("tick", frame, id: s.published))
         }
         if let event { broadcast(event) }
     }
 
     /// The run's end: every page gets it, and the streams close.
     public func finish(_ end: DashboardEnd) {
-        let listeners = store.withLock { s -> [AsyncStream<String>.Continuation] in
+        let (listeners, seq) = store.withLock { s -> ([AsyncStream<Event>.Continuation], Int) in
             s.end = end
             defer { s.listeners = [:] }
-            return Array(s.listeners.values)
+            return (Array(s.listeners.values), s.published + 1)
         }
-        let event = Self.event("end", end)
+        let event = Event(seq: seq, name: "end", text: Self.event("end", end, id: seq))
         for l in listeners {
             l.yield(event)
             l.finish()
@@ -200,23 +200,51 @@ public final class DashboardFeed: Sendable {
         return (try? Self.encoder.encode(whole)) ?? Data("{}".utf8)
     }
 
-    /// The events from now on, as Server-Sent Events text (`event: tick` once a second, `event: end` last);
-    /// after the end, the end at once.
-    public func listen() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(Self.listenerBuffer))
-        let ended: DashboardEnd? = store.withLock { s in
-            guard s.end == nil else { return s.end }
+    /// One event for the pages: its number (each second's `seq`; the end one past the last), its name, and its
+    /// Server-Sent Events text (`id:` its number).
+    public struct Event: Sendable, Equatable {
+        public let seq: Int
+        public let name: String
+        public let text: String
+    }
+
+    /// The events from now on (`event: tick` once a second, `event: end` last), and the number of the last one
+    /// published before them; after the end, the end at once. A listener that does not keep up holds only the newest
+    /// `listenerBuffer`: `CatchingUp` tells it what it skipped.
+    public func listen() -> (after: Int, events: AsyncStream<Event>) {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(Self.listenerBuffer))
+        let (ended, after): (DashboardEnd?, Int) = store.withLock { s in
+            guard s.end == nil else { return (s.end, s.published) }
             let id = s.nextListener
             s.nextListener += 1
             s.listeners[id] = continuation
             continuation.onTermination = { [weak self] _ in self?.store.withLock { _ = $0.listeners.removeValue(forKey: id) } }
-            return nil
+            return (nil, s.published)
         }
         if let ended {
-            continuation.yield(Self.event("end", ended))
+            continuation.yield(Event(seq: after + 1, name: "end", text: Self.event("end", ended, id: after + 1)))
             continuation.finish()
         }
-        return stream
+        return (after, stream)
+    }
+
+    /// What one listener's connection writes: each event, preceded by `event: skipped` (`{"skipped": N, "seq": …}`)
+    /// when seconds were dropped before it because the listener fell behind; once the run has ended, the seconds still
+    /// waiting are skipped too, so a slow listener reaches the end as soon as it can read it.
+    public struct CatchingUp: Sendable {
+        var last: Int
+        public private(set) var skipped = 0
+
+        public init(after: Int) { last = after }
+
+        public mutating func text(for event: Event, ended: Bool) -> String? {
+            if event.name == "tick", ended { return nil }
+            let gap = event.seq - last - 1
+            last = max(last, event.seq)
+            guard gap > 0 else { return event.text }
+            skipped += gap
+            return "event: skipped\ndata: {\"skipped\":\(gap),\"seq\":\(event.seq)}\n\n" + event.text
+        }
     }
 
     /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge.
@@ -233,7 +261,7 @@ public final class DashboardFeed: Sendable {
     /// How many pages are listening.
     public var listeners: Int { store.withLock { $0.listeners.count } }
 
-    private func broadcast(_ event: String) {
+    private func broadcast(_ event: Event) {
         for l in store.withLock({ Array($0.listeners.values) }) { l.yield(event) }
     }
 
@@ -243,9 +271,9 @@ public final class DashboardFeed: Sendable {
         return e
     }()
 
-    static func event(_ name: String, _ value: some Encodable) -> String {
+    static func event(_ name: String, _ value: some Encodable, id: Int) -> String {
         let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        return "event: \(name)\ndata: \(json)\n\n"
+        return "id: \(id)\nevent: \(name)\ndata: \(json)\n\n"
     }
 }
 

@@ -78,6 +78,7 @@ public enum DashboardPage {
         header { display: flex; justify-content: space-between; align-items: flex-end; gap: 16px; }
         h1 { font-size: 20px; margin: 0; } h2 { font-size: 15px; margin: 16px 0 6px; }
         .muted { color: var(--muted); } .small { font-size: 12px; }
+        #connection[data-state="behind"] { color: #b45309; font-weight: 600; }
         .badge { display: inline-block; padding: 2px 8px; border-radius: 10px; background: #eef2ff; font-weight: 600; margin-right: 8px; }
         .progress { height: 8px; background: var(--line); border-radius: 4px; margin: 10px 0 4px; overflow: hidden; }
         #bar { height: 100%; width: 0; background: #2563eb; transition: width .4s; }

@@ -152,18 +152,35 @@ enum DashboardScript {
       apply(state);
       if (view.end) return;
       const events = new EventSource("api/events");
+      // "live" only while seconds arrive in turn: a page that fell behind is told what it skipped (event: skipped),
+      // says so, and reads the run's state again; one that hears nothing for 3 s says how long.
+      view.heard = Date.now();
       events.addEventListener("tick", (m) => {
         const f = JSON.parse(m.data);
         view.latest = f;
+        view.heard = Date.now();
         view.points.push({ t: f.t, online: f.online, off_realtime: f.off_realtime, out: f.out, in: f.in, p50: f.p50, p99: f.p99,
                            errors: Object.values(f.errors).reduce((s, n) => s + n, 0) });
         if (view.points.length > view.header.window) view.points.splice(0, view.points.length - view.header.window);
         drawFrame(f); drawCharts();
-        $("connection").textContent = "live";
+        if (!(view.behindUntil > Date.now())) setConnection("live", "");
       });
-      events.addEventListener("end", (m) => { view.end = JSON.parse(m.data); events.close(); drawEnd(view.end); });
-      events.onerror = () => { if (!view.end) $("connection").textContent = "reconnecting…"; };
+      events.addEventListener("skipped", (m) => {
+        const k = JSON.parse(m.data);
+        view.skipped = (view.skipped || 0) + k.skipped;
+        view.behindUntil = Date.now() + 3000;
+        setConnection("behind: skipped " + view.skipped + " s", "behind");
+        fetch("api/state", { cache: "no-store" }).then((r) => r.json()).then((st) => { if (!view.end) { view.points = st.points || view.points; drawCharts(); } })
+          .catch(() => {});
+      });
+      events.addEventListener("end", (m) => { view.end = JSON.parse(m.data); events.close(); setConnection("", ""); drawEnd(view.end); });
+      events.onerror = () => { if (!view.end) setConnection("reconnecting…", "behind"); };
+      setInterval(() => {
+        const quiet = Math.round((Date.now() - view.heard) / 1000);
+        if (!view.end && quiet >= 3 && $("connection").textContent !== "reconnecting…") setConnection("behind: no update for " + quiet + " s", "behind");
+      }, 1000);
     }
+    function setConnection(text, state) { $("connection").textContent = text; $("connection").dataset.state = state; }
     start().catch((e) => { $("subtitle").textContent = "cannot read the run's state: " + e; });
     """#
 }
