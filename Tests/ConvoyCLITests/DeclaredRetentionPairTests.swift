@@ -33,6 +33,11 @@ import Testing
         let phones = map["phones"] as? [[String: Any]] ?? [], tracked = map["tracked"] as? [[String: Any]] ?? []
         #expect(phones.count == 10 && phones.allSatisfy { $0["lat"] is Double && $0["lon"] is Double }, "\(phones)")
         #expect(!tracked.isEmpty && tracked.contains { !($0["received"] as? [Any] ?? []).isEmpty }, "\(tracked.count) tracked")
+        // The battery model, per group, as for a built-in app: every phone's hours, its radio and GPS spent.
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: held.appendingPathComponent("summary.json"))) as? [String: Any])
+        let battery = (summary["battery"] as? [String: Any])?["groups"] as? [[String: Any]] ?? []
+        #expect(Set(battery.compactMap { $0["name"] as? String }) == ["walkers", "cyclists"] && battery.reduce(0) { $0 + ($1["devices"] as? Int ?? 0) } == 10)
+        #expect(battery.allSatisfy { ($0["radio_j"] as? Double ?? 0) > 0 && ($0["gps_j"] as? Double ?? 0) > 0 && ($0["percent_per_hour"] as? Double ?? 0) > 0 }, "\(battery)")
         let report = try String(contentsOf: held.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(report.contains("Fleet map") && report.contains("svg class=\"fleet-map"), "report.html draws the map")
 

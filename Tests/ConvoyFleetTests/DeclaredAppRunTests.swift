@@ -58,8 +58,10 @@ import Testing
     }
 
     @Test func declaredGreenBoxPairsSharesAndSealsAsTheBuiltInOne() async throws {
-        let builtIn = try await Self.run(try Self.scenario("app: { name: greenbox, payload: prd, pairing: prd }"))
+        let builtIn = try await Self.run(try Self.scenario("app: { name: greenbox, payload: prd, pairing: prd, inserts: each }"))
         let declared = try await Self.run(try Self.scenario("app: { file: \(AppFileTests.greenBox) }"))
+        // Both post one insert a friend (the file's requests: per_recipient, the built-in's inserts: each): a time a row.
+        #expect(declared.stamps == declared.rows.count && builtIn.stamps == builtIn.rows.count, "\(declared.stamps) \(builtIn.stamps)")
         // The seed decides the pairs and who leaves a request for later: the same on both, requested and accepted on the phones.
         for key in ["pairing_requests", "pairing_decided_later", "pairing_accepted", "pairing_friends_made"] {
             #expect(declared.counters[key] != nil && declared.counters[key] == builtIn.counters[key], "\(key): \(declared.counters) vs \(builtIn.counters)")
