@@ -6,7 +6,6 @@ import ConvoyTime
 import ConvoyWire
 import Foundation
 import Logging
-import UnixSignals
 
 /// What `convoy live` adds to a run: receivers feeding one group's devices.
 struct LiveSetup: Sendable {
@@ -210,45 +209,9 @@ extension Convoy {
             let live = try await startDashboard(scenario, fleet: fleet, devices: here, folder: folder, logger: logger)
             defer { live?.server.cancel() }
 
-            // SIGINT / SIGTERM: cancel the run, which stops it gracefully.
-            let runTask = Task { () async throws -> FleetRun.Outcome in
-                try await fleet.run { tick in
-                    progress.show(tick)
-                    exporter?.set("devices_online", to: Double(tick.devicesOnline))
-                    exporter?.set("elapsed_seconds", to: tick.elapsed)
-                    exporter?.set("realtime_down", to: Double(tick.health.realtimeDown))
-                    exporter?.set("retry_queue", to: Double(tick.health.queued))
-                    if ![.onboarding, .pairing, .waiting].contains(tick.phase) { folder.append(row: progress.row(tick)) }
-                    live?.feed.publish(Self.second(tick))
-                }
-            }
-            let signals = Task {
-                for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
-                    logger.notice("\(signal): stopping gracefully")
-                    FileHandle.standardError.write(Data("\nconvoy: \(signal): stopping the devices and draining (again to quit at once)\n".utf8))
-                    runTask.cancel()
-                    break
-                }
-                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { Foundation.exit(ExitStatus.runtimeFailure.rawValue) }
-            }
+            let (outcome, signals) = try await runFleet(fleet, engine: engine, progress: progress, exporter: exporter, folder: folder, live: live,
+                                                        embedded: embedded, url: supabase.url, logger: logger)
             defer { signals.cancel() }
-
-            let outcome: FleetRun.Outcome
-            do {
-                outcome = try await runTask.value
-            } catch let error as ScenarioError {
-                await embedded?.stop()
-                progress.finish()
-                throw CommandFailure.badInput(error.description)
-            } catch {
-                await embedded?.stop()
-                progress.finish()
-                logger.error("the run failed: \(error)")
-                throw CommandFailure.runtime(runTask.isCancelled ? "interrupted during onboarding" : "the run against \(supabase.url) failed: \(error)")
-            }
-            progress.finish()
-            engine.shutdown()
-            await embedded?.stop()
 
             let complete = outcome.complete
             // A probe leak or a retention finding fails the run (99), whatever the thresholds say; an interrupted run is 1.

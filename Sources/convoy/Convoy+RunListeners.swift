@@ -1,6 +1,7 @@
 import ConvoyFleet
 import ConvoyMetrics
 import ConvoyServer
+import ConvoyWire
 import Foundation
 import Logging
 import UnixSignals
@@ -94,6 +95,50 @@ extension Convoy.Run {
             }
             await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// The fleet run until it ends, each second shown (progress, metrics.csv, Prometheus, the dashboard); SIGINT or
+    /// SIGTERM stops it gracefully and a second one quits at once. The embedded backend is stopped either way, and once it
+    /// ended the HTTP engine before it. Returns
+    /// the outcome and the signal watch, which the caller keeps until the dashboard's linger takes the signals over.
+    func runFleet(_ fleet: FleetRun, engine: HTTPEngine, progress: RunProgress, exporter: PrometheusExporter?, folder: ResultsFolder,
+                  live: LiveDashboard?, embedded: EmbeddedServer?, url: String, logger: Logger) async throws -> (FleetRun.Outcome, Task<Void, Never>) {
+        let runTask = Task { () async throws -> FleetRun.Outcome in
+            try await fleet.run { tick in
+                progress.show(tick)
+                exporter?.set("devices_online", to: Double(tick.devicesOnline))
+                exporter?.set("elapsed_seconds", to: tick.elapsed)
+                exporter?.set("realtime_down", to: Double(tick.health.realtimeDown))
+                exporter?.set("retry_queue", to: Double(tick.health.queued))
+                if ![.onboarding, .pairing, .waiting].contains(tick.phase) { folder.append(row: progress.row(tick)) }
+                live?.feed.publish(Self.second(tick))
+            }
+        }
+        let signals = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                logger.notice("\(signal): stopping gracefully")
+                FileHandle.standardError.write(Data("\nconvoy: \(signal): stopping the devices and draining (again to quit at once)\n".utf8))
+                runTask.cancel()
+                break
+            }
+            for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { Foundation.exit(ExitStatus.runtimeFailure.rawValue) }
+        }
+        defer { progress.finish() }
+        do {
+            let outcome = try await runTask.value
+            engine.shutdown()
+            await embedded?.stop()
+            return (outcome, signals)
+        } catch let error as ScenarioError {
+            signals.cancel()
+            await embedded?.stop()
+            throw CommandFailure.badInput(error.description)
+        } catch {
+            signals.cancel()
+            await embedded?.stop()
+            logger.error("the run failed: \(error)")
+            throw CommandFailure.runtime(runTask.isCancelled ? "interrupted during onboarding" : "the run against \(url) failed: \(error)")
         }
     }
 }
