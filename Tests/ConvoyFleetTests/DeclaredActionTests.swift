@@ -89,6 +89,24 @@ import Testing
         }
     }
 
+    /// A column the backend lacks, named where the phones write (the posting row), stops set-up as a missing table does.
+    @Test func aColumnTheBackendLacksStopsSetUp() async throws {
+        let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
+        #expect(text.contains("box_hex: \"{{sealed}}\""))
+        let file = Self.mine.replacingOccurrences(of: "mine.yaml", with: "beacon-no-column-\(UUID().uuidString.prefix(6)).yaml")
+        try text.replacingOccurrences(of: "box_hex: \"{{sealed}}\"", with: "box_hexx: \"{{sealed}}\"").write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let spec = try AppFile.load(file)
+        let scenario = try FleetRunTests.scenario(devices: 4, steady: "2s", extra: "app: { file: \(file) }")
+        do {
+            _ = try await DeclaredBeaconTests.run(scenario, DeclaredBeaconTests.configuration(spec), on: .sqlite) { _, _ in () }
+            Issue.record("the run went on with a column the backend lacks")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("posting.row names beacons(") && text.contains("box_hexx") && text.contains("→ HTTP 400"), "\(text)")
+        }
+    }
+
     /// The control for Beacon's run (`DeclaredBeaconTests`, where the action is made and none fails): an action the
     /// backend refuses during the run (an RPC it lacks: nothing set-up can read ahead) fails on every phone that makes
     /// it, counted by name, and is never timed as made.
