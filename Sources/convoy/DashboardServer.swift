@@ -1,3 +1,4 @@
+import ConvoyCrypto
 import ConvoyMetrics
 import Foundation
 import Hummingbird
@@ -47,12 +48,27 @@ struct DashboardServer {
             }
             return Self.response(.ok, name.hasSuffix(".csv") ? "text/csv; charset=utf-8" : "application/json", ByteBuffer(bytes: data))
         }
-        router.get("api/map") { _, _ -> Response in
+        // The map: encoded once a second for every reader (one that asks more often gets the same bytes), gzipped once
+        // for those that accept it.
+        let mapBytes = DashboardBytes(compress: { try? Gzip.compress($0, level: 6) })
+        router.get("api/map") { request, _ -> Response in
             guard feed.header.sharesLocations else { return Response(status: .noContent) }
-            guard let data = await map(), let json = try? Self.encoder.encode(data) else {
+            let gzip = request.headers[.acceptEncoding].map { $0.lowercased().contains("gzip") } ?? false
+            let key = DashboardBytes.key(feed)
+            let made: (body: [UInt8], gzip: Bool)
+            if let hit = mapBytes.cached(for: key, gzip: gzip) {
+                made = hit
+            } else if let data = await map(), let json = try? Self.encoder.encode(data) {
+                made = mapBytes.store(Array(json), for: key, gzip: gzip)
+            } else {
                 return Self.response(.ok, "application/json", ByteBuffer(string: #"{"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
             }
-            return Self.response(.ok, "application/json", ByteBuffer(bytes: json))
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.cacheControl] = "no-store"
+            headers[.vary] = "Accept-Encoding"
+            if made.gzip { headers[.contentEncoding] = "gzip" }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: made.body)))
         }
         router.get("api/phone/:index") { _, context -> Response in
             guard let index = context.parameters.get("index", as: Int.self), let detail = await phone(index), let json = try? Self.encoder.encode(detail) else {

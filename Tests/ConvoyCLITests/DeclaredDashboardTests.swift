@@ -38,6 +38,17 @@ import ConvoyTestSupport
         }
         let (data, _) = try await URLSession.shared.data(from: URL(string: url + "api/map")!)
         let map = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        // Asked for gzip, the same map comes gzipped (read here by Python's own gzip), smaller than the JSON.
+        let gz = try await DashboardTests.tool("/usr/bin/python3", ["-c", """
+            import gzip, json, sys, urllib.request
+            r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"Accept-Encoding": "gzip"}))
+            body = r.read()
+            print(json.dumps({"encoding": r.headers.get("Content-Encoding"), "size": len(body),
+                              "phones": len(json.loads(gzip.decompress(body))["phones"]), "plain": len(gzip.decompress(body))}))
+            """, url + "api/map"])
+        let zipped = try #require(try JSONSerialization.jsonObject(with: Data(gz.stdout.utf8)) as? [String: Any], "\(gz.stdout)\(gz.stderr)")
+        #expect(zipped["encoding"] as? String == "gzip" && zipped["phones"] as? Int == 8
+                && (zipped["size"] as? Int ?? .max) < (zipped["plain"] as? Int ?? 0), "\(zipped)")
         process.interrupt()
         process.waitUntilExit()
         let placed = (map["phones"] as? [[String: Any]] ?? []).filter { $0["lat"] is Double }.count

@@ -78,33 +78,30 @@ import Testing
     @Test func anActionOnATableTheBackendLacksStopsSetUp() async throws {
         let file = try Self.beacon("      - select: no_such_table\n        query: \"select=id\"\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let spec = try AppFile.load(file)
+        let text = try #require(try await Self.setUpRefusal(file), "the run went on with a table the backend lacks")
+        #expect(text.contains("actions[0].steps[0] names no_such_table") && text.contains("GET /rest/v1/no_such_table?select=*&limit=0 → HTTP 4"), "\(text)")
+    }
+
+    /// What set-up said when it stopped a short run of `file` on the embedded store; nil when the run went on.
+    static func setUpRefusal(_ file: String) async throws -> String? {
         let scenario = try FleetRunTests.scenario(devices: 4, steady: "2s", extra: "app: { file: \(file) }")
         do {
-            _ = try await DeclaredBeaconTests.run(scenario, DeclaredBeaconTests.configuration(spec), on: .sqlite) { _, _ in () }
-            Issue.record("the run went on with a table the backend lacks")
+            _ = try await DeclaredBeaconTests.run(scenario, DeclaredBeaconTests.configuration(try AppFile.load(file)), on: .sqlite) { _, _ in () }
+            return nil
         } catch {
-            let text = "\(error)"
-            #expect(text.contains("actions[0].steps[0] names no_such_table") && text.contains("GET /rest/v1/no_such_table?select=*&limit=0 → HTTP 4"), "\(text)")
+            return "\(error)"
         }
     }
 
     /// A column the backend lacks, named where the phones write (the posting row), stops set-up as a missing table does.
     @Test func aColumnTheBackendLacksStopsSetUp() async throws {
-        let text = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
-        #expect(text.contains("box_hex: \"{{sealed}}\""))
+        let source = try String(contentsOfFile: DeclaredBeaconTests.beacon, encoding: .utf8)
+        #expect(source.contains("box_hex: \"{{sealed}}\""))
         let file = Self.mine.replacingOccurrences(of: "mine.yaml", with: "beacon-no-column-\(UUID().uuidString.prefix(6)).yaml")
-        try text.replacingOccurrences(of: "box_hex: \"{{sealed}}\"", with: "box_hexx: \"{{sealed}}\"").write(toFile: file, atomically: true, encoding: .utf8)
+        try source.replacingOccurrences(of: "box_hex: \"{{sealed}}\"", with: "box_hexx: \"{{sealed}}\"").write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let spec = try AppFile.load(file)
-        let scenario = try FleetRunTests.scenario(devices: 4, steady: "2s", extra: "app: { file: \(file) }")
-        do {
-            _ = try await DeclaredBeaconTests.run(scenario, DeclaredBeaconTests.configuration(spec), on: .sqlite) { _, _ in () }
-            Issue.record("the run went on with a column the backend lacks")
-        } catch {
-            let text = "\(error)"
-            #expect(text.contains("posting.row names beacons(") && text.contains("box_hexx") && text.contains("→ HTTP 400"), "\(text)")
-        }
+        let text = try #require(try await Self.setUpRefusal(file), "the run went on with a column the backend lacks")
+        #expect(text.contains("posting.row names beacons(") && text.contains("box_hexx") && text.contains("→ HTTP 400"), "\(text)")
     }
 
     /// The control for Beacon's run (`DeclaredBeaconTests`, where the action is made and none fails): an action the

@@ -153,4 +153,32 @@ import Testing
         while let e = await fastEvents.next() { if let text = keeping.text(for: e, ended: feed.end != nil) { kept.append(text) } }
         #expect(kept.count == 30 && !kept.contains { $0.contains("event: skipped") } && keeping.skipped == 0)
     }
+
+    /// `/api/map`'s bytes: encoded once per published second however many readers ask, gzipped once for all that accept
+    /// it; a new second (or the end) makes them again.
+    @Test func theMapIsMadeOncePerSecondForEveryReader() {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        let bytes = DashboardBytes(compress: { Array($0.reversed()) })
+        var made = 0
+        func read(gzip: Bool) -> (body: [UInt8], gzip: Bool) {
+            let key = DashboardBytes.key(feed)
+            if let hit = bytes.cached(for: key, gzip: gzip) { return hit }
+            made += 1
+            return bytes.store(Array("map \(feed.published)".utf8), for: key, gzip: gzip)
+        }
+        feed.publish(Self.second(1))
+        let first = (0..<30).map { i in read(gzip: i % 3 == 0) }
+        #expect(made == 1 && bytes.encodes == 1 && bytes.compressions == 1)
+        #expect(first.allSatisfy { $0.gzip ? $0.body == Array("map 1".utf8.reversed()) : $0.body == Array("map 1".utf8) })
+        feed.publish(Self.second(2))
+        #expect(read(gzip: false).body == Array("map 2".utf8) && read(gzip: false).body == Array("map 2".utf8) && bytes.encodes == 2)
+        #expect(bytes.compressions == 1, "no reader of this second asked for gzip")
+        feed.finish(Self.end)
+        _ = read(gzip: true)
+        #expect(bytes.encodes == 3 && bytes.compressions == 2, "the end draws the map once more")
+        // A compressor that cannot: the plain bytes, said so.
+        let plainOnly = DashboardBytes(compress: { _ in nil })
+        let plain = plainOnly.store([1, 2], for: 0, gzip: true)
+        #expect(plain.body == [1, 2] && !plain.gzip)
+    }
 }

@@ -250,6 +250,9 @@ public final class DashboardFeed: Sendable {
     /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge.
     public func seconds(after seq: Int) -> [Second] { store.withLock { s in s.recent.filter { $0.seq > seq } } }
 
+    /// How many seconds have been published.
+    public var published: Int { store.withLock { $0.published } }
+
     /// The end, once the run has one.
     public var end: DashboardEnd? { store.withLock { $0.end } }
 
