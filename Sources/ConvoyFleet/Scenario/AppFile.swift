@@ -221,13 +221,13 @@ extension Reader {
         var steps: [DeclaredAppSpec.Links.Step] = []
         var marked: Reader?
         for r in try need("steps").sequence() {
-            let sm = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "by", "accepts"])
-            guard let by = sm["by"], ["inviter", "invitee"].contains(try by.string()) else { throw r.error("a step needs by: inviter or by: invitee") }
+            let keys = try r.mapping(["insert", "upsert", "update", "rpc", "on_conflict", "where", "body", "save", "by", "accepts"])
+            guard let by = keys["by"], ["inviter", "invitee"].contains(try by.string()) else { throw r.error("a step needs by: inviter or by: invitee") }
             let byInvitee = try by.string() == "invitee"
             if steps.isEmpty, byInvitee { throw by.error("the inviter makes the first step (the one who invites)") }
-            let accepts = try sm["accepts"]?.bool() ?? false
-            if accepts, let marked { throw sm["accepts"]!.error("one step accepts; \(marked.path) does already") }
-            if accepts { marked = sm["accepts"] }
+            let accepts = try keys["accepts"]?.bool() ?? false
+            if accepts, let marked { throw keys["accepts"]!.error("one step accepts; \(marked.path) does already") }
+            if accepts { marked = keys["accepts"] }
             steps.append(.init(byInvitee: byInvitee, write: try r.declaredWrite(AppFile.linkNames, extra: ["by", "accepts"]), accepts: accepts))
         }
         var links = DeclaredAppSpec.Links(duringRun: during == "run", steps: steps, table: try need("table").string(),
