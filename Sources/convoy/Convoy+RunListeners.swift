@@ -99,9 +99,9 @@ extension Convoy.Run {
     }
 
     /// The fleet run until it ends, each second shown (progress, metrics.csv, Prometheus, the dashboard); SIGINT or
-    /// SIGTERM stops it gracefully and a second one quits at once. The embedded backend is stopped either way, and once it
-    /// ended the HTTP engine before it. Returns
-    /// the outcome and the signal watch, which the caller keeps until the dashboard's linger takes the signals over.
+    /// SIGTERM stops it gracefully and a second one quits at once. The embedded backend is stopped either way (after the
+    /// HTTP engine, when the run ended). Returns the outcome and the signal watch, which the caller keeps until the
+    /// dashboard's linger takes the signals over.
     func runFleet(_ fleet: FleetRun, engine: HTTPEngine, progress: RunProgress, exporter: PrometheusExporter?, folder: ResultsFolder,
                   live: LiveDashboard?, embedded: EmbeddedServer?, url: String, logger: Logger) async throws -> (FleetRun.Outcome, Task<Void, Never>) {
         let runTask = Task { () async throws -> FleetRun.Outcome in

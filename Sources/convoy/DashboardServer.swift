@@ -63,12 +63,7 @@ struct DashboardServer {
             } else {
                 return Self.response(.ok, "application/json", ByteBuffer(string: #"{"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
             }
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json"
-            headers[.cacheControl] = "no-store"
-            headers[.vary] = "Accept-Encoding"
-            if made.gzip { headers[.contentEncoding] = "gzip" }
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: made.body)))
+            return Self.response(.ok, "application/json", ByteBuffer(bytes: made.body), gzip: made.gzip)
         }
         router.get("api/phone/:index") { _, context -> Response in
             guard let index = context.parameters.get("index", as: Int.self), let detail = await phone(index), let json = try? Self.encoder.encode(detail) else {
@@ -119,10 +114,15 @@ struct DashboardServer {
 
     static let encoder = JSONEncoder()
 
-    private static func response(_ status: HTTPResponse.Status, _ type: String, _ body: ByteBuffer) -> Response {
+    /// `gzip`: the body is gzipped, and chosen by the request's Accept-Encoding (nil: a body that never is).
+    private static func response(_ status: HTTPResponse.Status, _ type: String, _ body: ByteBuffer, gzip: Bool? = nil) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = type
         headers[.cacheControl] = "no-store"
+        if let gzip {
+            headers[.vary] = "Accept-Encoding"
+            if gzip { headers[.contentEncoding] = "gzip" }
+        }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }

@@ -10,8 +10,13 @@ public final class DashboardBytes: Sendable {
         var gzip: [UInt8]?
     }
 
-    private let made = Mutex<Made?>(nil)
-    private let counts = Mutex((encodes: 0, compressions: 0))
+    private struct State {
+        var made: Made?
+        var encodes = 0
+        var compressions = 0
+    }
+
+    private let state = Mutex(State())
     private let compress: @Sendable ([UInt8]) -> [UInt8]?
 
     /// `compress`: gzip (nil when it cannot).
@@ -19,38 +24,38 @@ public final class DashboardBytes: Sendable {
         self.compress = compress
     }
 
-    public var encodes: Int { counts.withLock { $0.encodes } }
-    public var compressions: Int { counts.withLock { $0.compressions } }
+    public var encodes: Int { state.withLock { $0.encodes } }
+    public var compressions: Int { state.withLock { $0.compressions } }
 
     /// The key of what a feed has published: its seconds, and whether it has ended (the map is drawn once more then).
     public static func key(_ feed: DashboardFeed) -> Int { feed.published * 2 + (feed.end == nil ? 0 : 1) }
 
     /// The bytes already made for `key` (gzipped, if `gzip` and gzip can be made), or nil: none made for it yet.
     public func cached(for key: Int, gzip: Bool) -> (body: [UInt8], gzip: Bool)? {
-        made.withLock { m in
-            guard let current = m, current.key == key else { return nil }
-            return served(&m, gzip: gzip)
+        state.withLock { s in
+            guard s.made?.key == key else { return nil }
+            return served(&s, gzip: gzip)
         }
     }
 
     /// Keeps `plain` as `key`'s bytes (unless another reader made them first: theirs are served) and serves them.
     public func store(_ plain: [UInt8], for key: Int, gzip: Bool) -> (body: [UInt8], gzip: Bool) {
-        made.withLock { m in
-            if m?.key != key {
-                counts.withLock { $0.encodes += 1 }
-                m = Made(key: key, plain: plain, gzip: nil)
+        state.withLock { s in
+            if s.made?.key != key {
+                s.encodes += 1
+                s.made = Made(key: key, plain: plain, gzip: nil)
             }
-            return served(&m, gzip: gzip) ?? (plain, false)
+            return served(&s, gzip: gzip) ?? (plain, false)
         }
     }
 
-    private func served(_ m: inout Made?, gzip: Bool) -> (body: [UInt8], gzip: Bool)? {
-        guard var current = m else { return nil }
+    private func served(_ s: inout State, gzip: Bool) -> (body: [UInt8], gzip: Bool)? {
+        guard var current = s.made else { return nil }
         guard gzip else { return (current.plain, false) }
         if current.gzip == nil, let packed = compress(current.plain) {
-            counts.withLock { $0.compressions += 1 }
+            s.compressions += 1
             current.gzip = packed
-            m = current
+            s.made = current
         }
         return current.gzip.map { ($0, true) } ?? (current.plain, false)
     }
