@@ -80,6 +80,8 @@ let package = Package(
             name: "ConvoyMetrics",
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift"),
                            .product(name: "Prometheus", package: "swift-prometheus")],
+            // The live dashboard's page: HTML, CSS and JavaScript as files (DashboardPage puts them together).
+            resources: [.copy("Dashboard/Page")],
             swiftSettings: swiftSettings),
         .target(
             name: "ConvoyWire",

@@ -82,6 +82,9 @@ extension Convoy {
             let serving = Task {
                 try? await server.run(feed, report: { report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: $0) } }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.self)) },
                                       phone: { i in await DashboardMerge.detail(client.all(urls, "api/phone/\(i)", as: FleetMapData.PhoneDetail.self)) },
+                                      results: { name in
+                                          report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: (($0 as NSString).deletingLastPathComponent as NSString).appendingPathComponent(name)) }
+                                      },
                                       logger: logger) { port in signal.yield(port) }
                 signal.finish()
             }

@@ -80,7 +80,7 @@ extension Convoy.Run {
     static func second(_ tick: FleetRun.Tick) -> DashboardFeed.Second {
         DashboardFeed.Second(elapsed: tick.elapsed, phase: tick.phase.rawValue, onboarded: tick.onboarded, online: tick.devicesOnline,
                              offRealtime: tick.health.realtimeDown, retryQueued: tick.health.queued, interval: tick.interval,
-                             totals: tick.totals, groups: tick.groups)
+                             totals: tick.totals, groups: tick.groups, failures: tick.failures)
     }
 
     /// The end to every page, then `--dashboard-linger` (Ctrl-C ends it sooner).

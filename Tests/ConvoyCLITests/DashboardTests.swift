@@ -88,6 +88,22 @@ import ConvoyTestSupport
         #expect(groups.values.allSatisfy { $0.dropFirst().allSatisfy { Int($0.replacingOccurrences(of: ",", with: "")) != nil } }, "\(groups)")
         #expect((live["chart_paths"] as? Int ?? 0) >= 2)
         #expect((live["thresholds"] as? [String: String])?["delivery.loss < 50%"] == "at_end", "\(live)")
+        // What fails so far is at the top, with its figure, and first in the table; the control: what passes is not there.
+        let failing = live["failing"] as? [[String]] ?? []
+        #expect(failing.map { $0.first ?? "" } == ["seal.p99 < 1us"] && failing.first?.last?.hasSuffix(" ms") == true, "\(live)")
+        #expect((live["threshold_order"] as? [String])?.first == "seal.p99 < 1us", "\(live)")
+        // Latency over the last 10 s and the run so far, in the tiles and for every operation (e2e first), and each
+        // chart's legend in its caption, not on its lines.
+        #expect(live["latency_label"] as? String == "e2e p50 / p99 (last 10 s)" && live["run_latency_label"] as? String == "e2e p90 / p99 / p99.9 (run so far)")
+        let operations = try #require(live["operations"] as? [String: [String]])
+        #expect((live["operation_order"] as? [String])?.first == "e2e_latency" && ["post", "seal", "open"].allSatisfy { operations[$0] != nil }, "\(operations)")
+        #expect(operations.values.allSatisfy { $0.count == 9 && Int($0[1].replacingOccurrences(of: ",", with: "")) ?? 0 > 0 }, "\(operations)")
+        #expect((live["legends"] as? [String])?.contains { $0.contains("p99 10 s") && $0.contains("p99 run") } == true, "\(live)")
+        // The layout at 1280, 1440 and 1920 px, live and at the end: nothing overlaps, no figure wraps, no legend on a plot.
+        let layout = try #require(page["layout"] as? [String: [String: [String]]])
+        #expect(layout.keys.sorted() == ["end", "live"] && layout.values.allSatisfy { $0.count == 3 }, "\(layout)")
+        for (when, widths) in layout { for (width, problems) in widths { #expect(problems.isEmpty, "\(when) at \(width) px: \(problems)") } }
+        #expect(page["console_errors"] as? [String] == [], "the page's console: \(page["console_errors"] ?? "none read")")
         // The live map: one marker per online phone in the map's data, a scale bar; a click lists the phone's friends
         // and the last updates each received from it, with their latency.
         let map = try #require(live["map"] as? [String: Any])
@@ -114,9 +130,20 @@ import ConvoyTestSupport
             let value = Double(end[shown] as? String ?? "") ?? -1, truth = e2e[stat] as? Double ?? -2
             #expect(abs(value - truth) <= (truth >= 100 ? 0.5 : 0.05), "\(shown): page \(end[shown] ?? "none"), summary \(truth)")
         }
+        for (shown, stat) in [("run_p90", "p90"), ("run_p99", "p99"), ("run_p999", "p99.9")] {
+            let value = Double(end[shown] as? String ?? "") ?? -1, truth = e2e[stat] as? Double ?? -2
+            #expect(abs(value - truth) <= (truth >= 100 ? 0.5 : 0.05), "\(shown): page \(end[shown] ?? "none"), summary \(truth)")
+        }
+        #expect(end["failing"] is NSNull, "at the end, why it failed says it: \(end)")
         let endMap = try #require(end["map"] as? [String: Any])
         #expect(endMap["markers"] as? Int == 12 && endMap["placed_in_data"] as? Int == 12, "every phone where it last was: \(endMap)")
 
+        // The end's downloads are the results folder's own files.
+        let downloads = try #require(page["downloads"] as? [String: [String: Any]])
+        for (link, file) in [("summary-link", "summary.json"), ("csv-link", "metrics.csv")] {
+            let written = try String(contentsOf: out.appendingPathComponent(file), encoding: .utf8)
+            #expect(downloads[link]?["status"] as? Int == 200 && downloads[link]?["text"] as? String == written && written.count > 100, "\(link)")
+        }
         // report.html, from the dashboard.
         let report = try #require(page["report"] as? [String: Any])
         #expect((report["url"] as? String)?.hasSuffix("/report.html") == true && (report["title"] as? String ?? "").contains("dash"), "\(report)")

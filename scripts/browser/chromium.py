@@ -31,6 +31,8 @@ def browser(width=1280, height=900):
                 "--disable-sync", "--disable-extensions", "--mute-audio", "--force-device-scale-factor=1",
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"):
         opts.add_argument(arg)
+    # The console's messages, for browser_errors().
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_output=os.devnull, env=env)
     driver = webdriver.Chrome(options=opts, service=service)
     try:
@@ -47,3 +49,8 @@ def fit_viewport(driver, width, height):
     if (iw, ih) != (width, height):
         size = driver.get_window_size()
         driver.set_window_size(size["width"] + width - iw, size["height"] + height - ih)
+
+
+def browser_errors(driver):
+    """The page's console errors so far (a script that threw, a resource that failed to load), as text."""
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

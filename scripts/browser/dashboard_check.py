@@ -5,7 +5,9 @@
 
 Waits (no fixed sleeps) for live data (the page says "live" and phones are online), reads the live figures,
 then waits for the run's end and reads the final ones: exit code, sent/delivered/lost, each threshold's
-state, the groups' rows; then follows the page's link to report.html. Prints one JSON object; exit 0 when
+state, the groups' rows; then follows the page's link to report.html. Live and at the end it checks the layout at
+1280, 1440 and 1920 px (scripts/browser/layout.py: no two boxes overlap, no figure wraps, no legend on a plot) and
+collects the console's errors (a script that threw, a file that did not load). Prints one JSON object; exit 0 when
 every wait was met, 1 with the reason otherwise. The caller compares the figures with summary.json.
 With --pause-pid, once live it stops that process (SIGSTOP) until the page no longer says "live" (what it says
 instead is reported), then lets it go on (SIGCONT) and waits for "live" again.
@@ -15,9 +17,11 @@ import json
 import os
 import signal
 import sys
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chromium import browser, fit_viewport  # noqa: E402
+from chromium import browser, browser_errors, fit_viewport  # noqa: E402
+from layout import layout_problems  # noqa: E402
 from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -38,6 +42,12 @@ return { ids: Object.fromEntries(arguments[0].map((id) => [id, t(id)])),
          end_shown: !document.getElementById("end").hidden,
          groups: rows("#groups tbody tr[data-group]", "data-group"),
          thresholds: rows("#thresholds tbody tr[data-threshold]", "data-threshold"),
+         threshold_order: [...document.querySelectorAll("#thresholds tbody tr[data-threshold]")].map((r) => r.dataset.threshold),
+         failing: document.getElementById("failing").hidden ? null : [...document.querySelectorAll("#failing-list li")].map(
+           (li) => [li.dataset.threshold, li.querySelector(".figure").textContent]),
+         operations: rows("#operations tbody tr[data-operation]", "data-operation"),
+         operation_order: [...document.querySelectorAll("#operations tbody tr[data-operation]")].map((r) => r.dataset.operation),
+         legends: [...document.querySelectorAll(".chart-legend")].map((l) => l.textContent),
          chart_paths: document.querySelectorAll("#chart-phones path").length,
          map: { markers: document.querySelectorAll("#map circle.phone").length,
                 clusters: document.querySelectorAll("#map g.cluster").length,
@@ -47,7 +57,14 @@ return { ids: Object.fromEntries(arguments[0].map((id) => [id, t(id)])),
                 scale_bar: !!document.querySelector("#map #scale-bar") } };
 """
 IDS = ["connection", "phase", "online", "devices", "subtitle", "sent", "received", "exit-code", "end-sent", "end-delivered",
-       "end-lost", "verdict", "end-why-list", "end-p50", "end-p99", "p50", "p99"]
+       "end-lost", "verdict", "end-why-list", "end-p50", "end-p99", "p50", "p99", "run-p90", "run-p99", "run-p999", "latency-label",
+       "run-latency-label"]
+WIDTHS = (1440, 1920, 1280)
+
+
+def layouts(driver):
+    """The layout's problems at each width, by width (the page is left at 1280 px)."""
+    return {str(w): layout_problems(driver, w) for w in WIDTHS}
 
 
 def read(driver):
@@ -73,6 +90,9 @@ def main():
             return 1
         page = read(driver)
         result["live"] = {
+            "failing": page["failing"], "threshold_order": page["threshold_order"], "legends": page["legends"],
+            "operations": {k: v["cells"] for k, v in page["operations"].items()}, "operation_order": page["operation_order"],
+            "latency_label": page["ids"]["latency-label"], "run_latency_label": page["ids"]["run-latency-label"],
             "phase": page["ids"]["phase"], "online": number(page["ids"]["online"]), "devices": number(page["ids"]["devices"]),
             "groups": {k: v["cells"] for k, v in page["groups"].items()}, "chart_paths": page["chart_paths"],
             "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
@@ -94,6 +114,7 @@ def main():
         WebDriverWait(driver, a.timeout).until(lambda d: read(d)["map"]["markers"] > 0)
         m = read(driver)["map"]
         result["live"]["map"] = m
+        result["layout"] = {"live": layouts(driver)}
         # A click on a phone: its friends and the last updates each received from it.
         driver.execute_script("selectPhone(Number(document.querySelector('#map circle.phone').dataset.i))")
         WebDriverWait(driver, 30).until(lambda d: d.execute_script(
@@ -116,9 +137,17 @@ def main():
             return 1
         # After the end the map shows every phone where it last was.
         WebDriverWait(driver, 30).until(lambda d: (lambda m: m["placed_in_data"] and m["markers"] == m["placed_in_data"])(read(d)["map"]))
+        result["layout"]["end"] = layouts(driver)
+        # The end box's downloads, fetched as the browser would follow them: their text.
+        result["downloads"] = {}
+        for link in ("summary-link", "csv-link"):
+            href = driver.execute_script("return document.getElementById(arguments[0]).href", link)
+            with urllib.request.urlopen(href, timeout=30) as r:
+                result["downloads"][link] = {"href": href, "status": r.status, "text": r.read().decode("utf-8")}
         page = read(driver)
         ids = page["ids"]
         result["end"] = {
+            "run_p90": ids["run-p90"], "run_p99": ids["run-p99"], "run_p999": ids["run-p999"], "failing": page["failing"],
             "exit_code": number(ids["exit-code"]), "sent": number(ids["end-sent"]), "delivered": number(ids["end-delivered"]),
             "lost": number(ids["end-lost"]), "verdict": ids["verdict"], "received": number(ids["received"]),
             "thresholds": {k: v["state"] for k, v in page["thresholds"].items()},
@@ -130,6 +159,7 @@ def main():
         result["report"] = {"url": driver.current_url, "title": driver.title,
                             "map_markers": len(driver.find_elements(By.CSS_SELECTOR, "svg.fleet-map circle.phone")),
                             "map_scale_bar": len(driver.find_elements(By.CSS_SELECTOR, "svg.fleet-map g.scale-bar"))}
+        result["console_errors"] = browser_errors(driver)
     print(json.dumps(result))
     return 0
 

@@ -31,7 +31,7 @@ extension FleetRun {
 
     /// Reports each second's measurements until cancelled,
     /// and says in run.log what the fleet's connections and sessions went through in it (`FleetHealth`).
-    func monitor(presence: Presence, health: FleetHealth, tally: GroupTally, progress: @Sendable (Tick) -> Void) async {
+    func monitor(presence: Presence, health: FleetHealth, tally: GroupTally, failures: FailureLog, progress: @Sendable (Tick) -> Void) async {
         let groups = configuration.scenario.groups.map(\.name)
         let ranges = groups.indices.map { tally.devices(of: $0) }
         let sizes = ranges.map { r in configuration.shard.map { s in s.devices.filter(r.contains).count } ?? r.count }
@@ -51,7 +51,7 @@ extension FleetRun {
                 DashboardFrame.Group(name: groups[g], devices: sizes[g], online: online[g], offRealtime: down[g], sent: counts[g].sent, received: counts[g].received)
             }
             progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
-                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now, groups: now))
+                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now, groups: now, failures: failures.latest))
             // The harness's own CPU once a second, for the cost of the steady part (`RunSummary.Resources.steady`).
             if !s.start.isNaN {
                 let sample = CostSample(t: elapsed, cpuSeconds: ProcessResources.current().cpuSeconds, received: totals[CounterName.received.name] ?? 0)

@@ -88,6 +88,8 @@ extension FleetRun {
         /// Each group now: its phones (on this shard), online, off Realtime, and what they sent and received so far
         /// (updates per friend, or a mailbox app's messages), as the dashboard shows it.
         public var groups: [DashboardFrame.Group] = []
+        /// Why requests failed so far: each operation and reason, its count, and its last request and answer.
+        public var failures: [FailureSample] = []
     }
 
     /// What a run produced.

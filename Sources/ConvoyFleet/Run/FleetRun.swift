@@ -86,7 +86,7 @@ public final class FleetRun: Sendable {
         let stage = try await prepare()
         live.withLock { $0 = (stage.context.map, stage.context.presence) }
         let monitor = Task { [self] in await self.monitor(presence: stage.context.presence, health: stage.context.health, tally: stage.context.tally,
-                                                           progress: progress) }
+                                                           failures: stage.context.failures, progress: progress) }
         defer { monitor.cancel() }
         let cast: Cast
         do {

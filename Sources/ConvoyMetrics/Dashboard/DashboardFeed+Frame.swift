@@ -98,3 +98,35 @@ extension DashboardFeed {
         return ThresholdNow(threshold: t.text, value: unit == "ms" ? value / 1000 : value, unit: unit, state: outcome.passed ? "passing" : "failing")
     }
 }
+
+/// Errors over time: each second's by kind (the rise of each kind's total), when each kind last rose, and the last
+/// failed request of each kind the run describes (an HTTP status's, a transport error's).
+struct ErrorTimeline {
+    private var before: [String: Int] = [:]
+    private var notes: [String: DashboardFrame.ErrorNote] = [:]
+
+    /// This second's errors by kind from the totals so far (`DashboardFeed.errorsByKind`), and every kind's note.
+    mutating func add(_ totals: [String: Int], at t: Double, failures: [FailureSample])
+        -> (now: [String: Int], notes: [String: DashboardFrame.ErrorNote]) {
+        var now: [String: Int] = [:]
+        for (kind, n) in totals where n > (before[kind] ?? 0) {
+            now[kind] = n - (before[kind] ?? 0)
+            notes[kind, default: .init(t: t)].t = t
+        }
+        before = totals
+        // The samples come oldest first: a kind's last is the newest of its operations'.
+        for f in failures {
+            guard let kind = Self.kind(f.reason), notes[kind] != nil else { continue }
+            notes[kind]!.last = "\(f.operation): \(f.request.map { "\($0) → " } ?? "")\(f.answer)"
+        }
+        return (now, notes)
+    }
+
+    /// The error kind (`DashboardFeed.errorsByKind`'s name) a failure's reason is counted under: `http_503` under
+    /// `http_errors.503`, a transport error's under `transport_errors.KIND`; nil for one counted otherwise.
+    static func kind(_ reason: String) -> String? {
+        if reason.hasPrefix("http_"), Int(reason.dropFirst(5)) != nil { return "http_errors." + reason.dropFirst(5) }
+        if ["unexpected_response", "not_joined", "error"].contains(reason) { return nil }
+        return "transport_errors." + reason
+    }
+}

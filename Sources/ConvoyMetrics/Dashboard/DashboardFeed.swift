@@ -54,12 +54,20 @@ public final class DashboardFeed: Sendable {
         public var offRealtime: Int
         public var out: Int
         public var inbound: Int
+        /// This second's p50 and p99.
         public var p50: Double?
         public var p99: Double?
+        /// The last 10 s's p50 and p99, and the run's p99 so far.
+        public var p50Recent: Double?
+        public var p99Recent: Double?
+        public var p99Run: Double?
+        /// Errors so far, and this second's by kind (those not zero).
         public var errors: Int
+        public var errorsNow: [String: Int]
 
         enum CodingKeys: String, CodingKey {
             case t, online, out, p50, p99, errors, offRealtime = "off_realtime", inbound = "in"
+            case p50Recent = "p50_recent", p99Recent = "p99_recent", p99Run = "p99_run", errorsNow = "errors_now"
         }
     }
 
@@ -75,15 +83,18 @@ public final class DashboardFeed: Sendable {
         public var interval: MetricsSnapshot
         public var totals: [String: Int]
         public var groups: [DashboardFrame.Group]
+        /// Why requests failed so far: each operation and reason, with the last such request and its answer.
+        public var failures: [FailureSample]
 
         public init(elapsed: Double, phase: String, onboarded: Int, online: Int, offRealtime: Int, retryQueued: Int,
-                    interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group]) {
+                    interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group], failures: [FailureSample] = []) {
             (self.elapsed, self.phase, self.onboarded, self.online) = (elapsed, phase, onboarded, online)
             (self.offRealtime, self.retryQueued, self.interval, self.totals, self.groups) = (offRealtime, retryQueued, interval, totals, groups)
+            self.failures = failures
         }
 
         enum CodingKeys: String, CodingKey {
-            case seq, elapsed, phase, onboarded, online, totals, groups, counters, histograms
+            case seq, elapsed, phase, onboarded, online, totals, groups, counters, histograms, failures
             case offRealtime = "off_realtime", retryQueued = "retry_queued"
         }
 
@@ -95,6 +106,7 @@ public final class DashboardFeed: Sendable {
             (onboarded, online) = (try c.decode(Int.self, forKey: .onboarded), try c.decode(Int.self, forKey: .online))
             (offRealtime, retryQueued) = (try c.decode(Int.self, forKey: .offRealtime), try c.decode(Int.self, forKey: .retryQueued))
             (totals, groups) = (try c.decode([String: Int].self, forKey: .totals), try c.decode([DashboardFrame.Group].self, forKey: .groups))
+            failures = try c.decodeIfPresent([FailureSample].self, forKey: .failures) ?? []
             interval = MetricsSnapshot()
             interval.counters = try c.decode([String: Int].self, forKey: .counters)
             for (name, pairs) in try c.decode([String: [[UInt64]]].self, forKey: .histograms) {
@@ -117,6 +129,7 @@ public final class DashboardFeed: Sendable {
             try c.encode(retryQueued, forKey: .retryQueued)
             try c.encode(totals, forKey: .totals)
             try c.encode(groups, forKey: .groups)
+            if !failures.isEmpty { try c.encode(failures, forKey: .failures) }
             try c.encode(interval.counters, forKey: .counters)
             try c.encode(interval.histograms.mapValues { h in h.recordedValues().map { [$0.value, $0.count] } }, forKey: .histograms)
         }
@@ -126,12 +139,14 @@ public final class DashboardFeed: Sendable {
         var points: [Point] = []
         var latest: DashboardFrame?
         var end: DashboardEnd?
-        /// The histograms thresholds name, so far (merged from each second's).
-        var measured = MetricsSnapshot()
+        /// Every histogram so far and over the last seconds (thresholds are judged on the run's).
+        var book = LatencyBook()
+        var errors = ErrorTimeline()
         var listeners: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextListener = 0
-        /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`), their histograms cut to those it shows.
-        var recent: [Second] = []
+        /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`): each its number and its JSON (every
+        /// histogram as its non-empty buckets, a few kilobytes, where whole ones would hold some 190 kB each).
+        var recent: [(seq: Int, json: Data)] = []
         var published = 0
     }
 
@@ -150,26 +165,34 @@ public final class DashboardFeed: Sendable {
 
     /// This second, as a frame every page listening receives.
     public func publish(_ second: Second) {
-        let named = Set(thresholds.compactMap { t -> String? in if case .statistic(let h, _) = t.subject { h } else { nil } })
-        let event: Event? = store.withLock { s in
+        let published: (seq: Int, event: Event?)? = store.withLock { s in
             guard s.end == nil else { return nil }
             s.published += 1
-            var kept = second
-            kept.seq = s.published
-            kept.interval.histograms = second.interval.histograms.filter { Self.keptForShards.contains($0.key) || named.contains($0.key) }
-            s.recent.append(kept)
-            if s.recent.count > Self.recentKept { s.recent.removeFirst(s.recent.count - Self.recentKept) }
-            for name in named { if let h = second.interval.histograms[name] { s.measured.merge(MetricsSnapshot(histograms: [name: h])) } }
-            s.measured.counters = second.totals
-            let frame = Self.frame(second, header: header, thresholds: thresholds, measured: s.measured)
+            s.book.add(second.interval.histograms)
+            var measured = s.book.run
+            measured.counters = second.totals
+            var frame = Self.frame(second, header: header, thresholds: thresholds, measured: measured)
+            frame.operations = s.book.operations(first: frame.latency)
+            (frame.errorsNow, frame.errorNotes) = s.errors.add(frame.errors, at: frame.t, failures: second.failures)
             s.latest = frame
+            let main = frame.operations.first { $0.name == frame.latency }
             s.points.append(Point(t: frame.t, online: frame.online, offRealtime: frame.offRealtime, out: frame.out, inbound: frame.inbound,
-                                  p50: frame.p50, p99: frame.p99, errors: frame.errors.values.reduce(0, +)))
+                                  p50: frame.p50, p99: frame.p99, p50Recent: main?.recent?.p50, p99Recent: main?.recent?.p99, p99Run: main?.run.p99,
+                                  errors: frame.errors.values.reduce(0, +), errorsNow: frame.errorsNow))
             if s.points.count > header.window { s.points.removeFirst(s.points.count - header.window) }
-            guard !s.listeners.isEmpty else { return nil }
-            return Event(seq: s.published, name: "tick", text: Self.event("tick", frame, id: s.published))
+            guard !s.listeners.isEmpty else { return (s.published, nil) }
+            return (s.published, Event(seq: s.published, name: "tick", text: Self.event("tick", frame, id: s.published)))
         }
-        if let event { broadcast(event) }
+        guard let published else { return }
+        if let event = published.event { broadcast(event) }
+        // Kept for a merging dashboard, encoded here (the run publishes from one task, so seconds are kept in turn).
+        var kept = second
+        kept.seq = published.seq
+        guard let json = try? Self.encoder.encode(kept) else { return }
+        store.withLock { s in
+            s.recent.append((published.seq, json))
+            if s.recent.count > Self.recentKept { s.recent.removeFirst(s.recent.count - Self.recentKept) }
+        }
     }
 
     /// The run's end: every page gets it, and the streams close.
@@ -247,8 +270,18 @@ public final class DashboardFeed: Sendable {
         }
     }
 
-    /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge.
-    public func seconds(after seq: Int) -> [Second] { store.withLock { s in s.recent.filter { $0.seq > seq } } }
+    /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge: a JSON array
+    /// of `Second`.
+    public func seconds(after seq: Int) -> Data {
+        let kept = store.withLock { s in s.recent.filter { $0.seq > seq }.map(\.json) }
+        var out = Data("[".utf8)
+        for (k, json) in kept.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(json)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
 
     /// How many seconds have been published.
     public var published: Int { store.withLock { $0.published } }
@@ -258,8 +291,6 @@ public final class DashboardFeed: Sendable {
 
     /// Seconds kept for `seconds(after:)`: a merging dashboard that misses a minute starts again from the newest.
     static let recentKept = 60
-    /// The histograms a merging dashboard needs besides those thresholds name: the latencies it charts.
-    static let keptForShards: Set<String> = [HistogramName.e2eLatency.name, HistogramName.mailboxLatency.name]
 
     /// How many pages are listening.
     public var listeners: Int { store.withLock { $0.listeners.count } }

@@ -30,6 +30,12 @@ public struct DashboardFrame: Codable, Sendable, Equatable {
     public var received: Int
     /// Errors so far by kind (`http_errors.503`, `transport_errors.timeout`, `decrypt_failures.mac`, `*_failures`, `*_failed`).
     public var errors: [String: Int]
+    /// This second's errors by kind (those not zero), for the errors chart.
+    public var errorsNow: [String: Int] = [:]
+    /// Each kind's last second with errors and, for a failed request, the last one and the server's answer.
+    public var errorNotes: [String: ErrorNote] = [:]
+    /// Every histogram recorded so far, `latency` first: over the run and over the last 10 s.
+    public var operations: [Operation] = []
     public var groups: [Group]
     /// The app's own counters so far, those not zero (pairing, messages, media, mailbox, probes, retention…).
     public var app: [String: Int]
@@ -54,7 +60,34 @@ public struct DashboardFrame: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case t, phase, progress, left, devices, onboarded, online, retryQueued = "retry_queued", offRealtime = "off_realtime"
-        case out, inbound = "in", latency, p50, p99, sent, received, errors, groups, app, thresholds
+        case out, inbound = "in", latency, p50, p99, sent, received, errors, groups, app, thresholds, operations
+        case errorsNow = "errors_now", errorNotes = "error_notes"
+    }
+
+    /// A histogram's count and percentiles, milliseconds.
+    public struct Percentiles: Codable, Sendable, Equatable {
+        public var count: Int
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p999: Double
+
+        enum CodingKeys: String, CodingKey { case count, p50, p90, p99, p999 = "p99_9" }
+    }
+
+    /// One histogram (an operation's latency: an insert, commit to receipt, a broadcast's ack…): over the run so far,
+    /// and over the last 10 s (nil: nothing in them).
+    public struct Operation: Codable, Sendable, Equatable {
+        public var name: String
+        public var run: Percentiles
+        public var recent: Percentiles?
+    }
+
+    /// When a kind of error last happened (seconds, as `t`), and what it was, where the run knows (a failed request's
+    /// operation, method and path, and the server's answer).
+    public struct ErrorNote: Codable, Sendable, Equatable {
+        public var t: Double
+        public var last: String?
     }
 }
 

@@ -39,10 +39,22 @@ public enum DashboardMerge {
                 }
             }
         }
+        // Each shard's failures so far, as one: counts summed by operation and reason, the last shard's request kept.
+        var failures: [FailureSample] = []
+        for f in latest.flatMap(\.failures) {
+            if let k = failures.firstIndex(where: { $0.operation == f.operation && $0.reason == f.reason }) {
+                let count = failures[k].count + f.count
+                failures[k] = f
+                failures[k].count = count
+            } else {
+                failures.append(f)
+            }
+        }
         let phase = latest.map(\.phase).min { (phases.firstIndex(of: $0) ?? 0) < (phases.firstIndex(of: $1) ?? 0) } ?? "onboarding"
         return DashboardFeed.Second(elapsed: latest.map(\.elapsed).max() ?? 0, phase: phase, onboarded: latest.reduce(0) { $0 + $1.onboarded },
                                     online: latest.reduce(0) { $0 + $1.online }, offRealtime: latest.reduce(0) { $0 + $1.offRealtime },
-                                    retryQueued: latest.reduce(0) { $0 + $1.retryQueued }, interval: interval, totals: totals, groups: groups)
+                                    retryQueued: latest.reduce(0) { $0 + $1.retryQueued }, interval: interval, totals: totals, groups: groups,
+                                    failures: failures)
     }
 
     /// How the shards ended, as one: the worst exit code (1 over 99 over 0), the accountings summed, a threshold
