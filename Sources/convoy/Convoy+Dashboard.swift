@@ -80,7 +80,7 @@ extension Convoy {
             // The merged run's report, once the shards have ended and their results merged.
             let report = Mutex<String?>(nil)
             let serving = Task {
-                try? await server.run(feed, report: { report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: $0) } }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.self)) },
+                try? await server.run(feed, report: { report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: $0) } }, map: { await DashboardMerge.map(client.all(urls, "api/map", as: FleetMapData.Compact.self).map(\.map)) },
                                       phone: { i in await DashboardMerge.detail(client.all(urls, "api/phone/\(i)", as: FleetMapData.PhoneDetail.self)) },
                                       results: { name in
                                           report.withLock { $0 }.flatMap { FileManager.default.contents(atPath: (($0 as NSString).deletingLastPathComponent as NSString).appendingPathComponent(name)) }
@@ -134,8 +134,8 @@ extension Convoy {
                         ends[k] = end
                     }
                 }
-                let known = latest.compactMap { $0 }
-                if !known.isEmpty { feed.publish(DashboardMerge.second(latest: known, new: new)) }
+                let known = zip(urls, latest).compactMap { url, s in s.map { (url, $0) } }
+                if !known.isEmpty { feed.publish(DashboardMerge.second(latest: known.map(\.1), new: new, names: known.map(\.0))) }
                 if ends.allSatisfy({ $0 != nil }) { return DashboardMerge.end(ends.map { $0! }, shards: urls) }
             }
             return DashboardMerge.end(ends.map { $0 ?? DashboardMerge.unreachable("") }, shards: urls)

@@ -108,6 +108,10 @@ extension Convoy {
             valueName: "duration"))
         var dashboardLinger: DurationArgument?
 
+        @Flag(name: .customLong("dashboard-control"), help: ArgumentHelp(
+            "Let the dashboard's page stop the run (as Ctrl-C does: the results are written and marked incomplete). The page has no login: a stop needs the token printed on standard error at start, in a link to the page."))
+        var dashboardControl = false
+
         @Option(name: .customLong("map-tiles"), help: ArgumentHelp(
             "Raster tiles under the dashboard's fleet map: a URL template with {z}, {x} and {y} (Web Mercator, e.g. a tile server of your own); without it the map is drawn offline (a graticule and a scale bar).",
             valueName: "url-template"))
@@ -151,6 +155,7 @@ extension Convoy {
             if let metricsListen, MetricsListener(metricsListen) == nil { throw ValidationError("--metrics-listen is [HOST:]PORT, e.g. 9464, 127.0.0.1:9464 or :9464") }
             if let dashboard, DashboardServer(dashboard) == nil { throw ValidationError("--dashboard is [HOST:]PORT, e.g. 8089, 127.0.0.1:8089 or :8089") }
             if dashboardLinger != nil, dashboard == nil { throw ValidationError("--dashboard-linger goes with --dashboard") }
+            if dashboardControl, dashboard == nil { throw ValidationError("--dashboard-control goes with --dashboard") }
             if let dashboardLinger, dashboardLinger.seconds > 86_400 { throw ValidationError("--dashboard-linger is at most 24h") }
             if let mapTiles {
                 guard dashboard != nil else { throw ValidationError("--map-tiles goes with --dashboard") }

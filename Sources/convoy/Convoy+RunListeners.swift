@@ -13,6 +13,8 @@ extension Convoy.Run {
         let feed: DashboardFeed
         let server: Task<Void, Never>
         let url: String
+        /// `--dashboard-control`: the page may stop the run.
+        let control: DashboardControl?
     }
 
     /// Starts the dashboard's server and waits until it listens (nil without `--dashboard`); a port that
@@ -23,19 +25,26 @@ extension Convoy.Run {
         let header = DashboardFeed.Header(scenario: scenario.name, app: scenario.app.name, devices: devices,
                                           planned: FleetRun.plannedLength(scenario), sharesLocations: fleet.configuration.app.sharesLocation,
                                           groups: scenario.groups.map(\.name), mapTiles: mapTiles, thresholds: scenario.thresholds.map(\.text),
-                                          actions: fleet.configuration.app.declared?.spec.actions.map(\.name))
+                                          actions: fleet.configuration.app.declared?.spec.actions.map(\.name), control: dashboardControl)
         let feed = DashboardFeed(header, thresholds: scenario.thresholds)
+        let control = dashboardControl ? DashboardControl() : nil
         let report = URL(fileURLWithPath: folder.path).appendingPathComponent("report.html")
         let (task, port) = try await Self.listening("--dashboard \(text)") { ready in
             try await server.run(feed, report: { FileManager.default.contents(atPath: report.path) }, map: { fleet.map(recent: Self.liveTrack) },
                                  phone: { fleet.phone($0) },
                                  results: { name in feed.end == nil ? nil : FileManager.default.contents(atPath: (folder.path as NSString).appendingPathComponent(name)) },
-                                 logger: logger, onReady: ready)
+                                 control: control, logger: logger, onReady: ready)
         }
         let url = server.url(port: port)
         logger.info("dashboard at \(url)")
         FileHandle.standardError.write(Data("convoy: dashboard at \(url)\n".utf8))
-        return LiveDashboard(feed: feed, server: task, url: url)
+        // The token goes to the terminal alone (run.log has the address only): the link fills it in on the page (a URL's
+        // fragment is never sent to a server).
+        if let control {
+            logger.info("dashboard control on: the page may stop the run with the token printed on standard error")
+            FileHandle.standardError.write(Data("convoy: the page may stop the run: \(url)#token=\(control.token)\n".utf8))
+        }
+        return LiveDashboard(feed: feed, server: task, url: url, control: control)
     }
 
     /// Starts `--metrics-listen`'s server and waits until it listens (nil without the flag).
@@ -80,7 +89,7 @@ extension Convoy.Run {
     static func second(_ tick: FleetRun.Tick) -> DashboardFeed.Second {
         DashboardFeed.Second(elapsed: tick.elapsed, phase: tick.phase.rawValue, onboarded: tick.onboarded, online: tick.devicesOnline,
                              offRealtime: tick.health.realtimeDown, retryQueued: tick.health.queued, interval: tick.interval,
-                             totals: tick.totals, groups: tick.groups, failures: tick.failures)
+                             totals: tick.totals, groups: tick.groups, failures: tick.failures, processes: tick.process.map { [$0] } ?? [])
     }
 
     /// The end to every page, then `--dashboard-linger` (Ctrl-C ends it sooner).
@@ -114,6 +123,11 @@ extension Convoy.Run {
                 if ![.onboarding, .pairing, .waiting].contains(tick.phase) { folder.append(row: progress.row(tick)) }
                 live?.feed.publish(Self.second(tick))
             }
+        }
+        live?.control?.onStop {
+            logger.notice("stopped from the dashboard: stopping gracefully")
+            FileHandle.standardError.write(Data("\nconvoy: stopped from the dashboard: stopping the devices and draining\n".utf8))
+            runTask.cancel()
         }
         let signals = Task {
             for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {

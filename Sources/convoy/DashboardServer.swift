@@ -6,7 +6,8 @@ import Logging
 
 /// `convoy run --dashboard [HOST:]PORT`: the live page (`/`), its state (`/api/state`), its events once a
 /// second (`/api/events`, Server-Sent Events), the fleet's map (`/api/map`, `/api/phone/N`; 204 for an app
-/// that shares no locations) and, once the run has written it, `/report.html`; and for `convoy dashboard`, a shard's
+/// that shares no locations), `/api/stop` (with `--dashboard-control` and its token) and, once the run has written it,
+/// `/report.html`; and for `convoy dashboard`, a shard's
 /// seconds (`/api/seconds`) and, once it has ended, its results files (`/api/results/NAME`, one of `resultFiles`).
 struct DashboardServer {
     let host: String
@@ -40,16 +41,28 @@ struct DashboardServer {
     /// `resultFiles` (nil: not written yet).
     func run(_ feed: DashboardFeed, report: @escaping @Sendable () async -> Data?, map: @escaping @Sendable () async -> FleetMapData?,
              phone: @escaping @Sendable (Int) async -> FleetMapData.PhoneDetail?, results: @escaping @Sendable (String) async -> Data? = { _ in nil },
-             logger: Logger, onReady: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+             control: DashboardControl? = nil, logger: Logger, onReady: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router()
+        // `--dashboard-control`: a stop, with the token printed at start; the run then ends as on SIGINT.
+        router.post("api/stop") { request, _ -> Response in
+            guard let control else {
+                return Self.response(.notFound, "application/json", ByteBuffer(string: #"{"error":"the run was started without --dashboard-control"}"#))
+            }
+            guard control.authorizes(request.headers[.authorization]) else {
+                return Self.response(.unauthorized, "application/json", ByteBuffer(string: #"{"error":"a stop needs the token convoy printed at start (Authorization: Bearer TOKEN)"}"#))
+            }
+            guard feed.end == nil else { return Self.response(.conflict, "application/json", ByteBuffer(string: #"{"error":"the run has ended"}"#)) }
+            let first = control.requestStop()
+            return Self.response(.accepted, "application/json", ByteBuffer(string: first ? #"{"stopping":true}"# : #"{"stopping":true,"already":true}"#))
+        }
         router.get("api/results/:name") { _, context -> Response in
             guard let name = context.parameters.get("name"), Self.resultFiles.contains(name), let data = await results(name) else {
                 return Self.response(.notFound, "application/json", ByteBuffer(string: #"{"error":"not written yet, or no such file"}"#))
             }
             return Self.response(.ok, name.hasSuffix(".csv") ? "text/csv; charset=utf-8" : "application/json", ByteBuffer(bytes: data))
         }
-        // The map: encoded once a second for every reader (one that asks more often gets the same bytes), gzipped once
-        // for those that accept it.
+        // The map: in its compact form (FleetMapData.Compact), encoded once a second for every reader (one that asks more
+        // often gets the same bytes), gzipped once for those that accept it.
         let mapBytes = DashboardBytes(compress: { try? Gzip.compress($0, level: 6) })
         router.get("api/map") { request, _ -> Response in
             guard feed.header.sharesLocations else { return Response(status: .noContent) }
@@ -58,10 +71,10 @@ struct DashboardServer {
             let made: (body: [UInt8], gzip: Bool)
             if let hit = mapBytes.cached(for: key, gzip: gzip) {
                 made = hit
-            } else if let data = await map(), let json = try? Self.encoder.encode(data) {
+            } else if let data = await map(), let json = try? Self.encoder.encode(FleetMapData.Compact(data)) {
                 made = mapBytes.store(Array(json), for: key, gzip: gzip)
             } else {
-                return Self.response(.ok, "application/json", ByteBuffer(string: #"{"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
+                return Self.response(.ok, "application/json", ByteBuffer(string: #"{"v":2,"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
             }
             return Self.response(.ok, "application/json", ByteBuffer(bytes: made.body), gzip: made.gzip)
         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import ConvoyTestSupport
 
@@ -66,6 +69,11 @@ import ConvoyTestSupport
 
         let check = try await Self.tool(Self.python, [Self.root.appendingPathComponent("scripts/browser/dashboard_check.py").path, url,
                                                       "--pause-pid", String(process.processIdentifier)])
+        // Without --dashboard-control the page has no Stop button, and the server no stop.
+        var stop = URLRequest(url: URL(string: url + "api/stop")!)
+        stop.httpMethod = "POST"
+        let stopped = try await URLSession.shared.data(for: stop).1 as? HTTPURLResponse
+        #expect(stopped?.statusCode == 404)
         // Seen: the run's end; the run lingers for the page until interrupted, and exits with its own code.
         process.interrupt()
         process.waitUntilExit()
@@ -88,6 +96,10 @@ import ConvoyTestSupport
         #expect(groups.values.allSatisfy { $0.dropFirst().allSatisfy { Int($0.replacingOccurrences(of: ",", with: "")) != nil } }, "\(groups)")
         #expect((live["chart_paths"] as? Int ?? 0) >= 2)
         #expect((live["thresholds"] as? [String: String])?["delivery.loss < 50%"] == "at_end", "\(live)")
+        #expect(live["stop_shown"] as? Bool == false)
+        // The harness's own process: its CPU and memory.
+        let harness = try #require((live["processes"] as? [String: [String]])?["convoy run"], "\(live)")
+        #expect(harness.count == 4 && Int(harness[1]) != nil && (Int(harness[2].replacingOccurrences(of: ",", with: "")) ?? 0) > 1, "\(harness)")
         // What fails so far is at the top, with its figure, and first in the table; the control: what passes is not there.
         let failing = live["failing"] as? [[String]] ?? []
         #expect(failing.map { $0.first ?? "" } == ["seal.p99 < 1us"] && failing.first?.last?.hasSuffix(" ms") == true, "\(live)")

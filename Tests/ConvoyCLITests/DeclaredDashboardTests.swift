@@ -51,7 +51,8 @@ import ConvoyTestSupport
                 && (zipped["size"] as? Int ?? .max) < (zipped["plain"] as? Int ?? 0), "\(zipped)")
         process.interrupt()
         process.waitUntilExit()
-        let placed = (map["phones"] as? [[String: Any]] ?? []).filter { $0["lat"] is Double }.count
+        // The compact map: [i, g, lat, lon, flags] a phone.
+        let placed = (map["phones"] as? [[Any]] ?? []).filter { $0.count == 5 && $0[2] is Double }.count
         #expect(placed == 8, "\(map)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
         let accounting = try #require(summary["accounting"] as? [String: Any])

@@ -57,13 +57,18 @@ import ConvoyTestSupport
         let latest = try #require(live["latest"] as? [String: Any])
         #expect(Set((latest["groups"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }) == ["walkers", "drivers"])
         #expect((latest["groups"] as? [[String: Any]] ?? []).reduce(0) { $0 + ($1["devices"] as? Int ?? 0) } == 12)
+        // Each shard's own process, named by its dashboard: its CPU and memory; the operations table is the fleet's.
+        let harness = (latest["processes"] as? [[String: Any]] ?? [])
+        #expect(harness.compactMap { $0["name"] as? String } == urls && harness.allSatisfy { ($0["rss_mib"] as? Double ?? 0) > 1 && ($0["cpu"] as? Double ?? -1) >= 0 },
+                "\(harness)")
+        #expect((latest["operations"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.starts(with: ["e2e_latency"]), "\(latest)")
 
         // The map: every shard's phones, each once it has shared a position.
         var placed = 0
         while ContinuousClock.now < deadline, placed < 12 {
             if let (data, _) = try? await URLSession.shared.data(from: URL(string: url + "api/map")!),
                let map = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
-                placed = (map["phones"] as? [[String: Any]] ?? []).filter { $0["lat"] != nil && !($0["lat"] is NSNull) }.count
+                placed = (map["phones"] as? [[Any]] ?? []).filter { $0.count == 5 && $0[2] is Double }.count
             }
             if placed < 12 { try await Task.sleep(for: .milliseconds(500)) }
         }

@@ -48,6 +48,8 @@ return { ids: Object.fromEntries(arguments[0].map((id) => [id, t(id)])),
          operations: rows("#operations tbody tr[data-operation]", "data-operation"),
          operation_order: [...document.querySelectorAll("#operations tbody tr[data-operation]")].map((r) => r.dataset.operation),
          legends: [...document.querySelectorAll(".chart-legend")].map((l) => l.textContent),
+         stop_shown: !document.getElementById("stop").hidden,
+         processes: rows("#processes tbody tr[data-process]", "data-process"),
          chart_paths: document.querySelectorAll("#chart-phones path").length,
          map: { markers: document.querySelectorAll("#map circle.phone").length,
                 clusters: document.querySelectorAll("#map g.cluster").length,
@@ -90,7 +92,8 @@ def main():
             return 1
         page = read(driver)
         result["live"] = {
-            "failing": page["failing"], "threshold_order": page["threshold_order"], "legends": page["legends"],
+            "failing": page["failing"], "threshold_order": page["threshold_order"], "legends": page["legends"], "stop_shown": page["stop_shown"],
+            "processes": {k: v["cells"] for k, v in page["processes"].items()},
             "operations": {k: v["cells"] for k, v in page["operations"].items()}, "operation_order": page["operation_order"],
             "latency_label": page["ids"]["latency-label"], "run_latency_label": page["ids"]["run-latency-label"],
             "phase": page["ids"]["phase"], "online": number(page["ids"]["online"]), "devices": number(page["ids"]["devices"]),

@@ -36,6 +36,7 @@ extension FleetRun {
         let ranges = groups.indices.map { tally.devices(of: $0) }
         let sizes = ranges.map { r in configuration.shard.map { s in s.devices.filter(r.contains).count } ?? r.count }
         var next = clock.now() + 1
+        var cpu = (at: clock.now(), seconds: ProcessResources.current().cpuSeconds)
         while !Task.isCancelled {
             do { try await clock.monotonic.sleep(until: next) } catch { return }
             next += 1
@@ -50,11 +51,16 @@ extension FleetRun {
             let now = groups.indices.map { g in
                 DashboardFrame.Group(name: groups[g], devices: sizes[g], online: online[g], offRealtime: down[g], sent: counts[g].sent, received: counts[g].received)
             }
-            progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount,
-                          onboarded: s.onboarded, interval: interval, totals: totals, health: health.now, groups: now, failures: failures.latest))
-            // The harness's own CPU once a second, for the cost of the steady part (`RunSummary.Resources.steady`).
+            // The harness's own CPU and memory once a second: for the dashboard, and for the cost of the steady part
+            // (`RunSummary.Resources.steady`).
+            let resources = ProcessResources.current(), at = clock.now()
+            let process = DashboardFrame.Process(name: "convoy run", cpu: 100 * (resources.cpuSeconds - cpu.seconds) / max(at - cpu.at, 1e-3),
+                                                 rssMiB: resources.rssMiB, maxRSSMiB: resources.maxRSSMiB)
+            cpu = (at, resources.cpuSeconds)
+            progress(Tick(elapsed: elapsed, phase: s.phase, devicesOnline: presence.onlineCount, onboarded: s.onboarded, interval: interval,
+                          totals: totals, health: health.now, groups: now, failures: failures.latest, process: process))
             if !s.start.isNaN {
-                let sample = CostSample(t: elapsed, cpuSeconds: ProcessResources.current().cpuSeconds, received: totals[CounterName.received.name] ?? 0)
+                let sample = CostSample(t: elapsed, cpuSeconds: resources.cpuSeconds, received: totals[CounterName.received.name] ?? 0)
                 costs.withLock { $0.append(sample) }
             }
         }

@@ -90,6 +90,8 @@ extension FleetRun {
         public var groups: [DashboardFrame.Group] = []
         /// Why requests failed so far: each operation and reason, its count, and its last request and answer.
         public var failures: [FailureSample] = []
+        /// This process's CPU over the last second (percent of one core) and its memory now.
+        public var process: DashboardFrame.Process?
     }
 
     /// What a run produced.

@@ -30,19 +30,22 @@ public final class DashboardFeed: Sendable {
         public var thresholds: [String]
         /// `convoy dashboard`: the shards' dashboards it merges (nil for one run's own).
         public var shards: [String]?
+        /// `--dashboard-control`: the page may stop the run (with the token printed at start).
+        public var control: Bool?
 
         public init(scenario: String, app: String, devices: Int, planned: Double, window: Int = 900, sharesLocations: Bool = true,
-                    groups: [String], mapTiles: String? = nil, thresholds: [String] = [], shards: [String]? = nil, actions: [String]? = nil) {
+                    groups: [String], mapTiles: String? = nil, thresholds: [String] = [], shards: [String]? = nil, actions: [String]? = nil,
+                    control: Bool = false) {
             (self.scenario, self.app, self.devices, self.planned, self.window) = (scenario, app, devices, planned, window)
             (self.sharesLocations, self.groups, self.mapTiles, self.thresholds, self.shards) = (sharesLocations, groups, mapTiles, thresholds, shards)
-            self.actions = actions
+            (self.actions, self.control) = (actions, control ? true : nil)
         }
 
         /// An app of actions alone: its phones share no locations, and make actions.
         var actionsAlone: Bool { !sharesLocations && !(actions ?? []).isEmpty }
 
         enum CodingKeys: String, CodingKey {
-            case scenario, app, devices, planned, window, groups, thresholds, shards, actions
+            case scenario, app, devices, planned, window, groups, thresholds, shards, actions, control
             case sharesLocations = "shares_locations", mapTiles = "map_tiles"
         }
     }
@@ -85,16 +88,19 @@ public final class DashboardFeed: Sendable {
         public var groups: [DashboardFrame.Group]
         /// Why requests failed so far: each operation and reason, with the last such request and its answer.
         public var failures: [FailureSample]
+        /// The harness's processes this second (one for a run; each shard's, merged).
+        public var processes: [DashboardFrame.Process]
 
         public init(elapsed: Double, phase: String, onboarded: Int, online: Int, offRealtime: Int, retryQueued: Int,
-                    interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group], failures: [FailureSample] = []) {
+                    interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group], failures: [FailureSample] = [],
+                    processes: [DashboardFrame.Process] = []) {
             (self.elapsed, self.phase, self.onboarded, self.online) = (elapsed, phase, onboarded, online)
             (self.offRealtime, self.retryQueued, self.interval, self.totals, self.groups) = (offRealtime, retryQueued, interval, totals, groups)
-            self.failures = failures
+            (self.failures, self.processes) = (failures, processes)
         }
 
         enum CodingKeys: String, CodingKey {
-            case seq, elapsed, phase, onboarded, online, totals, groups, counters, histograms, failures
+            case seq, elapsed, phase, onboarded, online, totals, groups, counters, histograms, failures, processes
             case offRealtime = "off_realtime", retryQueued = "retry_queued"
         }
 
@@ -107,6 +113,7 @@ public final class DashboardFeed: Sendable {
             (offRealtime, retryQueued) = (try c.decode(Int.self, forKey: .offRealtime), try c.decode(Int.self, forKey: .retryQueued))
             (totals, groups) = (try c.decode([String: Int].self, forKey: .totals), try c.decode([DashboardFrame.Group].self, forKey: .groups))
             failures = try c.decodeIfPresent([FailureSample].self, forKey: .failures) ?? []
+            processes = try c.decodeIfPresent([DashboardFrame.Process].self, forKey: .processes) ?? []
             interval = MetricsSnapshot()
             interval.counters = try c.decode([String: Int].self, forKey: .counters)
             for (name, pairs) in try c.decode([String: [[UInt64]]].self, forKey: .histograms) {
@@ -130,6 +137,7 @@ public final class DashboardFeed: Sendable {
             try c.encode(totals, forKey: .totals)
             try c.encode(groups, forKey: .groups)
             if !failures.isEmpty { try c.encode(failures, forKey: .failures) }
+            if !processes.isEmpty { try c.encode(processes, forKey: .processes) }
             try c.encode(interval.counters, forKey: .counters)
             try c.encode(interval.histograms.mapValues { h in h.recordedValues().map { [$0.value, $0.count] } }, forKey: .histograms)
         }
@@ -173,6 +181,7 @@ public final class DashboardFeed: Sendable {
             measured.counters = second.totals
             var frame = Self.frame(second, header: header, thresholds: thresholds, measured: measured)
             frame.operations = s.book.operations(first: frame.latency)
+            frame.processes = second.processes
             (frame.errorsNow, frame.errorNotes) = s.errors.add(frame.errors, at: frame.t, failures: second.failures)
             s.latest = frame
             let main = frame.operations.first { $0.name == frame.latency }

@@ -36,6 +36,8 @@ public struct DashboardFrame: Codable, Sendable, Equatable {
     public var errorNotes: [String: ErrorNote] = [:]
     /// Every histogram recorded so far, `latency` first: over the run and over the last 10 s.
     public var operations: [Operation] = []
+    /// The harness's own processes: this run's, or under `convoy dashboard` each shard's (named by its dashboard).
+    public var processes: [Process] = []
     public var groups: [Group]
     /// The app's own counters so far, those not zero (pairing, messages, media, mailbox, probes, retention…).
     public var app: [String: Int]
@@ -61,7 +63,21 @@ public struct DashboardFrame: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case t, phase, progress, left, devices, onboarded, online, retryQueued = "retry_queued", offRealtime = "off_realtime"
         case out, inbound = "in", latency, p50, p99, sent, received, errors, groups, app, thresholds, operations
-        case errorsNow = "errors_now", errorNotes = "error_notes"
+        case errorsNow = "errors_now", errorNotes = "error_notes", processes
+    }
+
+    /// A harness process this second: its CPU (percent of one core, over the last second), its resident and peak memory.
+    public struct Process: Codable, Sendable, Equatable {
+        public var name: String
+        public var cpu: Double
+        public var rssMiB: Double
+        public var maxRSSMiB: Double
+
+        public init(name: String, cpu: Double, rssMiB: Double, maxRSSMiB: Double) {
+            (self.name, self.cpu, self.rssMiB, self.maxRSSMiB) = (name, cpu, rssMiB, maxRSSMiB)
+        }
+
+        enum CodingKeys: String, CodingKey { case name, cpu, rssMiB = "rss_mib", maxRSSMiB = "max_rss_mib" }
     }
 
     /// A histogram's count and percentiles, milliseconds.

@@ -13,9 +13,9 @@ public enum DashboardMerge {
         return h
     }
 
-    /// The fleet this second: from each shard's newest second (`latest`, one a shard) and every second published
-    /// since the last merge (`new`, their intervals added).
-    public static func second(latest: [DashboardFeed.Second], new: [DashboardFeed.Second]) -> DashboardFeed.Second {
+    /// The fleet this second: from each shard's newest second (`latest`, one a shard, named in `names` when given, for
+    /// their processes) and every second published since the last merge (`new`, their intervals added).
+    public static func second(latest: [DashboardFeed.Second], new: [DashboardFeed.Second], names: [String]? = nil) -> DashboardFeed.Second {
         var interval = MetricsSnapshot()
         for s in new { interval.merge(s.interval) }
         var totals: [String: Int] = [:]
@@ -54,7 +54,18 @@ public enum DashboardMerge {
         return DashboardFeed.Second(elapsed: latest.map(\.elapsed).max() ?? 0, phase: phase, onboarded: latest.reduce(0) { $0 + $1.onboarded },
                                     online: latest.reduce(0) { $0 + $1.online }, offRealtime: latest.reduce(0) { $0 + $1.offRealtime },
                                     retryQueued: latest.reduce(0) { $0 + $1.retryQueued }, interval: interval, totals: totals, groups: groups,
-                                    failures: failures)
+                                    failures: failures, processes: processes(latest, names: names))
+    }
+
+    /// Each shard's process, named by its dashboard (a shard's own name, `convoy run`, when no names are given).
+    static func processes(_ latest: [DashboardFeed.Second], names: [String]?) -> [DashboardFrame.Process] {
+        zip(latest.indices, latest).flatMap { k, s in
+            s.processes.map { p in
+                var p = p
+                if let names, names.indices.contains(k) { p.name = names[k] }
+                return p
+            }
+        }
     }
 
     /// How the shards ended, as one: the worst exit code (1 over 99 over 0), the accountings summed, a threshold

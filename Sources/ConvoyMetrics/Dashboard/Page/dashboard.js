@@ -119,6 +119,7 @@ function drawFrame(f) {
     return `<tr data-kind="${esc(k)}"><td>${esc(k)}</td><td class="n">${fmt(n)}</td><td class="n">${note.t == null ? "–" : Math.round(note.t) + " s"}</td><td class="msg">${note.last ? esc(note.last) : ""}</td></tr>`;
   }));
   rows($("groups").tBodies[0], f.groups.map((g) => `<tr data-group="${esc(g.name)}"><td>${esc(g.name)}</td><td class="n">${fmt(g.devices)}</td><td class="n">${fmt(g.online)}</td><td class="n">${fmt(g.off_realtime)}</td><td class="n">${fmt(g.sent)}</td><td class="n">${fmt(g.received)}</td></tr>`));
+  rows($("processes").tBodies[0], (f.processes || []).map((p) => `<tr data-process="${esc(p.name)}"><td>${esc(p.name)}</td><td class="n">${p.cpu.toFixed(0)}</td><td class="n">${fmt(Math.round(p.rss_mib))}</td><td class="n">${fmt(Math.round(p.max_rss_mib))}</td></tr>`));
   rows($("app").tBodies[0], Object.entries(f.app).sort().map(([k, n]) => `<tr><td>${esc(k)}</td><td class="n">${fmt(n)}</td></tr>`));
   if (!view.end) drawThresholds(f.thresholds);
 }
@@ -165,7 +166,7 @@ function drawEnd(e) {
   }
   $("report-link").href = e.report; $("results-path").textContent = e.results;
   if (e.shards) $("end-shards").innerHTML = "Shards: " + e.shards.map((s) => `<a href="${esc(s.report)}">${esc(s.url)}</a> exit ${s.exit_code}`).join(" · ");
-  $("phase").textContent = "ended"; $("bar").style.width = "100%";
+  $("phase").textContent = "ended"; $("bar").style.width = "100%"; $("stop").hidden = true;
   $("connection").textContent = "";
   drawThresholds(e.thresholds);
   if (typeof refreshMap === "function") refreshMap();
@@ -178,6 +179,7 @@ function apply(state) {
   $("title").textContent = h.scenario;
   $("subtitle").textContent = `${h.app} · ${fmt(h.devices)} phones · ${h.groups.length} group${h.groups.length === 1 ? "" : "s"} · planned ${duration(h.planned)}`;
   $("window").textContent = h.window;
+  $("stop").hidden = !h.control || !!state.end;
   // An app of actions alone is drawn by its actions: made, and those that succeeded.
   const actionsAlone = !h.shares_locations && (h.actions || []).length > 0;
   $("sent-label").textContent = h.shares_locations ? (h.shards ? "sent (across shards: settled at the end)" : "sent (to friends online)")
@@ -203,7 +205,7 @@ async function start() {
     view.points.push(point(f));
     if (view.points.length > view.header.window) view.points.splice(0, view.points.length - view.header.window);
     drawFrame(f); drawCharts();
-    if (!(view.behindUntil > Date.now())) setConnection("live", "");
+    if (!(view.behindUntil > Date.now())) setConnection(view.stopping ? "stopping…" : "live", view.stopping ? "stopping" : "");
   });
   events.addEventListener("skipped", (m) => {
     const k = JSON.parse(m.data);
@@ -220,5 +222,19 @@ async function start() {
     if (!view.end && quiet >= 3 && $("connection").textContent !== "reconnecting…") setConnection("behind: no update for " + quiet + " s", "behind");
   }, 1000);
 }
+// --dashboard-control: a stop, with the token convoy printed at start (the link it printed carries it as #token=…, which
+// no request sends; without it the page asks for it).
+async function stopRun() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token") || prompt("The token convoy printed at start:");
+  if (!given || !confirm("Stop the run? The phones stop and it drains; its results are written, marked incomplete.")) return;
+  $("stop").disabled = true;
+  const r = await fetch("api/stop", { method: "POST", headers: { Authorization: "Bearer " + given } }).catch((e) => ({ ok: false, statusText: String(e) }));
+  if (r.ok) { view.stopping = true; setConnection("stopping…", "stopping"); return; }
+  $("stop").disabled = false;
+  const why = r.json ? (await r.json().catch(() => ({}))).error : null;
+  setConnection("stop refused: " + (why || r.status + " " + r.statusText), "behind");
+}
+$("stop").addEventListener("click", () => { stopRun(); });
+
 function setConnection(text, state) { $("connection").textContent = text; $("connection").dataset.state = state; }
 start().catch((e) => { $("subtitle").textContent = "cannot read the run's state: " + e; });

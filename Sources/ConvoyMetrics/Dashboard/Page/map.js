@@ -146,7 +146,7 @@ async function refreshMap() {
   try {
     const r = await fetch("api/map", { cache: "no-store" });
     if (r.status === 204) { $("map-section").hidden = true; return; }
-    mapView.data = await r.json();
+    mapView.data = expandMap(await r.json());
     $("map-section").hidden = false;
     if (mapView.selected != null) { await selectPhone(mapView.selected); } else { drawMap(); }
   } catch (e) { /* the run may have ended and its server gone: keep the last map */ }
@@ -156,4 +156,14 @@ $("map").addEventListener("click", (e) => { const c = e.target.closest("circle.p
 function startMap() {
   refreshMap();
   const timer = setInterval(() => { refreshMap(); if (view.end) clearInterval(timer); }, 2000);
+}
+
+// /api/map comes compact (arrays, rounded coordinates: FleetMapData+Compact.swift); drawn from objects.
+function expandMap(d) {
+  const states = ["gps", "reduced", "no_fix", "offline"];
+  return {
+    groups: d.groups, sampling: d.sampling,
+    phones: d.phones.map(([i, g, lat, lon, f]) => ({ i, g, lat, lon, online: (f & 1) === 1, state: states[f >> 1] || "gps" })),
+    tracked: d.tracked.map((t) => ({ i: t.i, g: t.g, track: t.track.map(([at, lat, lon, s]) => ({ t: at, lat, lon, state: states[s] || "gps" })) })),
+  };
 }

@@ -1,0 +1,47 @@
+import ConvoyMetrics
+import Foundation
+import Testing
+
+/// `/api/map`'s compact form (under 2/5 of the objects' bytes): arrays in place of objects, coordinates to 5 decimals, times to 0.1 s; read back, it is the
+/// map as drawn (what each friend received left to `/api/phone/N`).
+@Suite struct FleetMapCompactTests {
+    static func map(_ phones: Int) -> FleetMapData {
+        let states: [FleetMapData.FixState] = [.gps, .reduced, .noFix, .offline]
+        let list = (0..<phones).map { (i: Int) -> FleetMapData.Phone in
+            let placed = i % 7 != 0
+            let lat: Double? = placed ? 46.0 + Double(i) * 0.000_123_456_7 : nil
+            let lon: Double? = placed ? 14.5 - Double(i) * 0.000_098_765_4 : nil
+            return FleetMapData.Phone(i: i, g: i % 3, lat: lat, lon: lon, online: i % 5 != 0, state: states[i % 4])
+        }
+        let tracked = (0..<3).map { (k: Int) -> FleetMapData.Tracked in
+            let track = (0..<50).map { (n: Int) -> FleetMapData.Fix in
+                FleetMapData.Fix(t: Double(n) * 1.03, lat: 46.012_345_67 + Double(n) * 1e-6, lon: 14.5, state: states[n % 4])
+            }
+            let receipt = FleetMapData.Receipt(t: 3, by: 1, lat: 46, lon: 14, acc: 12, latencyMs: 20, mode: "precise")
+            return FleetMapData.Tracked(i: k * 10, g: k, track: track, received: [receipt])
+        }
+        return FleetMapData(groups: ["a", "b", "c"], phones: list, tracked: tracked, sampling: "every phone")
+    }
+
+    @Test func theCompactMapReadsBackAsDrawnAndIsAFractionOfTheFullOne() throws {
+        let full = Self.map(3000)
+        let compact = try JSONEncoder().encode(FleetMapData.Compact(full))
+        let plain = try JSONEncoder().encode(full)
+        #expect(compact.count * 5 < plain.count * 2, "compact \(compact.count) bytes, objects \(plain.count)")
+        let back = try JSONDecoder().decode(FleetMapData.Compact.self, from: compact).map
+        #expect(back.groups == full.groups && back.sampling == full.sampling && back.phones.count == 3000)
+        for (b, f) in zip(back.phones, full.phones) {
+            #expect(b.i == f.i && b.g == f.g && b.online == f.online && b.state == f.state && (b.lat == nil) == (f.lat == nil))
+            if let lat = f.lat, let lon = f.lon { #expect(abs(b.lat! - lat) <= 0.51e-5 && abs(b.lon! - lon) <= 0.51e-5 && b.lat != lat) }
+        }
+        #expect(back.tracked.map(\.i) == [0, 10, 20] && back.tracked.allSatisfy { $0.received.isEmpty && $0.track.count == 50 })
+        for (b, f) in zip(back.tracked[1].track, full.tracked[1].track) {
+            #expect(abs(b.t - f.t) <= 0.0501 && abs(b.lat - f.lat) <= 0.51e-5 && b.state == f.state)
+        }
+    }
+
+    @Test func anotherShapeIsRefusedNotMisread() {
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FleetMapData.Compact.self, from: Data(#"{"groups":[],"phones":[],"tracked":[],"sampling":""}"#.utf8)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FleetMapData.Compact.self, from: Data(#"{"v":2,"groups":[],"phones":[[1,0,"x",2,1]],"tracked":[],"sampling":""}"#.utf8)) }
+    }
+}
