@@ -90,6 +90,8 @@ public final class DashboardFeed: Sendable {
         public var failures: [FailureSample]
         /// The harness's processes this second (one for a run; each shard's, merged).
         public var processes: [DashboardFrame.Process]
+        /// The histograms' non-empty buckets, when the feed has read them already (encoded from these, not read again).
+        var buckets: [String: LatencyBook.Second]?
 
         public init(elapsed: Double, phase: String, onboarded: Int, online: Int, offRealtime: Int, retryQueued: Int,
                     interval: MetricsSnapshot, totals: [String: Int], groups: [DashboardFrame.Group], failures: [FailureSample] = [],
@@ -139,7 +141,8 @@ public final class DashboardFeed: Sendable {
             if !failures.isEmpty { try c.encode(failures, forKey: .failures) }
             if !processes.isEmpty { try c.encode(processes, forKey: .processes) }
             try c.encode(interval.counters, forKey: .counters)
-            try c.encode(interval.histograms.mapValues { h in h.recordedValues().map { [$0.value, $0.count] } }, forKey: .histograms)
+            let sparse = buckets ?? interval.histograms.mapValues(LatencyBook.Second.init)
+            try c.encode(sparse.mapValues { s in s.buckets.map { [$0.value, $0.count] } }, forKey: .histograms)
         }
     }
 
@@ -173,10 +176,12 @@ public final class DashboardFeed: Sendable {
 
     /// This second, as a frame every page listening receives.
     public func publish(_ second: Second) {
+        // Each histogram's non-empty buckets, read once: for the last 10 s's figures and for a merging dashboard.
+        let buckets = second.interval.histograms.mapValues(LatencyBook.Second.init)
         let published: (seq: Int, event: Event?)? = store.withLock { s in
             guard s.end == nil else { return nil }
             s.published += 1
-            s.book.add(second.interval.histograms)
+            s.book.add(second.interval.histograms, buckets: buckets)
             var measured = s.book.run
             measured.counters = second.totals
             var frame = Self.frame(second, header: header, thresholds: thresholds, measured: measured)
@@ -196,7 +201,7 @@ public final class DashboardFeed: Sendable {
         if let event = published.event { broadcast(event) }
         // Kept for a merging dashboard, encoded here (the run publishes from one task, so seconds are kept in turn).
         var kept = second
-        kept.seq = published.seq
+        (kept.seq, kept.buckets) = (published.seq, buckets)
         guard let json = try? Self.encoder.encode(kept) else { return }
         store.withLock { s in
             s.recent.append((published.seq, json))

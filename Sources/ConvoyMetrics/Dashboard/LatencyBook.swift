@@ -12,23 +12,23 @@ struct LatencyBook {
     typealias Buckets = [(value: UInt64, count: UInt64)]
 
     /// A second's recordings, and the least and greatest value recorded (HdrHistogram clamps a percentile to them).
-    struct Second {
+    struct Second: Sendable {
         var buckets: Buckets
         var min: UInt64
         var max: UInt64
+
+        init(_ h: Histogram<UInt64>) {
+            (buckets, min, max) = (h.recordedValues().map { ($0.value, $0.count) }, h.min, h.maxRecorded)
+        }
     }
 
     private(set) var run = MetricsSnapshot()
     private var recent: [[String: Second]] = []
 
-    /// Adds one second's recordings.
-    mutating func add(_ interval: [String: Histogram<UInt64>]) {
+    /// Adds one second's recordings (`buckets`: their non-empty buckets, when already read).
+    mutating func add(_ interval: [String: Histogram<UInt64>], buckets: [String: Second]? = nil) {
         run.merge(MetricsSnapshot(histograms: interval))
-        var second: [String: Second] = [:]
-        for (name, h) in interval where h.totalCount > 0 {
-            second[name] = Second(buckets: h.recordedValues().map { ($0.value, $0.count) }, min: h.min, max: h.maxRecorded)
-        }
-        recent.append(second)
+        recent.append((buckets ?? interval.mapValues(Second.init)).filter { !$0.value.buckets.isEmpty })
         if recent.count > Self.recentSeconds { recent.removeFirst(recent.count - Self.recentSeconds) }
     }
 
