@@ -71,8 +71,8 @@ struct DashboardServer {
             let made: (body: [UInt8], gzip: Bool)
             if let hit = mapBytes.cached(for: key, gzip: gzip) {
                 made = hit
-            } else if let data = await map(), let json = try? Self.encoder.encode(FleetMapData.Compact(data)) {
-                made = mapBytes.store(Array(json), for: key, gzip: gzip)
+            } else if let data = await map() {
+                made = mapBytes.store(FleetMapData.Compact(data).bytes(), for: key, gzip: gzip)
             } else {
                 return Self.response(.ok, "application/json", ByteBuffer(string: #"{"v":2,"groups":[],"phones":[],"tracked":[],"sampling":""}"#))
             }

@@ -66,7 +66,21 @@ import Testing
         for _ in 1...LatencyBook.recentSeconds { book.add([:]) }
         let op = try #require(book.operations(first: "e2e_latency").first)
         #expect(op.run.count == 1 && op.recent == nil)
-        #expect(LatencyBook.percentiles([]) == nil)
+        #expect(LatencyBook.percentiles(.init(buckets: [], min: 0, max: 0)) == nil)
+    }
+
+    /// The table's percentiles, read in one pass over sorted buckets (two seconds' merged), are HdrHistogram's own.
+    @Test func bucketPercentilesAreHdrHistogramsOwn() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let a = (0..<Int.random(in: 1...300, using: &rng)).map { _ in Int.random(in: 1...3_000, using: &rng) }
+            let b = (0..<Int.random(in: 0...300, using: &rng)).map { _ in Int.random(in: 1...60_000, using: &rng) }
+            let merged = LatencyBook.Second(Self.histogram(a)).adding(LatencyBook.Second(Self.histogram(b)))
+            let whole = Self.histogram(a + b)
+            let shown = LatencyBook.percentiles(merged)
+            let truth = [50.0, 90, 99, 99.9].map { Double(whole.valueAtPercentile($0)) / 1000 }
+            #expect(shown.map { [$0.p50, $0.p90, $0.p99, $0.p999] } == truth && shown?.count == a.count + b.count)
+        }
     }
 
     /// Errors each second by kind (the rise of each kind's total), when each kind last rose, and its last failed request.

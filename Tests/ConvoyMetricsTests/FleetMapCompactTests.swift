@@ -25,7 +25,7 @@ import Testing
 
     @Test func theCompactMapReadsBackAsDrawnAndIsAFractionOfTheFullOne() throws {
         let full = Self.map(3000)
-        let compact = try JSONEncoder().encode(FleetMapData.Compact(full))
+        let compact = Data(FleetMapData.Compact(full).bytes())
         let plain = try JSONEncoder().encode(full)
         #expect(compact.count * 5 < plain.count * 2, "compact \(compact.count) bytes, objects \(plain.count)")
         let back = try JSONDecoder().decode(FleetMapData.Compact.self, from: compact).map
@@ -38,6 +38,14 @@ import Testing
         for (b, f) in zip(back.tracked[1].track, full.tracked[1].track) {
             #expect(abs(b.t - f.t) <= 0.0501 && abs(b.lat - f.lat) <= 0.51e-5 && b.state == f.state)
         }
+    }
+
+    /// Names are escaped as JSON; a coordinate that is not a number is written as none.
+    @Test func theTextIsJSONWhateverTheNames() throws {
+        let odd = FleetMapData(groups: ["a \"quoted\" name", "back\\slash\n"], phones: [.init(i: 0, g: 1, lat: .nan, lon: 1, online: true, state: .gps)],
+                               tracked: [], sampling: "é ✓")
+        let back = try JSONDecoder().decode(FleetMapData.Compact.self, from: Data(FleetMapData.Compact(odd).bytes())).map
+        #expect(back.groups == odd.groups && back.sampling == odd.sampling && back.phones.first?.lat == nil && back.phones.first?.online == true)
     }
 
     @Test func anotherShapeIsRefusedNotMisread() {

@@ -155,9 +155,9 @@ public final class DashboardFeed: Sendable {
         var errors = ErrorTimeline()
         var listeners: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextListener = 0
-        /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`): each its number and its JSON (every
-        /// histogram as its non-empty buckets, a few kilobytes, where whole ones would hold some 190 kB each).
-        var recent: [(seq: Int, json: Data)] = []
+        /// The newest seconds as published, for `convoy dashboard` (`seconds(after:)`): every histogram kept as its
+        /// non-empty buckets (a few kilobytes, where whole ones hold some 190 kB each), encoded only when asked for.
+        var recent: [Second] = []
         var published = 0
     }
 
@@ -199,12 +199,11 @@ public final class DashboardFeed: Sendable {
         }
         guard let published else { return }
         if let event = published.event { broadcast(event) }
-        // Kept for a merging dashboard, encoded here (the run publishes from one task, so seconds are kept in turn).
+        // Kept for a merging dashboard (the run publishes from one task, so seconds are kept in turn).
         var kept = second
-        (kept.seq, kept.buckets) = (published.seq, buckets)
-        guard let json = try? Self.encoder.encode(kept) else { return }
+        (kept.seq, kept.buckets, kept.interval.histograms) = (published.seq, buckets, [:])
         store.withLock { s in
-            s.recent.append((published.seq, json))
+            s.recent.append(kept)
             if s.recent.count > Self.recentKept { s.recent.removeFirst(s.recent.count - Self.recentKept) }
         }
     }
@@ -287,14 +286,8 @@ public final class DashboardFeed: Sendable {
     /// The seconds published after `seq` (at most the newest `recentKept`), for `convoy dashboard` to merge: a JSON array
     /// of `Second`.
     public func seconds(after seq: Int) -> Data {
-        let kept = store.withLock { s in s.recent.filter { $0.seq > seq }.map(\.json) }
-        var out = Data("[".utf8)
-        for (k, json) in kept.enumerated() {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(json)
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        let kept = store.withLock { s in s.recent.filter { $0.seq > seq } }
+        return (try? Self.encoder.encode(kept)) ?? Data("[]".utf8)
     }
 
     /// How many seconds have been published.
