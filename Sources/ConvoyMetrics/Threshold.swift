@@ -178,8 +178,11 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         public var passed: Bool { value.map { threshold.comparison.holds($0, threshold.limit) } ?? false }
     }
 
-    public func evaluate(_ snapshot: MetricsSnapshot) -> Outcome {
-        let value = value(in: snapshot)
+    /// `statistic`: where a histogram's statistic is read instead of the snapshot's histograms (the same figures,
+    /// sooner: the live dashboard's buckets).
+    public func evaluate(_ snapshot: MetricsSnapshot, statistic: ((String, String) -> Double?)? = nil) -> Outcome {
+        let value: Double?
+        if case .statistic(let h, let stat) = subject, let statistic { value = statistic(h, stat) } else { value = self.value(in: snapshot) }
         return Outcome(threshold: self, value: value, untested: value == nil ? untested(in: snapshot) ?? "nothing recorded for it" : nil)
     }
 }

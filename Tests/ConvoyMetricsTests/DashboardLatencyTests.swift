@@ -80,7 +80,27 @@ import Testing
             let shown = LatencyBook.percentiles(merged)
             let truth = [50.0, 90, 99, 99.9].map { Double(whole.valueAtPercentile($0)) / 1000 }
             #expect(shown.map { [$0.p50, $0.p90, $0.p99, $0.p999] } == truth && shown?.count == a.count + b.count)
+            // Any percentile, the ends included, as the thresholds ask for them.
+            let ps = [0, 0.1, 1, 25, 50, 75, 95, 99.99, 100, 120].filter { _ in Bool.random(using: &rng) }
+            #expect(LatencyBook.values(merged, at: ps) == ps.map { whole.valueAtPercentile($0) }, "\(ps)")
         }
+    }
+
+    /// Each second the thresholds are judged on the run's buckets: the same figures the whole HdrHistogram gives.
+    @Test func theThresholdsStatisticIsTheWholeHistogramsOwn() {
+        var rng = SystemRandomNumberGenerator()
+        var book = LatencyBook()
+        var all: [Int] = []
+        for _ in 0..<20 {
+            let ms = (0..<Int.random(in: 0...40, using: &rng)).map { _ in Int.random(in: 1...900, using: &rng) }
+            all += ms
+            book.add(Self.second(1, e2eMs: ms).interval.histograms)
+        }
+        let whole = MetricsSnapshot(histograms: ["e2e_latency": Self.histogram(all)])
+        for stat in ["p50", "p99", "p99.9", "p100", "p0", "min", "max", "mean", "count", "median"] {
+            #expect(book.statistic("e2e_latency", stat) == whole.statistic("e2e_latency", stat), "\(stat)")
+        }
+        #expect(book.statistic("signup", "p99") == nil)
     }
 
     /// Errors each second by kind (the rise of each kind's total), when each kind last rose, and its last failed request.

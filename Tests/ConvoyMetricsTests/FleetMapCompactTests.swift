@@ -1,4 +1,4 @@
-import ConvoyMetrics
+@testable import ConvoyMetrics
 import Foundation
 import Testing
 
@@ -46,6 +46,27 @@ import Testing
                                tracked: [], sampling: "é ✓")
         let back = try JSONDecoder().decode(FleetMapData.Compact.self, from: Data(FleetMapData.Compact(odd).bytes())).map
         #expect(back.groups == odd.groups && back.sampling == odd.sampling && back.phones.first?.lat == nil && back.phones.first?.online == true)
+    }
+
+    /// Each figure is written as its whole number of units with the point put in: read back, exactly the Double the
+    /// rounding gives (negative, whole, tiny, and far from zero alike).
+    @Test func eachFigureReadsBackAsTheRoundedDouble() throws {
+        var rng = SystemRandomNumberGenerator()
+        let fixed: [Double] = [0, -0.0, 46.051, -46.051, 12, -0.5, 0.000_004, -0.000_004, 0.000_005, 179.999_999, -89.999_995, 1e-9, 123_456.789, 9e14, 2e16]  // the last two past the map's range: written as Swift prints them
+        let random = (0..<2000).map { _ in Double.random(in: -180...180, using: &rng) }
+        for (v, places) in fixed.map({ ($0, 5) }) + fixed.map({ ($0, 1) }) + random.map({ ($0, 5) }) + random.map({ ($0 * 1000, 1) }) {
+            var bytes: [UInt8] = []
+            FleetMapData.Compact.write(v, places: places, &bytes)
+            let text = String(decoding: bytes, as: UTF8.self)
+            let expected = FleetMapData.Compact.round(v, [1.0, 10, 100, 1e3, 1e4, 1e5][places])
+            #expect(Double(text) == expected, "\(v) at \(places): \(text)")
+            if abs(v) < 1e9 { #expect(!text.hasSuffix(".") && !(text.contains(".") && text.hasSuffix("0")) && !text.contains("e"), "\(v): \(text)") }
+        }
+        for n in [0, 7, -7, 10, 1234567, Int.max, Int.min + 1] {
+            var bytes: [UInt8] = []
+            FleetMapData.Compact.write(n, &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(n))
+        }
     }
 
     @Test func anotherShapeIsRefusedNotMisread() {

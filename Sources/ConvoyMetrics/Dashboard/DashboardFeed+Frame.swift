@@ -1,39 +1,49 @@
 /// A second's frame from what the run knows, and which counters the page shows as errors and as the app's.
 extension DashboardFeed {
-    static func frame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot) -> DashboardFrame {
+    /// `measured`: the run so far (its counters the totals), `book` its histograms' buckets (percentiles are read from
+    /// these, in one pass: HdrHistogram's own `valueAtPercentile` runs its generic code unspecialized from here).
+    static func frame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot, book: LatencyBook? = nil) -> DashboardFrame {
         // An app that shares no locations sends messages through a mailbox: its figures are those; an app of actions
         // alone, its actions'.
-        if header.actionsAlone { return actionsFrame(s, header: header, thresholds: thresholds, measured: measured) }
+        if header.actionsAlone { return actionsFrame(s, header: header, thresholds: thresholds, measured: measured, book: book) }
         let mailbox = !header.sharesLocations
         let latency: HistogramName = mailbox ? .mailboxLatency : .e2eLatency
         let (sent, received): (CounterName, CounterName) = mailbox ? (.mailboxSent, .mailboxReceived) : (.sent, .received)
         let (planned, progress) = progress(s, header: header)
-        func ms(_ stat: String) -> Double? { s.interval.statistic(latency, stat).map { $0 / 1000 } }
+        func ms(_ stat: String) -> Double? { second(s, latency.name, stat).map { $0 / 1000 } }
         return DashboardFrame(
             t: s.elapsed, phase: s.phase, progress: progress, left: max(planned - max(s.elapsed, 0), 0), devices: header.devices,
             onboarded: s.onboarded, online: s.online, offRealtime: s.offRealtime, retryQueued: s.retryQueued,
             out: s.interval.counters[sent.name] ?? 0, inbound: s.interval.counters[received.name] ?? 0, latency: latency.name,
             p50: ms("p50"), p99: ms("p99"), sent: s.totals[sent.name] ?? 0, received: s.totals[received.name] ?? 0,
             errors: errorsByKind(s.totals), groups: s.groups, app: appCounters(s.totals),
-            thresholds: thresholds.map { now($0, measured) })
+            thresholds: thresholds.map { now($0, measured, book: book) })
+    }
+
+    /// This second's statistic of a histogram, microseconds: a percentile from its buckets when the feed has read them.
+    static func second(_ s: Second, _ name: String, _ stat: String) -> Double? {
+        guard let b = s.buckets?[name], stat.hasPrefix("p"), let p = Double(stat.dropFirst()), p >= 0, p <= 100 else {
+            return s.interval.statistic(name, stat)
+        }
+        return LatencyBook.values(b, at: [p]).map { Double($0[0]) }
     }
 
     /// An app of actions alone: sent is the actions made, received those that succeeded (made, less failed), and the
     /// latency the action made most so far (this second's p50 and p99, as every other app's).
-    static func actionsFrame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot) -> DashboardFrame {
+    static func actionsFrame(_ s: Second, header: Header, thresholds: [Threshold], measured: MetricsSnapshot, book: LatencyBook?) -> DashboardFrame {
         let names = header.actions ?? []
         func sum(_ counters: [String: Int], _ prefix: String) -> Int { names.reduce(0) { $0 + (counters[prefix + $1] ?? 0) } }
         let made = (sum(s.totals, "actions."), sum(s.interval.counters, "actions."))
         let failed = (sum(s.totals, "action_failures."), sum(s.interval.counters, "action_failures."))
         let most = names.max { (s.totals["actions." + $0] ?? 0, $1) < (s.totals["actions." + $1] ?? 0, $0) } ?? ""
-        func ms(_ stat: String) -> Double? { s.interval.statistic(HistogramName(most), stat).map { $0 / 1000 } }
+        func ms(_ stat: String) -> Double? { second(s, most, stat).map { $0 / 1000 } }
         let (planned, progress) = progress(s, header: header)
         return DashboardFrame(
             t: s.elapsed, phase: s.phase, progress: progress, left: max(planned - max(s.elapsed, 0), 0), devices: header.devices,
             onboarded: s.onboarded, online: s.online, offRealtime: s.offRealtime, retryQueued: s.retryQueued,
             out: made.1, inbound: max(made.1 - failed.1, 0), latency: most, p50: ms("p50"), p99: ms("p99"),
             sent: made.0, received: max(made.0 - failed.0, 0), errors: errorsByKind(s.totals), groups: s.groups, app: appCounters(s.totals),
-            thresholds: thresholds.map { now($0, measured) })
+            thresholds: thresholds.map { now($0, measured, book: book) })
     }
 
     /// The run's planned length, and how far through it the second is (0 before the timeline, 1 from the drain on).
@@ -82,7 +92,7 @@ extension DashboardFeed {
         settledAtEnd.contains { counter == $0 || counter.hasPrefix($0 + ".") }
     }
 
-    static func now(_ t: Threshold, _ measured: MetricsSnapshot) -> ThresholdNow {
+    static func now(_ t: Threshold, _ measured: MetricsSnapshot, book: LatencyBook? = nil) -> ThresholdNow {
         let unit: String
         var pending = false
         switch t.subject {
@@ -93,7 +103,7 @@ extension DashboardFeed {
             if let (n, d) = Threshold.ratios[r] { pending = atEnd(n) || atEnd(d) }
         }
         guard !pending else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "at_end") }
-        let outcome = t.evaluate(measured)
+        let outcome = t.evaluate(measured, statistic: book.map { b in { b.statistic($0, $1) } })
         guard let value = outcome.value else { return ThresholdNow(threshold: t.text, value: nil, unit: unit, state: "no_data", why: outcome.untested) }
         return ThresholdNow(threshold: t.text, value: unit == "ms" ? value / 1000 : value, unit: unit, state: outcome.passed ? "passing" : "failing")
     }

@@ -177,14 +177,16 @@ public final class DashboardFeed: Sendable {
     /// This second, as a frame every page listening receives.
     public func publish(_ second: Second) {
         // Each histogram's non-empty buckets, read once: for the last 10 s's figures and for a merging dashboard.
+        var second = second
         let buckets = second.interval.histograms.mapValues(LatencyBook.Second.init)
+        second.buckets = buckets
         let published: (seq: Int, event: Event?)? = store.withLock { s in
             guard s.end == nil else { return nil }
             s.published += 1
             s.book.add(second.interval.histograms, buckets: buckets)
             var measured = s.book.run
             measured.counters = second.totals
-            var frame = Self.frame(second, header: header, thresholds: thresholds, measured: measured)
+            var frame = Self.frame(second, header: header, thresholds: thresholds, measured: measured, book: s.book)
             frame.operations = s.book.operations(first: frame.latency)
             frame.processes = second.processes
             (frame.errorsNow, frame.errorNotes) = s.errors.add(frame.errors, at: frame.t, failures: second.failures)

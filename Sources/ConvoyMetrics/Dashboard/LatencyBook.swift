@@ -19,6 +19,11 @@ struct LatencyBook {
         var max: UInt64
 
         init(_ h: Histogram<UInt64>) {
+            // An empty one (most of a run's, most seconds) without walking it.
+            guard h.totalCount > 0 else {
+                (buckets, min, max) = ([], 0, 0)
+                return
+            }
             (buckets, min, max) = (h.recordedValues().map { ($0.value, $0.count) }, h.min, h.maxRecorded)
         }
 
@@ -47,23 +52,36 @@ struct LatencyBook {
     /// The run's whole histograms, for the thresholds.
     private(set) var run = MetricsSnapshot()
     private var runBuckets: [String: Second] = [:]
+    /// Each histogram's run figures, worked out again only in a second it recorded something.
+    private var runFigures: [String: DashboardFrame.Percentiles] = [:]
     private var recent: [[String: Second]] = []
 
     /// Adds one second's recordings (`buckets`: their non-empty buckets, when already read).
     mutating func add(_ interval: [String: Histogram<UInt64>], buckets: [String: Second]? = nil) {
         run.merge(MetricsSnapshot(histograms: interval))
         let second = (buckets ?? interval.mapValues(Second.init)).filter { !$0.value.buckets.isEmpty }
-        for (name, s) in second { runBuckets[name] = runBuckets[name].map { $0.adding(s) } ?? s }
+        for (name, s) in second {
+            let merged = runBuckets[name].map { $0.adding(s) } ?? s
+            runBuckets[name] = merged
+            runFigures[name] = Self.percentiles(merged)
+        }
         recent.append(second)
         if recent.count > Self.recentSeconds { recent.removeFirst(recent.count - Self.recentSeconds) }
     }
 
     /// Each histogram recorded so far, `first` (the one the page's tiles are of) first, then by how many it recorded.
     func operations(first: String) -> [DashboardFrame.Operation] {
-        let totals = runBuckets.mapValues(\.total)
-        return totals.keys.sorted { a, b in (a == first ? 1 : 0, totals[a]!, b) > (b == first ? 1 : 0, totals[b]!, a) }.compactMap { name in
-            Self.percentiles(runBuckets[name]!).map { DashboardFrame.Operation(name: name, run: $0, recent: recentPercentiles(name)) }
+        runFigures.sorted { a, b in (a.key == first ? 1 : 0, a.value.count, b.key) > (b.key == first ? 1 : 0, b.value.count, a.key) }.map { name, run in
+            DashboardFrame.Operation(name: name, run: run, recent: recentPercentiles(name))
         }
+    }
+
+    /// A statistic of the run so far in microseconds, as `MetricsSnapshot.statistic` gives it: a percentile (`p99`,
+    /// `p99.9`) from the buckets, the others (`min`, `max`, `mean`, `count`) from the whole histogram. Thresholds are
+    /// judged each second on these.
+    func statistic(_ name: String, _ stat: String) -> Double? {
+        guard stat.hasPrefix("p"), let p = Double(stat.dropFirst()), p >= 0, p <= 100 else { return run.statistic(name, stat) }
+        return runBuckets[name].flatMap { Self.values($0, at: [p]) }.map { Double($0[0]) }
     }
 
     /// The last `recentSeconds`' figures of `name` (nil: it recorded nothing in them).
@@ -73,23 +91,29 @@ struct LatencyBook {
         return merged.flatMap(Self.percentiles)
     }
 
-    /// p50, p90, p99 and p99.9 of recordings as HdrHistogram reckons them (`valueAtPercentile`: the first bucket whose
-    /// running count reaches the percentile's share of the total, rounded up, its value clamped to what was recorded),
-    /// so the table reads as summary.json does; all four in one pass. Nil: nothing recorded.
+    /// p50, p90, p99 and p99.9 of recordings (milliseconds), as summary.json gives them (`values`). Nil: nothing recorded.
     static func percentiles(_ s: Second) -> DashboardFrame.Percentiles? {
+        values(s, at: [50, 90, 99, 99.9]).map { v in
+            .init(count: Int(s.total), p50: Double(v[0]) / 1000, p90: Double(v[1]) / 1000, p99: Double(v[2]) / 1000, p999: Double(v[3]) / 1000)
+        }
+    }
+
+    /// Percentiles `ps` (rising, 0 to 100) of recordings as HdrHistogram reckons them (`valueAtPercentile`: p0 the
+    /// least recorded, p100 the greatest, others the first bucket whose running count reaches the percentile's share of
+    /// the total, rounded up, its value clamped to what was recorded), all in one pass. Nil: nothing recorded.
+    static func values(_ s: Second, at ps: [Double]) -> [UInt64]? {
         let total = s.total
         guard total > 0 else { return nil }
-        let ps = [50.0, 90, 99, 99.9]
-        let wanted = ps.map { p in Swift.max(1, UInt64((p.nextDown * Double(total) / 100).rounded(.up))) }
-        var found = [Double](repeating: Double(s.max) / 1000, count: ps.count)
+        let wanted = ps.map { p in p >= 100 ? total + 1 : Swift.max(1, UInt64((Swift.max(p.nextDown, 0) * Double(total) / 100).rounded(.up))) }
+        var found = ps.map { $0 == 0 ? s.min : s.max }
         var (running, k) = (UInt64(0), 0)
         for b in s.buckets where k < ps.count {
             running += b.count
             while k < ps.count, running >= wanted[k] {
-                found[k] = Double(Swift.min(Swift.max(b.value, s.min), s.max)) / 1000
+                if ps[k] != 0 { found[k] = Swift.min(Swift.max(b.value, s.min), s.max) }
                 k += 1
             }
         }
-        return .init(count: Int(total), p50: found[0], p90: found[1], p99: found[2], p999: found[3])
+        return found
     }
 }
