@@ -31,6 +31,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     static func invalidRequest(_ message: String) -> WireError { WireError(.invalidRequest, message) }
     static func transport(_ message: String) -> WireError { WireError(.transport, message) }
     static func timeout(_ message: String) -> WireError { WireError(.timeout, message) }
+    /// An answer past the request's `maxBodyBytes`.
+    static func tooLarge(_ most: Int) -> WireError { WireError(.transport, "the answer is larger than \(most) bytes (the request's limit): cut off") }
     static let cancelled = WireError(.cancelled, "cancelled")
     static let shutdown = WireError(.shutdown, "the HTTP engine was shut down")
 }

@@ -67,10 +67,10 @@ extension Convoy {
             // Every shard's header first (its dashboard is up before its phones sign up).
             var headers: [DashboardFeed.Header] = []
             for url in urls {
-                guard let h = await client.waitForHeader(url, patience: patience.seconds) else {
-                    throw CommandFailure.runtime("\(url): no dashboard answered within \(Format.duration(patience.seconds))")
+                switch await client.waitForHeader(url, patience: patience.seconds) {
+                case .success(let h): headers.append(h)
+                case .failure(let f): throw CommandFailure.runtime("\(url): no shard's dashboard within \(Format.duration(patience.seconds)): \(f)")
                 }
-                headers.append(h)
             }
             let header = DashboardMerge.header(headers, shards: urls)
             let thresholds = header.thresholds.compactMap { try? Threshold($0) }
@@ -93,7 +93,7 @@ extension Convoy {
             guard let port = await it.next() else { throw CommandFailure.runtime("--listen \(listen): cannot listen") }
             FileHandle.standardError.write(Data("convoy: dashboard of \(urls.count) shards at \(server.url(port: port))\n".utf8))
 
-            var end = await follow(urls, client: client, feed: feed)
+            var end = await follow(urls, client: client, feed: feed, logger: logger)
             if let merged = await mergedEnd(urls, client: client, summed: end, logger: logger) {
                 report.withLock { $0 = (merged.results as NSString).appendingPathComponent("report.html") }
                 end = merged
@@ -108,7 +108,7 @@ extension Convoy {
         }
 
         /// Merges the shards' seconds once a second until every shard has ended (or stopped answering).
-        func follow(_ urls: [String], client: ShardClient, feed: DashboardFeed) async -> DashboardEnd {
+        func follow(_ urls: [String], client: ShardClient, feed: DashboardFeed, logger: Logger) async -> DashboardEnd {
             var after = Array(repeating: 0, count: urls.count)
             var latest: [DashboardFeed.Second?] = Array(repeating: nil, count: urls.count)
             var ends: [DashboardEnd?] = Array(repeating: nil, count: urls.count)
@@ -118,10 +118,18 @@ extension Convoy {
                 var new: [DashboardFeed.Second] = []
                 for (k, url) in urls.enumerated() where ends[k] == nil {
                     let now = Date().timeIntervalSince1970
-                    guard let seconds = await client.get(url + "api/seconds?after=\(after[k])", as: [DashboardFeed.Second].self) else {
-                        if silentSince[k] == nil { silentSince[k] = now }
+                    let seconds: [DashboardFeed.Second]
+                    switch await client.fetch(url + "api/seconds?after=\(after[k])", as: [DashboardFeed.Second].self) {
+                    case .success(let s): seconds = s
+                    case .failure(let failure):
+                        // Said once while it lasts; after `patience` the shard is given up on, with why.
+                        if silentSince[k] == nil {
+                            silentSince[k] = now
+                            logger.warning("\(url)api/seconds: \(failure); trying again each second for \(Format.duration(patience.seconds))")
+                        }
                         if now - silentSince[k]! > patience.seconds {
-                            ends[k] = DashboardMerge.unreachable(url)
+                            ends[k] = DashboardMerge.unreachable(url, why: "\(failure)")
+                            FileHandle.standardError.write(Data("convoy: \(url)api/seconds: \(failure): nothing better for \(Format.duration(patience.seconds)), so that shard counts as failed\n".utf8))
                         }
                         continue
                     }
@@ -156,9 +164,12 @@ extension Convoy {
                 do {
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                     for name in DashboardServer.resultFiles {
-                        guard let data = await client.data(url + "api/results/" + name) else {
-                            if name == "metrics.csv" { continue }
-                            logger.warning("\(url): no \(name) at its end: the view sums the shards' ends instead of merging their results")
+                        let data: Data
+                        switch await client.fetchData(url + "api/results/" + name) {
+                        case .success(let d): data = d
+                        case .failure where name == "metrics.csv": continue
+                        case .failure(let failure):
+                            logger.warning("\(url)api/results/\(name): \(failure): the view sums the shards' ends instead of merging their results")
                             return nil
                         }
                         try data.write(to: folder.appendingPathComponent(name))
@@ -186,20 +197,71 @@ extension Convoy {
         }
     }
 
-    /// What `convoy dashboard` asks the shards' dashboards (through Convoy's own libcurl engine), each request bounded.
+    /// What `convoy dashboard` asks the shards' dashboards (through Convoy's own libcurl engine). A shard's answers are
+    /// not trusted: each request is bounded in time and size, and an answer that is not what a shard's dashboard sends
+    /// is a failure that says so (`Failure`), never a crash or unbounded memory.
     struct ShardClient: Sendable {
         let engine: HTTPEngine
         let timeout: Double
+        /// The most bytes one answer may have: a shard's newest minute of seconds, every histogram's buckets included, is
+        /// a few megabytes at 10,000 phones; its results files (ledger.json) at most tens.
+        var maxAnswer = 256 << 20
 
-        func get<T: Decodable>(_ url: String, as type: T.Type) async -> T? {
-            guard let data = await data(url) else { return nil }
-            return try? JSONDecoder().decode(T.self, from: data)
+        /// Why a shard's answer could not be used.
+        enum Failure: Error, CustomStringConvertible, Equatable {
+            /// No answer: refused, reset, timed out, or larger than `maxAnswer`.
+            case unreachable(String)
+            /// An answer other than 200.
+            case status(Int)
+            /// A 200 whose body is not the JSON asked for.
+            case malformed(String)
+
+            var description: String {
+                switch self {
+                case .unreachable(let why): "no answer (\(why))"
+                case .status(let code): "HTTP \(code)"
+                case .malformed(let why): "an answer that is not a shard's dashboard's JSON (\(why))"
+                }
+            }
+        }
+
+        func fetch<T: Decodable>(_ url: String, as type: T.Type) async -> Result<T, Failure> {
+            switch await fetchData(url) {
+            case .failure(let f): return .failure(f)
+            case .success(let data):
+                do { return .success(try JSONDecoder().decode(T.self, from: data)) } catch {
+                    return .failure(.malformed(Self.reason(error)))
+                }
+            }
+        }
+
+        func get<T: Decodable>(_ url: String, as type: T.Type) async -> T? { try? await fetch(url, as: T.self).get() }
+
+        /// The body of a 200 answer.
+        func fetchData(_ url: String) async -> Result<Data, Failure> {
+            let response: HTTPResponse
+            do { response = try await engine.send(HTTPRequest(url: url, timeout: timeout, maxBodyBytes: maxAnswer)) } catch {
+                return .failure(.unreachable("\(error)"))
+            }
+            guard response.status == 200 else { return .failure(.status(response.status)) }
+            return .success(Data(response.body))
         }
 
         /// The body of a 200 answer; nil for anything else.
-        func data(_ url: String) async -> Data? {
-            guard let response = try? await engine.send(HTTPRequest(url: url, timeout: timeout)), response.status == 200 else { return nil }
-            return Data(response.body)
+        func data(_ url: String) async -> Data? { try? await fetchData(url).get() }
+
+        /// A decoding error in a line: what was expected where (`seconds[3].histograms`).
+        static func reason(_ error: any Error) -> String {
+            func path(_ context: DecodingError.Context) -> String {
+                let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+                return (p.isEmpty ? "" : "at \(p.hasPrefix(".") ? String(p.dropFirst()) : p): ") + context.debugDescription
+            }
+            switch error as? DecodingError {
+            case .dataCorrupted(let c)?: return path(c)
+            case .keyNotFound(let key, let c)?: return path(c) + " (no \(key.stringValue))"
+            case .typeMismatch(_, let c)?, .valueNotFound(_, let c)?: return path(c)
+            default: return "\(error)"
+            }
         }
 
         /// `path` from every shard that answers.
@@ -212,13 +274,18 @@ extension Convoy {
             }
         }
 
-        func waitForHeader(_ url: String, patience: Double) async -> DashboardFeed.Header? {
+        /// The shard's header, asked for once a second until `patience` has passed (then the last failure).
+        func waitForHeader(_ url: String, patience: Double) async -> Result<DashboardFeed.Header, Failure> {
             let deadline = Date().addingTimeInterval(patience)
+            var last = Failure.unreachable("not asked")
             while Date() < deadline {
-                if let state = await get(url + "api/state", as: Dashboard.ShardState.self) { return state.header }
+                switch await fetch(url + "api/state", as: Dashboard.ShardState.self) {
+                case .success(let state): return .success(state.header)
+                case .failure(let f): last = f
+                }
                 try? await Task.sleep(for: .seconds(1))
             }
-            return nil
+            return .failure(last)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ConvoyCrypto
 import ConvoyMetrics
+import ConvoyServer
 import Foundation
 import Hummingbird
 import Logging
@@ -45,6 +46,10 @@ struct DashboardServer {
         let router = Router()
         // `--dashboard-control`: a stop, with the token printed at start; the run then ends as on SIGINT.
         router.post("api/stop") { request, _ -> Response in
+            // A stop carries no body; the route reads none, and a large one is refused before anything else.
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maxStopBody {
+                return Self.response(.contentTooLarge, "application/json", ByteBuffer(string: #"{"error":"a stop carries no body"}"#))
+            }
             guard let control else {
                 return Self.response(.notFound, "application/json", ByteBuffer(string: #"{"error":"the run was started without --dashboard-control"}"#))
             }
@@ -98,7 +103,12 @@ struct DashboardServer {
             return Self.response(.ok, "application/json", ByteBuffer(bytes: feed.seconds(after: after)))
         }
         router.get("api/events") { _, _ -> Response in
-            let (after, events) = feed.listen()
+            guard let (after, events) = feed.listen(atMost: Self.maxEventStreams) else {
+                var refused = Self.response(.serviceUnavailable, "application/json", ByteBuffer(string:
+                    #"{"error":"\#(Self.maxEventStreams) pages are following this run already: close one, or read /api/state"}"#))
+                refused.headers[.retryAfter] = "10"
+                return refused
+            }
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-store"
@@ -121,12 +131,23 @@ struct DashboardServer {
             }
             return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(bytes: data))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "convoy"),
-                              onServerRunning: { channel in await onReady(channel.localAddress?.port ?? 0) }, logger: logger)
+        // `convoy serve`'s limits: `--dashboard :PORT` listens on every interface, with no login.
+        let app = Application(router: router, server: GuardedServer.http(),
+                              configuration: .init(address: .hostname(host, port: port), serverName: "convoy"),
+                              onServerRunning: { channel in
+                                  await GuardedServer.pauseAcceptingWhenOutOfDescriptors(channel, logger: logger)
+                                  await onReady(channel.localAddress?.port ?? 0)
+                              }, logger: logger)
         try await app.runService(gracefulShutdownSignals: [])
     }
 
     static let encoder = JSONEncoder()
+
+    /// Pages following the run at once (`/api/events`); one more is answered 503 with Retry-After. Each holds a
+    /// connection and a few seconds' events; the page falls back to reconnecting, as after any lost stream.
+    static let maxEventStreams = 64
+    /// Bytes a stop's body may declare (it needs none).
+    static let maxStopBody = 1024
 
     /// `gzip`: the body is gzipped, and chosen by the request's Accept-Encoding (nil: a body that never is).
     private static func response(_ status: HTTPResponse.Status, _ type: String, _ body: ByteBuffer, gzip: Bool? = nil) -> Response {

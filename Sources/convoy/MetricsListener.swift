@@ -1,4 +1,5 @@
 import ConvoyMetrics
+import ConvoyServer
 import Foundation
 import Hummingbird
 import Logging
@@ -22,8 +23,12 @@ struct MetricsListener {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(string: exporter.exposition())))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "convoy"),
-                              onServerRunning: { channel in await onReady(channel.localAddress?.port ?? 0) }, logger: logger)
+        // `convoy serve`'s limits, as the dashboard's: `:PORT` listens on every interface.
+        let app = Application(router: router, server: GuardedServer.http(), configuration: .init(address: .hostname(host, port: port), serverName: "convoy"),
+                              onServerRunning: { channel in
+                                  await GuardedServer.pauseAcceptingWhenOutOfDescriptors(channel, logger: logger)
+                                  await onReady(channel.localAddress?.port ?? 0)
+                              }, logger: logger)
         try await app.runService(gracefulShutdownSignals: [])
     }
 }

@@ -35,6 +35,35 @@ struct CLI {
 
     static func run(_ arguments: [String]) throws -> Result { try runTool(binary.path, arguments) }
 
+    /// `convoy` started and left running (standard output discarded): the process, and a watch on what it prints on
+    /// standard error (the dashboard's address, say).
+    static func start(_ arguments: [String]) throws -> (TestProcess, OutputWatch) {
+        let p = TestProcess()
+        p.executableURL = binary
+        p.arguments = arguments
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        return (p, OutputWatch(err))
+    }
+
+    /// A scenario of four phones sharing every second or so for ten minutes, written into `dir`: a run to stop.
+    static func longScenario(in dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("long.yaml").path
+        try """
+            name: long
+            groups:
+              - name: g
+                count: 4
+                cadence: 600ms..900ms
+            social: { friends: 1..2 }
+            timeline: { arrival_rate: 40/s, steady: 10m }
+            thresholds: [decrypt_failures == 0]
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     /// Another program (psql, say), run the same way.
     static func runTool(_ path: String, _ arguments: [String]) throws -> Result {
         let process = TestProcess()

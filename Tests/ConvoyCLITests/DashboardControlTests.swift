@@ -7,21 +7,6 @@ import ConvoyTestSupport
 
 /// `convoy run --dashboard-control`: the page stops the run as SIGINT does, and only with the token printed at start.
 @Suite struct DashboardControlTests {
-    static func scenario(in dir: URL) throws -> String {
-        let path = dir.appendingPathComponent("long.yaml").path
-        try """
-            name: long
-            groups:
-              - name: g
-                count: 4
-                cadence: 600ms..900ms
-            social: { friends: 1..2 }
-            timeline: { arrival_rate: 40/s, steady: 10m }
-            thresholds: [decrypt_failures == 0]
-            """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     static func stop(_ url: String, token: String?) async throws -> (Int, String) {
         var request = URLRequest(url: URL(string: url + "api/stop")!)
         request.httpMethod = "POST"
@@ -34,16 +19,9 @@ import ConvoyTestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("r")
-        let process = TestProcess()
-        process.executableURL = CLI.binary
-        process.arguments = ["run", try Self.scenario(in: dir), "--out", out.path, "--drain", "1s", "--dashboard", "127.0.0.1:0", "--dashboard-control",
-                             "--dashboard-linger", "10m"]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, watch) = try CLI.start(["run", try CLI.longScenario(in: dir), "--out", out.path, "--drain", "1s", "--dashboard", "127.0.0.1:0",
+                                              "--dashboard-control", "--dashboard-linger", "10m"])
         defer { if process.isRunning { process.terminate() } }
-        let watch = OutputWatch(err)
         let url = try #require(await watch.address(after: "dashboard at "), "\(watch.all)")
         let link = try #require(await watch.address(after: "the page may stop the run: "), "\(watch.all)")
         let token = try #require(link.components(separatedBy: "#token=").last)

@@ -55,16 +55,9 @@ import ConvoyTestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("results")
-        let process = TestProcess()
-        process.executableURL = CLI.binary
-        process.arguments = ["run", try Self.scenario(in: dir), "--out", out.path, "--dashboard", "127.0.0.1:0", "--dashboard-linger", "10m"]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, watch) = try CLI.start(["run", try Self.scenario(in: dir), "--out", out.path, "--dashboard", "127.0.0.1:0", "--dashboard-linger", "10m"])
         defer { if process.isRunning { process.terminate() } }
         // The address is announced on standard error once the page is served, before the phones sign up.
-        let watch = OutputWatch(err)
         let url = try #require(await watch.address(after: "dashboard at "), "\(watch.all)")
 
         let check = try await Self.tool(Self.python, [Self.root.appendingPathComponent("scripts/browser/dashboard_check.py").path, url,

@@ -13,7 +13,7 @@ import ConvoyTestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("results")
-        let (process, watch) = try DistributedDashboardTests.start(["run", DeclaredRetentionPairTests.scenario, "--devices", "8", "--duration", "12s",
+        let (process, watch) = try CLI.start(["run", DeclaredRetentionPairTests.scenario, "--devices", "8", "--duration", "12s",
                                                                     "--out", out.path, "--dashboard", "127.0.0.1:0", "--dashboard-linger", "10m"])
         defer { if process.isRunning { process.terminate() } }
         let url = try #require(await watch.address(after: "dashboard at "), "\(watch.all)")

@@ -13,17 +13,6 @@ import ConvoyTestSupport
         return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 
-    static func start(_ arguments: [String]) throws -> (TestProcess, OutputWatch) {
-        let p = TestProcess()
-        p.executableURL = CLI.binary
-        p.arguments = arguments
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        return (p, OutputWatch(err))
-    }
-
     @Test func twoShardsAreOneLiveViewAndTheirEndsAreTheSummaries() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -36,12 +25,12 @@ import ConvoyTestSupport
         defer { for p in processes where p.isRunning { p.terminate() } }
         var urls: [String] = []
         for i in 1...2 {
-            let (p, watch) = try Self.start(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
+            let (p, watch) = try CLI.start(["run", scenario, "--keys-file", keys, "--shard", "\(i)/2", "--start-at", startAt, "--drain", "3s",
                                              "--out", dir.appendingPathComponent("shard\(i)").path, "--dashboard", "127.0.0.1:0", "--dashboard-linger", "10m"])
             processes.append(p)
             urls.append(try #require(await watch.address(after: "dashboard at "), "shard \(i): \(watch.all)"))
         }
-        let (merger, mergerWatch) = try Self.start(["dashboard"] + urls + ["--listen", "127.0.0.1:0", "--linger", "10m"])
+        let (merger, mergerWatch) = try CLI.start(["dashboard"] + urls + ["--listen", "127.0.0.1:0", "--linger", "10m"])
         processes.append(merger)
         let url = try #require(await mergerWatch.address(after: "shards at "), "\(mergerWatch.all)")
 
@@ -76,9 +65,12 @@ import ConvoyTestSupport
 
         // The end: each shard's exit code, and the run as `convoy merge` makes it of the shards' folders: the updates that
         // crossed shards counted (a shard's own summary settles only its pairs), thresholds judged on the merged figures.
-        var end: [String: Any] = [:]
+        var (end, lastLive): ([String: Any], [String: Any]) = ([:], [:])
         while ContinuousClock.now < deadline + .seconds(120) {
-            if let e = await Self.state(url)?["end"] as? [String: Any] { end = e; break }
+            if let s = await Self.state(url), let e = s["end"] as? [String: Any] {
+                (end, lastLive) = (e, s["latest"] as? [String: Any] ?? [:])
+                break
+            }
             try await Task.sleep(for: .milliseconds(500))
         }
         let summaries = try (1...2).map { i in
@@ -98,6 +90,11 @@ import ConvoyTestSupport
         }
         #expect(accounting["lost"] as? [String: Int] ?? [:] == truth["lost"] as? [String: Int] ?? [:], "\(accounting) \(truth)")
         #expect((truth["sent"] as? Int ?? 0) > sum("sent") && sum("sent") > 20, "cross-shard updates counted: \(truth) vs the shards' own \(sum("sent"))")
+        // Live, the last second's sent is the fleet's as convoy merge counts it: what crossed shards included (a shard
+        // cannot tell live whether a friend on another shard was online, so those to friends offline there count too).
+        let liveSent = lastLive["sent"] as? Int ?? -1
+        let (mergedSent, mergedOffline) = (truth["sent"] as? Int ?? 0, truth["sent_offline"] as? Int ?? 0)
+        #expect(mergedSent <= liveSent && liveSent <= mergedSent + mergedOffline, "live sent \(liveSent), convoy merge \(truth)")
         // Each threshold with its merged value and verdict, as the merged summary has them.
         let judged = Dictionary(uniqueKeysWithValues: (summary["thresholds"] as? [[String: Any]] ?? []).map { ($0["threshold"] as? String ?? "", $0["passed"] as? Bool) })
         let shown = try #require(end["thresholds"] as? [[String: Any]])

@@ -236,17 +236,7 @@ import ConvoyTestSupport
     @Test func sigintStopsGracefullyAndTheSummaryIsMarkedIncomplete() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("long.yaml").path
-        try """
-            name: long
-            groups:
-              - name: g
-                count: 4
-                cadence: 600ms..900ms
-            social: { friends: 1..2 }
-            timeline: { arrival_rate: 40/s, steady: 10m }
-            thresholds: [decrypt_failures == 0]
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let path = try CLI.longScenario(in: dir)
         let out = dir.appendingPathComponent("r")
         let process = TestProcess()
         process.executableURL = CLI.binary

@@ -126,6 +126,26 @@ import Testing
         #expect(received.first?.contains("\"t\":48") == true, "the oldest kept is three seconds before the end")
     }
 
+    /// At most `atMost` pages listen at once; one that goes frees its place; after the end every page gets the end.
+    @Test func listenersAreCappedAndAPlaceFreesWhenOneGoes() async {
+        let feed = DashboardFeed(Self.header, thresholds: [])
+        var first = feed.listen(atMost: 2)
+        let second = feed.listen(atMost: 2)
+        #expect(first != nil && second != nil && feed.listeners == 2)
+        #expect(feed.listen(atMost: 2) == nil && feed.listeners == 2, "a third is not let in")
+        let third = feed.listen(atMost: 3)
+        #expect(third != nil && feed.listeners == 3, "the cap is the caller's")
+        first = nil  // the page goes: its stream is dropped
+        #expect(feed.listeners == 2)
+        let fourth = feed.listen(atMost: 3)
+        #expect(fourth != nil && feed.listeners == 3)
+        feed.finish(Self.end)
+        var ended: [String] = []
+        for await e in feed.listen(atMost: 0)!.events { ended.append(e.name) }
+        #expect(ended == ["end"], "after the end the cap does not matter: nothing is held")
+        _ = (second, third, fourth)
+    }
+
     /// A listener that fell behind is told what it skipped, and once the run has ended goes straight to the end; one
     /// that keeps up is told nothing (the control).
     @Test func aListenerThatFellBehindIsToldWhatItSkippedAndReachesTheEnd() async {

@@ -129,6 +129,43 @@ import Glibc
         await server.stop()
     }
 
+    /// An answer past the request's `maxBodyBytes` is cut off and fails, saying so; one within it arrives whole.
+    @Test(arguments: paths) func anAnswerLargerThanAllowedIsCutOff(onLoops: Bool) async throws {
+        let server = try await Self.server()
+        let keys = server.keys
+        let engine = try HTTPEngine(plainHTTPOnLoops: onLoops)
+        // A user whose name is some kilobytes, read back.
+        let json = [("apikey", keys.anonKey), ("Content-Type", "application/json")]
+        let session = try await engine.send(HTTPRequest(method: "POST", url: keys.url + "/auth/v1/signup", headers: json,
+                                                        body: Array(#"{"email":"big@example.com","password":"secret123"}"#.utf8)))
+        let object = try JSONSerialization.jsonObject(with: Data(session.body)) as? [String: Any]
+        let token = try #require(object?["access_token"] as? String)
+        let me = try #require((object?["user"] as? [String: Any])?["id"] as? String)
+        let auth = [("Authorization", "Bearer \(token)")]
+        let name = String(repeating: "n", count: 5_000)
+        let insert = try await engine.send(HTTPRequest(method: "POST", url: keys.url + "/rest/v1/users", headers: json + auth,
+                                                       body: Array(#"{"id":"\#(me)","public_key":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","full_name":"\#(name)"}"#.utf8)))
+        #expect(insert.status == 201, "\(String(decoding: insert.body, as: UTF8.self))")
+        let read = Self.get(keys, "/rest/v1/users?select=full_name", headers: auth)
+        let whole = try await engine.send(read)
+        #expect(whole.status == 200 && whole.body.count > 5_000, "\(whole.body.count) bytes")
+        var exact = read
+        exact.maxBodyBytes = whole.body.count
+        #expect(try await engine.send(exact).body == whole.body)
+        var bounded = read
+        bounded.maxBodyBytes = 1_000
+        do {
+            _ = try await engine.send(bounded)
+            Issue.record("an answer of \(whole.body.count) bytes got through a limit of 1,000")
+        } catch {
+            #expect(error.kind == .transport && error.message.contains("larger than 1000 bytes"), "\(error)")
+        }
+        // The engine goes on serving.
+        #expect(try await engine.send(read).status == 200)
+        engine.shutdown()
+        await server.stop()
+    }
+
     /// A port that accepts connections (the kernel completes the handshake) and never answers.
     static func silentPort() throws -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

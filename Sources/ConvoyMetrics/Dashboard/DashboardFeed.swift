@@ -249,15 +249,23 @@ public final class DashboardFeed: Sendable {
     /// The events from now on (`event: tick` once a second, `event: end` last), and the number of the last one
     /// published before them; after the end, the end at once. A listener that does not keep up holds only the newest
     /// `listenerBuffer`: `CatchingUp` tells it what it skipped.
-    public func listen() -> (after: Int, events: AsyncStream<Event>) {
+    public func listen() -> (after: Int, events: AsyncStream<Event>) { listen(atMost: .max)! }
+
+    /// As `listen()`, unless `atMost` pages are listening already (nil: this one is not let in).
+    public func listen(atMost: Int) -> (after: Int, events: AsyncStream<Event>)? {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(Self.listenerBuffer))
-        let (ended, after): (DashboardEnd?, Int) = store.withLock { s in
+        let admitted: (ended: DashboardEnd?, after: Int)? = store.withLock { s in
             guard s.end == nil else { return (s.end, s.published) }
+            guard s.listeners.count < atMost else { return nil }
             let id = s.nextListener
             s.nextListener += 1
             s.listeners[id] = continuation
             continuation.onTermination = { [weak self] _ in self?.store.withLock { _ = $0.listeners.removeValue(forKey: id) } }
             return (nil, s.published)
+        }
+        guard let (ended, after) = admitted else {
+            continuation.finish()
+            return nil
         }
         if let ended {
             continuation.yield(Event(seq: after + 1, name: "end", text: Self.event("end", ended, id: after + 1)))

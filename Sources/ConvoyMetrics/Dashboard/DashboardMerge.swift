@@ -111,9 +111,9 @@ public enum DashboardMerge {
     }
 
     /// A shard that stopped answering before it said how it ended: a runtime failure, as far as anyone can tell.
-    public static func unreachable(_ url: String) -> DashboardEnd {
+    public static func unreachable(_ url: String, why: String = "stopped answering") -> DashboardEnd {
         DashboardEnd(exitCode: 1, complete: false, passed: false, accounting: nil, mailbox: nil, thresholds: [], counters: [:],
-                     durationSeconds: 0, report: url + "report.html", results: "\(url): stopped answering before its end", shards: nil)
+                     durationSeconds: 0, report: url + "report.html", results: "\(url): \(why) before its end", shards: nil)
     }
 
     /// The shards' maps as one: each phone from the shard that runs it (the one that knows where it is); a tracked

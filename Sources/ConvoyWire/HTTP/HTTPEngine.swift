@@ -250,7 +250,7 @@ public final class HTTPEngine: Sendable {
                 else { continue }
                 let code = convoy_msg_result(message)
                 curl_multi_remove_handle(multi.pointer, easy)
-                t.finish(code == CURLE_OK ? .success(t.response()) : .failure(Transfer.error(code, t.errorBuffer)))
+                t.finish(code == CURLE_OK ? .success(t.response()) : .failure(t.failure(code)))
             }
             // Slots freed and transfers waiting: go round at once rather than sleep in poll.
             if active.count < maxActive, nextWaiting < waiting.count { continue }

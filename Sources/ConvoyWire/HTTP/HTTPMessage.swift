@@ -10,15 +10,19 @@ public struct HTTPRequest: Sendable {
     /// Told how the transfer is going (libcurl's XFERINFOFUNCTION), on the
     /// engine's thread: keep it short. Nil: libcurl reports nothing.
     public var progress: (@Sendable (HTTPProgress) -> Void)?
+    /// The most bytes of body the answer may have: past it the transfer is cut off and fails (`transport`, "larger
+    /// than N bytes"), for answers from a server that is not trusted (nil: no limit).
+    public var maxBodyBytes: Int?
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
-                timeout: Double = 30, progress: (@Sendable (HTTPProgress) -> Void)? = nil) {
+                timeout: Double = 30, progress: (@Sendable (HTTPProgress) -> Void)? = nil, maxBodyBytes: Int? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.progress = progress
+        self.maxBodyBytes = maxBodyBytes
     }
 }
 

@@ -57,6 +57,8 @@ enum LoopHTTPFailure: Error {
     case shutdown
     /// The connection closed before the response ended; `early`: before any of it arrived.
     case closed(early: Bool)
+    /// The body went past the request's limit, bytes.
+    case tooLarge(Int)
     case failed(any Error)
 }
 
@@ -79,18 +81,21 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
     /// The request asked the server to close after its response (`Connection: close`): the connection is done then,
     /// however soon the server's close arrives.
     private var closesAfter = false
+    /// The request's `maxBodyBytes`.
+    private var maxBody: Int?
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     /// Writes the request and completes with its response, on the channel's loop.
-    func send(_ head: HTTPRequestHead, body: [UInt8]?, timeout: TimeAmount, promise: EventLoopPromise<LoopHTTPReply>) {
+    func send(_ head: HTTPRequestHead, body: [UInt8]?, timeout: TimeAmount, maxBody: Int? = nil, promise: EventLoopPromise<LoopHTTPReply>) {
         guard let context, context.channel.isActive, pending == nil else {
             promise.fail(LoopHTTPFailure.closed(early: true))
             return
         }
         pending = promise
         closesAfter = !head.isKeepAlive
+        self.maxBody = maxBody
         self.head = nil
         self.body = []
         firstByte = nil
@@ -121,6 +126,7 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
             head = h
             firstByte = .now()
         case .body(let buffer):
+            if let maxBody, body.count + buffer.readableBytes > maxBody { return fail(.tooLarge(maxBody)) }
             body.append(contentsOf: buffer.readableBytesView)
         case .end:
             guard let promise = pending, let head, let firstByte else { return fail(.closed(early: false)) }

@@ -49,7 +49,7 @@ final class LoopHTTP: Sendable {
         let ticket = Ticket()
         do {
             return try await withTaskCancellationHandler {
-                try await exchange(request.body, head, target, pool, timeout, ticket)
+                try await exchange(request.body, head, target, pool, timeout, request.maxBodyBytes, ticket)
             } onCancel: {
                 ticket.cancel(self)
             }
@@ -61,7 +61,7 @@ final class LoopHTTP: Sendable {
     }
 
     private func exchange(_ body: [UInt8]?, _ head: HTTPRequestHead, _ target: PlainHTTPTarget, _ pool: PoolKey,
-                          _ timeout: TimeAmount, _ ticket: Ticket) async throws(WireError) -> HTTPResponse {
+                          _ timeout: TimeAmount, _ maxBody: Int?, _ ticket: Ticket) async throws(WireError) -> HTTPResponse {
         var retried = false
         while true {
             let lease = try await acquire(pool, target.origin, ticket)
@@ -96,9 +96,9 @@ final class LoopHTTP: Sendable {
             // The whole exchange within the request's timeout, connecting included.
             let left = max(.milliseconds(1), timeout - (NIODeadline.now() - start))
             if loop.inEventLoop {
-                connection.exchange.send(head, body: body, timeout: left, promise: promise)
+                connection.exchange.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise)
             } else {
-                loop.execute { connection.exchange.send(head, body: body, timeout: left, promise: promise) }
+                loop.execute { connection.exchange.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise) }
             }
             do {
                 let reply = try await promise.futureResult.get()
@@ -352,6 +352,7 @@ final class LoopHTTP: Sendable {
         case .cancelled: return .cancelled
         case .shutdown: return .shutdown
         case .closed: return .transport("the server closed the connection before the response ended")
+        case .tooLarge(let most): return .tooLarge(most)
         case .failed(let e): return .transport("HTTP/1.1: \(e)")
         case nil: return .transport("HTTP/1.1: \(error)")
         }

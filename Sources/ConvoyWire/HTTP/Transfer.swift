@@ -16,6 +16,8 @@ final class Transfer: @unchecked Sendable {
     var status = 0
     var headers: [String: String] = [:]
     var body: [UInt8] = []
+    /// The body went past the request's `maxBodyBytes` and the transfer was cut off.
+    var tooLarge = false
     /// CURL_ERROR_SIZE bytes for libcurl's own error text.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
@@ -134,6 +136,12 @@ final class Transfer: @unchecked Sendable {
         return HTTPResponse(status: long(CURLINFO_RESPONSE_CODE), headers: headers, body: body, timing: timing)
     }
 
+    /// What a transfer that ended with `code` failed of.
+    func failure(_ code: CURLcode) -> WireError {
+        if tooLarge, let most = request.maxBodyBytes { return WireError.tooLarge(most) }
+        return Self.error(code, errorBuffer)
+    }
+
     static func error(_ code: CURLcode, _ buffer: UnsafeMutablePointer<CChar>) -> WireError {
         let detail = buffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: buffer)
         let message = "\(detail) (libcurl error \(code.rawValue))"
@@ -148,6 +156,10 @@ final class Transfer: @unchecked Sendable {
         guard let data, let user else { return 0 }
         let t = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
         let n = size * count
+        if let most = t.request.maxBodyBytes, t.body.count + n > most {
+            t.tooLarge = true
+            return 0  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+        }
         data.withMemoryRebound(to: UInt8.self, capacity: n) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
         return n
     }
