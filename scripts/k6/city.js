@@ -61,6 +61,8 @@
 //   DURATION   the steady part after the last arrival (30s, 2m, …), default 2m
 //   ARRIVAL_RATE arrivals per second (city-10k: 100), RAMP_DOWN (30s), DRAIN (5s)
 //   PLAINTEXT_BYTES the plaintext size the payload stands for (100; +48 sealed, Base64)
+//   CADENCE    the sharing cadence, seconds: `10..15` (default; city-10k's 10s..15s)
+//   FRIENDS    friends a VU shares with: `2..6` (default; city-10k's)
 //   RUN_ID     makes the accounts' emails unique (default: random)
 //   SUMMARY_JSON where handleSummary writes k6's summary as JSON (default: none)
 import http from 'k6/http';
@@ -68,15 +70,7 @@ import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { WebSocket } from 'k6/experimental/websockets';
 import { Counter, Trend } from 'k6/metrics';
-
-// `90`, `90s`, `2m`, `1m30s`, `500ms` as seconds.
-function seconds(text, fallback) {
-  const s = String(text || fallback);
-  if (!/^(\d+(\.\d+)?(ms|s|m|h)?)+$/.test(s)) throw new Error(`not a duration: ${s}`);
-  let total = 0;
-  for (const m of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)?/g)) total += parseFloat(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600 }[m[2] || 's'];
-  return total;
-}
+import { commitMs, range, seconds } from './common.js';
 
 const keys = __ENV.KEYS_FILE ? JSON.parse(open(__ENV.KEYS_FILE)) : { url: __ENV.URL, anon_key: __ENV.ANON_KEY };
 if (!keys.url || !keys.anon_key) throw new Error('give KEYS_FILE (convoy serve --keys-file) or URL and ANON_KEY');
@@ -89,9 +83,9 @@ const RATE = parseFloat(__ENV.ARRIVAL_RATE || '100');
 const STEADY_MS = seconds(__ENV.DURATION, '2m') * 1000;
 const RAMP_DOWN_MS = seconds(__ENV.RAMP_DOWN, '30s') * 1000;
 const DRAIN_MS = seconds(__ENV.DRAIN, '5s') * 1000;
-const CADENCE_MS = [10000, 15000];
+const CADENCE_MS = range(__ENV.CADENCE, '10..15').map((x) => x * 1000);
 const HEARTBEAT_MS = 25000; // RealtimeClient.heartbeatInterval
-const FRIENDS = [2, 6];
+const FRIENDS = range(__ENV.FRIENDS, '2..6').map(Math.round);
 const PLAINTEXT_BYTES = parseInt(__ENV.PLAINTEXT_BYTES || '100', 10);
 const SEALED_BYTES = PLAINTEXT_BYTES + 48; // crypto_box_seal: ephemeral public key (32) + MAC (16)
 const TABLE = 'encrypted_locations';
@@ -145,13 +139,6 @@ function friendsOf(i) {
   return out;
 }
 
-// `2026-01-05T08:00:00.123456Z` / `+00:00`, as Unix ms (CommitTimestamp.parse's job).
-function commitMs(text) {
-  const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?/.exec(text || '');
-  if (!m) return NaN;
-  const frac = m[7] ? parseFloat(`0.${m[7]}`) * 1000 : 0;
-  return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) + frac;
-}
 
 // The plaintext Convoy seals ({"lat","lon","ts","acc","seq","sent_ns"}), padded to
 // SEALED_BYTES (the plaintext and crypto_box_seal's overhead) and Base64'd: the same size on the wire.
