@@ -247,9 +247,6 @@ extension Convoy {
             return .success(Data(response.body))
         }
 
-        /// The body of a 200 answer; nil for anything else.
-        func data(_ url: String) async -> Data? { try? await fetchData(url).get() }
-
         /// A decoding error in a line: what was expected where (`seconds[3].histograms`).
         static func reason(_ error: any Error) -> String {
             func path(_ context: DecodingError.Context) -> String {

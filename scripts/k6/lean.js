@@ -17,34 +17,12 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { WebSocket } from 'k6/experimental/websockets';
 import { Counter, Trend } from 'k6/metrics';
-import { commitMs, range, seconds } from './common.js';
+import { ANON, BASE, CADENCE_MS, DRAIN_MS, N, TABLE, WS_URL, arrival, commitMs, departure, friendsOf, tag, wait } from './common.js';
 
-const keys = __ENV.KEYS_FILE ? JSON.parse(open(__ENV.KEYS_FILE)) : { url: __ENV.URL, anon_key: __ENV.ANON_KEY };
-if (!keys.url || !keys.anon_key) throw new Error('give KEYS_FILE (convoy serve --keys-file) or URL and ANON_KEY');
-const BASE = keys.url.replace(/\/$/, '');
-const ANON = keys.anon_key;
-const WS_URL = `${BASE.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${ANON}&vsn=1.0.0`;
-const N = parseInt(__ENV.N || '100', 10);
-const RATE = parseFloat(__ENV.ARRIVAL_RATE || '100');
-const STEADY_MS = seconds(__ENV.DURATION, '2m') * 1000;
-const RAMP_DOWN_MS = seconds(__ENV.RAMP_DOWN, '30s') * 1000;
-const DRAIN_MS = seconds(__ENV.DRAIN, '5s') * 1000;
-const CADENCE_MS = range(__ENV.CADENCE, '10..15').map((s) => s * 1000);
-const FRIENDS = range(__ENV.FRIENDS, '2..6').map(Math.round);
-const TABLE = 'encrypted_locations';
-const LEAD_MS = 2000;
-const TOTAL_S = Math.ceil((LEAD_MS + (N * 1000) / RATE + STEADY_MS + RAMP_DOWN_MS + DRAIN_MS) / 1000);
+export { options, setup } from './common.js';
+
 // A sealed box of city-10k's size (100 bytes of plaintext + 48), Base64: 200 characters, the same for every row.
 const PAYLOAD = 'A'.repeat(200);
-
-export const options = {
-  scenarios: {
-    phones: { executor: 'per-vu-iterations', vus: N, iterations: 1, maxDuration: `${TOTAL_S + 60}s`, gracefulStop: '30s' },
-  },
-  setupTimeout: '30s',
-  discardResponseBodies: true,
-  summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(99)', 'count'],
-};
 
 const commitToReceipt = new Trend('commit_to_receipt', true);
 const rowsReceived = new Counter('rows_received');
@@ -52,26 +30,6 @@ const rowsPosted = new Counter('rows_posted');
 const rowsToOffline = new Counter('rows_to_offline');
 const posts = new Counter('posts');
 const subscribed = new Counter('subscribed');
-
-export function setup() {
-  return { t0: Date.now() + LEAD_MS, run: __ENV.RUN_ID || `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}` };
-}
-
-const wait = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-const tag = (run, i) => `k6-${run}-${i}`;
-const arrival = (t0, i) => t0 + (i * 1000) / RATE;
-const departure = (t0, i) => t0 + (N * 1000) / RATE + STEADY_MS + (RAMP_DOWN_MS * i) / N;
-
-function friendsOf(i) {
-  const k = FRIENDS[0] + ((i * 2654435761) % (FRIENDS[1] - FRIENDS[0] + 1));
-  const out = [];
-  for (let d = 1; d <= k; d++) {
-    const j = (i + d) % N;
-    if (j !== i && !out.includes(j)) out.push(j);
-  }
-  return out;
-}
-
 
 export default async function (data) {
   const i = exec.vu.idInTest - 1;
