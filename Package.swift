@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // Convoy: a device simulator and load-testing harness for end-to-end-encrypted
 // location-sharing backends. Module map and import rules: docs/architecture.md.
 import PackageDescription
@@ -27,7 +27,13 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No traits: with Hummingbird's two defaults (ConfigurationSupport,
+        // FullFoundation) Swift 6.3's SwiftPM writes their -D flags in a
+        // random order at each plan, so alternating debug and release builds
+        // recompiled Hummingbird and HummingbirdCore about every other time
+        // (fixed upstream in swiftlang/swift-package-manager#10344, 6.4).
+        // Convoy uses neither swift-configuration nor URL-encoded forms.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
