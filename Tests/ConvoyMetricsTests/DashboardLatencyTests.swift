@@ -86,6 +86,18 @@ import Testing
         }
     }
 
+    /// A second that recorded nothing, merged in either order, leaves the other's min and max as they were (its 0s are
+    /// no recording's): p0 stays the fastest recorded. Found by the random cases above, once in about 20 runs.
+    @Test func anEmptySecondDoesNotPullTheMinimumToZero() {
+        let recorded = LatencyBook.Second(Self.histogram([28, 40]))
+        let empty = LatencyBook.Second(Self.histogram([]))
+        let truth = Self.histogram([28, 40]).valueAtPercentile(0)
+        for merged in [recorded.adding(empty), empty.adding(recorded)] {
+            #expect(merged.min > 0 && LatencyBook.values(merged, at: [0, 100]) == [truth, Self.histogram([28, 40]).valueAtPercentile(100)])
+        }
+        #expect(LatencyBook.values(empty.adding(empty), at: [0]) == nil)
+    }
+
     /// Each second the thresholds are judged on the run's buckets: the same figures the whole HdrHistogram gives.
     @Test func theThresholdsStatisticIsTheWholeHistogramsOwn() {
         var rng = SystemRandomNumberGenerator()

@@ -31,8 +31,11 @@ struct LatencyBook {
 
         var total: UInt64 { buckets.reduce(0) { $0 + $1.count } }
 
-        /// Both recordings as one (a merge of the two sorted lists).
+        /// Both recordings as one (a merge of the two sorted lists). An empty one's min and max (0) are no
+        /// recording's: they are not taken into the other's.
         func adding(_ other: Second) -> Second {
+            if other.buckets.isEmpty { return self }
+            if buckets.isEmpty { return other }
             var out: [(value: UInt64, count: UInt64)] = []
             out.reserveCapacity(buckets.count + other.buckets.count)
             var (i, j) = (0, 0)
