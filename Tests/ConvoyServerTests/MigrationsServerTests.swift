@@ -95,4 +95,18 @@ import Testing
         let none = await Self.refusal([:]) { $0.migrationsDirectory = nil }
         #expect(none.contains("give --migrations DIR"), "\(none)")
     }
+
+    /// A fuzz finding (Tests/ConvoyFuzzTests/Fuzz/sql/policy-unknown-column): a policy naming a column the table
+    /// does not have was read, and every request on the table answered 500. PostgreSQL refuses it at CREATE POLICY;
+    /// the SQLite store now refuses to start with it, naming the table, the command and SQLite's reason.
+    @Test func aPolicySQLiteCannotRunIsRefusedAtStart() async {
+        let refusal = await Self.refusal(["001.sql": Self.table + """
+
+            ALTER TABLE public.notes ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY "mine" ON public.notes FOR SELECT TO authenticated USING (nobody = auth.uid());
+            """])
+        #expect(refusal.contains("notes: the SELECT policy") && refusal.contains("no such column: nobody"), "\(refusal)")
+        // The control: the same policy on a column the table has is served.
+        #expect(await Self.refusal(["001.sql": Self.secured]) == "served")
+    }
 }

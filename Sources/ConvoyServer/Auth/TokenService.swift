@@ -1,3 +1,4 @@
+import ConvoyJSON
 import ConvoySodium
 import ConvoyTime
 import Foundation
@@ -50,6 +51,9 @@ struct TokenService: Sendable {
         if let known = verified.claims(of: token) {
             claims = known
         } else {
+            // jwt-kit verifies with the key it holds whatever `alg` the header names (an HS512 header over an HS256
+            // signature passed); PostgREST and GoTrue verify with the header's algorithm, where such a token fails.
+            guard Self.algorithm(of: token) == "HS256" else { throw .invalid("the token's header does not say alg HS256") }
             do {
                 claims = try await keys.verify(token, as: Claims.self)
             } catch {
@@ -59,6 +63,17 @@ struct TokenService: Sendable {
         }
         if let exp = claims.exp, Double(exp) <= clock.wallNow() { throw .expired }
         return claims
+    }
+}
+
+extension TokenService {
+    /// The `alg` a token's header names; nil when its first segment is no base64url JSON object.
+    static func algorithm(of token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first else { return nil }
+        var s = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        guard let data = Data(base64Encoded: s) else { return nil }
+        return JSONScanner.parse(Array(data))?["alg"]?.string
     }
 }
 

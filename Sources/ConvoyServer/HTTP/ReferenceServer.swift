@@ -101,6 +101,11 @@ public final class ReferenceServer: Sendable {
             hub = RealtimeHub(schema: app.schema, clock: clock)
             feed = ChangeFeed(hub: hub, policies: policies)
             let store = try Store(path: path!, app: app, feed: feed)
+            let unpreparable = try await store.unpreparable(policies, schema: app.schema)
+            guard unpreparable.isEmpty else {
+                throw ServerConfiguration.Invalid(description: "the app's row-level security cannot run on the SQLite store (PostgreSQL refuses "
+                                                  + "such a policy when it is created): \(unpreparable.joined(separator: "; "))")
+            }
             if let given = configuration.jwtSecret { secret = given } else { secret = try await store.jwtSecret(orStore: ServerKeys.randomSecret()) }
             postgres = nil
             auth = store
