@@ -5,7 +5,7 @@ TEST_WIDTH ?= 8
 CONVOY_DEBUG := .build/debug/convoy
 CONVOY_RELEASE := .build/release/convoy
 
-.PHONY: all setup build release test demo bench tracks vectors clean
+.PHONY: all setup build release test demo bench fuzz tracks vectors clean
 
 all: build
 
@@ -67,6 +67,12 @@ bench: setup
 	scripts/bench-dashboard --devices 3000 --duration 2m --pairs 3
 	scripts/profile-dashboard --devices 3000 --duration 1m
 	scripts/bench-declared --devices 200 --duration 60s --pairs 3
+
+# Every fuzz target (docs/fuzzing.md) under libFuzzer and AddressSanitizer, FUZZ_S seconds each (default
+# 120, about 25 minutes in all with the build; FUZZ_S=600 for a nightly). Exit 1 if anything was found;
+# the reproducers are in results/<time>-fuzz/<target>/.
+fuzz: setup
+	scripts/fuzz
 
 # Regenerate gpx/ from gpx/tracks.tsv (byte-identical; a test checks it).
 tracks: build

@@ -160,6 +160,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // The fuzz targets: each untrusted input format with its parser's invariants (docs/fuzzing.md), replayed
+        // over their corpora by ConvoyFuzzTests and run under libFuzzer by `make fuzz` (convoy-fuzz).
+        .target(
+            name: "ConvoyFuzz",
+            dependencies: ["ConvoySodium", "ConvoyJSON", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics", "ConvoyFleet", "ConvoyServer",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                           .product(name: "NIOWebSocket", package: "swift-nio")],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "convoy-fuzz", dependencies: ["ConvoyFuzz"], swiftSettings: swiftSettings),
+
         // What the tests share: child processes spawned without Foundation's Process (Tests/Support/TestProcess.swift).
         .target(name: "ConvoyTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
@@ -189,7 +199,10 @@ let package = Package(
             name: "ConvoyFleetTests",
             dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoySodium", "ConvoyServer", "ConvoyTestSupport",
                            "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
-            swiftSettings: swiftSettings),
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConvoyFuzzTests", dependencies: ["ConvoyFuzz", "ConvoyGeo", "ConvoyFleet", "ConvoySodium"],
+            exclude: ["Fuzz"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCLITests", dependencies: ["convoy", "ConvoyTestSupport"],
             swiftSettings: swiftSettings),

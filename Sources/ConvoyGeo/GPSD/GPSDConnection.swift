@@ -90,8 +90,14 @@ final class GPSDConnection {
             }
             return .other
         }
-        var line = lines[nextLine]
+        let line = lines[nextLine]
         nextLine += 1
+        return Self.message(line, into: data)
+    }
+
+    /// One line of gpsd's JSON (its `\r` aside) parsed by libgps into `data`, then read out.
+    static func message(_ line: [UInt8], into data: UnsafeMutablePointer<gps_data_t>) -> Message {
+        var line = line
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         guard !line.isEmpty else { return .other }
         line.append(0)

@@ -66,6 +66,8 @@ public final class RealtimeClient: Sendable {
     }
 
     public let events: AsyncStream<Event>
+    /// The largest message read from the server (a frame, or fragments joined), bytes.
+    package static let maxFrameSize = 1 << 20
     let sink: AsyncStream<Event>.Continuation
     private let url: String
     private let heartbeatWait: @Sendable () async throws -> Void
@@ -216,7 +218,7 @@ public final class RealtimeClient: Sendable {
     private func connection(attempt: Int, opened: @escaping @Sendable () -> Void) async throws {
         // The socket hands each message to `receive` on the event loop that read it: no task reads.
         // `.connected` is reported when the upgrade completes, on the loop, so that it comes before any message.
-        let opening = RealtimeSocket.open(url: url, proxy: proxy, maxFrameSize: 1 << 20, onOpen: { [sink] in
+        let opening = RealtimeSocket.open(url: url, proxy: proxy, maxFrameSize: Self.maxFrameSize, onOpen: { [sink] in
             opened()
             sink.yield(.connected(attempt: attempt))
         }) { [weak self] text in self?.receive(text) }

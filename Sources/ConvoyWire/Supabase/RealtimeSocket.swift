@@ -189,9 +189,7 @@ final class RealtimeSocket: Sendable {
                 // reach no one, so nothing is added and the channel is closed at once (on its loop).
                 guard attempt.claim() else { return channel.close(promise: nil) }
                 let sync = channel.pipeline.syncOperations
-                try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256,
-                                                                maxAccumulatedFrameSize: maxFrameSize))
-                try sync.addHandler(FrameReader(onText: onText))
+                try sync.addHandlers(frameHandlers(maxFrameSize: maxFrameSize, onText: onText))
                 watch.upgraded = true
                 sync.removeHandler(watch, promise: nil)
                 // Frames that came in the 101's read are handed on only after this returns: the opening is
@@ -213,6 +211,13 @@ final class RealtimeSocket: Sendable {
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.uri, headers: headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    }
+
+    /// What reads an open websocket's frames behind NIO's decoder: fragments joined (at most 256, `maxFrameSize`
+    /// bytes in all), text to `onText`, pings answered, a close answered. The fuzz target (ConvoyFuzz) runs these.
+    static func frameHandlers(maxFrameSize: Int, onText: @escaping @Sendable (String) -> Void) -> [any ChannelHandler] {
+        [NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: maxFrameSize),
+         FrameReader(onText: onText)]
     }
 
     /// TLS for `wss`, with the system's roots and hostname verification (TLS left on, as libcurl's default is).

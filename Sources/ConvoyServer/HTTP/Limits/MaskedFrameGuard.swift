@@ -5,14 +5,19 @@ import NIOWebSocket
 /// with 1002 (protocol error). NIO's frame decoder accepts both, so this sits
 /// behind it on every Realtime connection. (Invalid UTF-8 in text frames is
 /// swift-websocket's: `validateUTF8`, closed with 1007.)
-final class MaskedFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias InboundOut = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
+package final class MaskedFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = WebSocketFrame
+    package typealias InboundOut = WebSocketFrame
+    package typealias OutboundOut = WebSocketFrame
+
+    /// The largest Realtime message `convoy serve` reads, for the frame decoder in front of this guard.
+    package static let maxFrameSize = RealtimeRoutes.maxMessage
 
     private var closing = false
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package init() {}
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         guard unwrapInboundIn(data).maskKey != nil else {
             closing = true
