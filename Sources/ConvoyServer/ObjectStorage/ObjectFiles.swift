@@ -96,8 +96,8 @@ struct ObjectFiles: Sendable {
 }
 
 /// An upload being written: bytes are gathered and written in 256 KiB runs.
-/// Owned by one request's task.
-final class PartialFile: @unchecked Sendable {
+/// Owned by one request's task (not Sendable: the compiler keeps it there); the pool's thread gets copies.
+final class PartialFile {
     let path: String
     private var fd: Int32
     private let pool: NIOThreadPool

@@ -3,7 +3,9 @@ internal import CSodium
 /// Secret key material: heap memory that is zeroed with `sodium_memzero` when the
 /// last reference goes away, and never printed.
 ///
-/// Immutable after creation, so it is safe to share between tasks.
+/// Immutable after creation, so it is safe to share between tasks: the bytes are written only inside `init` and
+/// zeroed only in `deinit`, when no other reference is left. `@unchecked` because its storage is a raw pointer,
+/// which the compiler cannot check; `SecretBytesSharingTests` reads one from many tasks under `make test-tsan`.
 public final class SecretBytes: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     private let storage: UnsafeMutableRawBufferPointer
     /// Bytes of secret in `storage` (its capacity may be larger).

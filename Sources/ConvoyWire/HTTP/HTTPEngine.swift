@@ -48,7 +48,9 @@ public final class HTTPEngine: Sendable {
         case release(Handle)
     }
 
-    /// A libcurl handle, used only on the engine thread (or before it starts).
+    /// A libcurl handle, used only on the engine thread (or before it starts). `@unchecked` because it is a raw
+    /// pointer: it reaches the engine thread only in a `Command`, through the Mutex-guarded queue, which orders the
+    /// hand-over (`HTTPEngineTests` on the libcurl path, under `make test-tsan`).
     struct Handle: @unchecked Sendable, Hashable { let pointer: UnsafeMutableRawPointer }
 
     /// `maxConnections` (0: no limit) caps the open connections of the shared

@@ -7,9 +7,10 @@ import NIOPosix
 final class LoopHTTPConnection: Sendable {
     let channel: any Channel
     let origin: LoopHTTP.Origin
-    let exchange: LoopHTTPExchange
+    /// The channel's handler, reached only on the channel's loop (`NIOLoopBound` checks it at each access).
+    let exchange: NIOLoopBound<LoopHTTPExchange>
 
-    init(channel: any Channel, origin: LoopHTTP.Origin, exchange: LoopHTTPExchange) {
+    private init(channel: any Channel, origin: LoopHTTP.Origin, exchange: NIOLoopBound<LoopHTTPExchange>) {
         self.channel = channel
         self.origin = origin
         self.exchange = exchange
@@ -19,11 +20,11 @@ final class LoopHTTPConnection: Sendable {
     /// response then comes back on the thread that waits for it).
     static func open(_ origin: LoopHTTP.Origin, on loop: any EventLoop, timeout: TimeAmount,
                      onIdleClose: @escaping @Sendable (LoopHTTPConnection) -> Void) async throws -> LoopHTTPConnection {
-        let exchange = LoopHTTPExchange()
         let channel = try await ClientBootstrap(group: loop)
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let exchange = LoopHTTPExchange()
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(exchange.counter)
                     try sync.addHTTPClientHandlers()
@@ -31,9 +32,13 @@ final class LoopHTTPConnection: Sendable {
                 }
             }
             .connect(host: origin.host, port: origin.port).get()
-        let connection = LoopHTTPConnection(channel: channel, origin: origin, exchange: exchange)
-        exchange.onIdleClose = { [weak connection] in if let connection { onIdleClose(connection) } }
-        return connection
+        // On the loop, before any read can see it unset: a close that comes first finds no handler to tell.
+        return try await channel.eventLoop.submit {
+            let exchange = NIOLoopBound(try channel.pipeline.syncOperations.handler(type: LoopHTTPExchange.self), eventLoop: channel.eventLoop)
+            let connection = LoopHTTPConnection(channel: channel, origin: origin, exchange: exchange)
+            exchange.value.onIdleClose = { [weak connection] in if let connection { onIdleClose(connection) } }
+            return connection
+        }.get()
     }
 
     func close() { channel.close(promise: nil) }
@@ -64,8 +69,9 @@ enum LoopHTTPFailure: Error {
 
 /// The handler at the end of a connection's pipeline: one request at a time,
 /// its response gathered (head, body, end), a deadline, and the connection's
-/// close told to the pool while it is idle. Used on its channel's loop only.
-final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
+/// close told to the pool while it is idle. Used on its channel's loop only: not Sendable, reached from elsewhere
+/// through `LoopHTTPConnection.exchange` (a `NIOLoopBound`).
+final class LoopHTTPExchange: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
@@ -101,7 +107,8 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
         firstByte = nil
         sentBefore = counter.sent
         receivedBefore = counter.received
-        deadline = context.eventLoop.scheduleTask(in: timeout) { [self] in fail(.timeout(timeout)) }
+        let me = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) { me.value.fail(.timeout(timeout)) }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body, !body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
@@ -154,7 +161,7 @@ final class LoopHTTPExchange: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// Bytes on the wire both ways (headers and bodies), counted next to the socket.
-    final class ByteCounter: ChannelDuplexHandler, @unchecked Sendable {
+    final class ByteCounter: ChannelDuplexHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundIn = IOData
         var sent = 0, received = 0

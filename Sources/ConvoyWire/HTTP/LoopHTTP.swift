@@ -96,9 +96,9 @@ final class LoopHTTP: Sendable {
             // The whole exchange within the request's timeout, connecting included.
             let left = max(.milliseconds(1), timeout - (NIODeadline.now() - start))
             if loop.inEventLoop {
-                connection.exchange.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise)
+                connection.exchange.value.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise)
             } else {
-                loop.execute { connection.exchange.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise) }
+                loop.execute { connection.exchange.value.send(head, body: body, timeout: left, maxBody: maxBody, promise: promise) }
             }
             do {
                 let reply = try await promise.futureResult.get()
@@ -126,7 +126,7 @@ final class LoopHTTP: Sendable {
         }
         for w in waiters { w.continuation.resume(returning: .failure(.shutdown)) }
         for c in idle { c.close() }
-        for c in busy { c.channel.eventLoop.execute { c.exchange.fail(.shutdown) } }
+        for c in busy { c.channel.eventLoop.execute { c.exchange.value.fail(.shutdown) } }
     }
 
     /// A device is gone: its idle connections close.
@@ -302,7 +302,7 @@ final class LoopHTTP: Sendable {
                 return (p.waiter, p.connection)
             }
             if let waiter { http.abandon(waiter: waiter) }
-            if let connection { connection.channel.eventLoop.execute { connection.exchange.fail(.cancelled) } }
+            if let connection { connection.channel.eventLoop.execute { connection.exchange.value.fail(.cancelled) } }
         }
     }
 

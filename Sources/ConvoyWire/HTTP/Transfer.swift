@@ -4,6 +4,9 @@ import Synchronization
 
 /// One transfer's state. Touched by the engine thread only, except
 /// `continuation` (set before the transfer is posted) and `cancelRequested`.
+/// `@unchecked` because the compiler cannot see that confinement: the transfer reaches the engine thread in a
+/// `Command` through the Mutex-guarded queue (which orders the hand-over), libcurl's callbacks run on that thread,
+/// and `cancelRequested` is atomic (`HTTPEngineTests` on the libcurl path, under `make test-tsan`).
 final class Transfer: @unchecked Sendable {
     let request: HTTPRequest
     /// Held so that its connection cache outlives the transfer.

@@ -114,8 +114,10 @@ final class RealtimeSocket: Sendable {
                 attempt.fail(error)
             case .success(let channel):
                 // Given up while connecting: the channel is closed, nothing more is set up on it.
+                // On the channel's loop (the connect's future completes there): the watch is bound to it.
                 guard attempt.opened(channel),
-                      let watch = try? channel.pipeline.syncOperations.handler(type: OpenWatch.self) else { return }
+                      let handler = try? channel.pipeline.syncOperations.handler(type: OpenWatch.self) else { return }
+                let watch = NIOLoopBound(handler, eventLoop: channel.eventLoop)
                 let tunnel: EventLoopFuture<Void> =
                     if let proxy {
                         ConnectTunnel.open(channel, to: "\(target.host):\(target.port)", header: (TunnelProxy.header, String(proxy.phone)))
@@ -181,7 +183,7 @@ final class RealtimeSocket: Sendable {
     // MARK: - The upgrade
 
     private static func upgrade(_ channel: any Channel, target: Target, maxFrameSize: Int, headers extra: [(String, String)] = [],
-                                watch: OpenWatch, onOpen: @escaping @Sendable () -> Void, onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
+                                watch: NIOLoopBound<OpenWatch>, onOpen: @escaping @Sendable () -> Void, onText: @escaping @Sendable (String) -> Void, attempt: Attempt) throws {
         let pipeline = channel.pipeline.syncOperations
         let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: true) { channel, _ in
             channel.eventLoop.makeCompletedFuture {
@@ -190,15 +192,15 @@ final class RealtimeSocket: Sendable {
                 guard attempt.claim() else { return channel.close(promise: nil) }
                 let sync = channel.pipeline.syncOperations
                 try sync.addHandlers(frameHandlers(maxFrameSize: maxFrameSize, onText: onText))
-                watch.upgraded = true
-                sync.removeHandler(watch, promise: nil)
+                watch.value.upgraded = true
+                sync.removeHandler(watch.value, promise: nil)
                 // Frames that came in the 101's read are handed on only after this returns: the opening is
                 // reported first.
                 onOpen()
                 attempt.succeed(RealtimeSocket(channel: channel))
             }
         }
-        try pipeline.addHTTPClientHandlers(position: .before(watch), leftOverBytesStrategy: .forwardBytes,
+        try pipeline.addHTTPClientHandlers(position: .before(watch.value), leftOverBytesStrategy: .forwardBytes,
                                            withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
         if target.tls {
             let handler = try NIOSSLClientHandler(context: try tlsContext.get(), serverHostname: target.isIPAddress ? nil : target.host)
@@ -262,7 +264,7 @@ final class RealtimeSocket: Sendable {
 
 /// Until the upgrade: fails the attempt when the connection closes, errs, or is answered with anything but
 /// the upgrade (NIO's client upgrade handler does not fail on its own when the connection closes mid-upgrade).
-private final class OpenWatch: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+private final class OpenWatch: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     private let attempt: RealtimeSocket.Attempt
     /// Set on the channel's loop, before the handler is removed.
@@ -294,7 +296,7 @@ private final class OpenWatch: ChannelInboundHandler, RemovableChannelHandler, @
 }
 
 /// An open websocket's frames: text to `onText`, pings answered, a close answered and the channel closed.
-private final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
+private final class FrameReader: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
     private let onText: @Sendable (String) -> Void
@@ -333,7 +335,7 @@ private final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
 
 /// A CONNECT tunnel through the phone's shaping proxy (`TunnelProxy`): the request, then the proxy's answer
 /// read up to its blank line; a 2xx opens the tunnel, anything else fails it.
-private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     private let promise: EventLoopPromise<Void>
     private var answer: ByteBuffer?
