@@ -130,7 +130,7 @@ import Testing
         for (body, raw) in [(nil, "not json"), (["code": "Ab3dE9"] as Any?, nil), (["data": ["code": "ab"]], nil), (["data": ["code": "Ab3d/9"]], nil),
                             (["data": ["code": 123456]], nil)] as [(Any?, String?)] {
             let (status, o, _) = try await h.call("POST", "/createInviteCallable", body, raw: raw, token: a.token)
-            #expect(status == 400 && Self.error(o) == "INVALID_ARGUMENT", "\(String(describing: body ?? raw)): \(status) \(o)")
+            #expect(status == 400 && Self.error(o) == "INVALID_ARGUMENT", "\(String(describing: body ?? raw as Any)): \(status) \(o)")
         }
         let (status, o, _) = try await h.call("POST", "/acceptInviteCallable", ["data": ["code": "Ab3dE9"]], token: "not.a.token")
         #expect(status == 401 && Self.error(o) == "UNAUTHENTICATED")

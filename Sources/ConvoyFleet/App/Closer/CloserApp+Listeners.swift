@@ -151,7 +151,7 @@ final class CloserReminders: Sendable {
         if kind.hasPrefix("outcome_day_"), let couple = data?["coupleId"]?.string, let date = data?["outcomeDate"]?.string,
            let at = try? Date(date, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
             push.dueAt = at.timeIntervalSince1970
-            state.withLock { $0.received.insert("\(user)|\(couple)|\(kind)") }
+            _ = state.withLock { $0.received.insert("\(user)|\(couple)|\(kind)") }
         }
         state.withLock { $0.byKind[kind, default: 0] += 1 }
         return push
