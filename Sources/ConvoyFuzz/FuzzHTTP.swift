@@ -22,7 +22,8 @@ enum FuzzHTTP {
     static let target = FuzzTarget(
         name: "http",
         summary: "raw HTTP/1.1 requests to convoy serve (limits, parser, routes; {{anon}} is its anon key); every answer is a status line with a "
-            + "code from 100 to 599, a head over 64 KiB is refused with 431, and the server answers the next request"
+            + "code from 100 to 599, a head over 64 KiB is refused with 431, and the server answers the next request",
+        prepare: { _ = server }
     ) { bytes in
         var inv = Invariants()
         let answer = exchange(withAnonKey(bytes.array))

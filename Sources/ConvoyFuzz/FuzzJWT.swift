@@ -14,7 +14,8 @@ enum FuzzJWT {
     static let target = FuzzTarget(
         name: "jwt",
         summary: "JWTs; the server accepts only three base64url segments whose header says HS256 and whose signature is "
-            + "the HMAC-SHA-256 of the first two under its secret; UnverifiedJWT's claims are the middle segment's object"
+            + "the HMAC-SHA-256 of the first two under its secret; UnverifiedJWT's claims are the middle segment's object",
+        prepare: { _ = check }
     ) { bytes in
         var inv = Invariants()
         let token = bytes.text

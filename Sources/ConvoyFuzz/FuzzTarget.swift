@@ -10,9 +10,13 @@ public struct FuzzTarget: Sendable {
     /// What is read and what is asserted, in a line (`convoy-fuzz --list`, docs/fuzzing.md).
     public let summary: String
     public let check: @Sendable (UnsafeRawBufferPointer) -> Invariants
+    /// What the target sets up once (a server, a token check) before the first input: `convoy-fuzz` runs it before
+    /// libFuzzer's driver, so what it allocates for the whole run (NIO's thread pools) is no input's leak.
+    public let prepare: @Sendable () -> Void
 
-    init(name: String, summary: String, check: @escaping @Sendable (UnsafeRawBufferPointer) -> Invariants) {
-        (self.name, self.summary, self.check) = (name, summary, check)
+    init(name: String, summary: String, prepare: @escaping @Sendable () -> Void = {},
+         check: @escaping @Sendable (UnsafeRawBufferPointer) -> Invariants) {
+        (self.name, self.summary, self.prepare, self.check) = (name, summary, prepare, check)
     }
 
     public func check(_ bytes: [UInt8]) -> Invariants {

@@ -33,6 +33,7 @@ private func runDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutable
 @_cdecl("convoy_fuzz_main")
 public func convoyFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     var (count, values) = (argc, argv)
+    chosen.prepare()
     return runDriver(&count, &values) { data, size in fuzzOne(data, size) }
 }
 #else

@@ -8,25 +8,31 @@ import FoundationXML
 /// read without holding its text (only its points), and libxml2's 10 MB limit
 /// on one chunk of input does not apply. Unknown elements and `<extensions>`
 /// are skipped; a value that cannot be read is an error naming
-/// file:line:column and the element.
+/// file:line:column and the element. The bytes are checked to be UTF-8 on
+/// their way in (`UTF8CheckedStream`: XMLParser traps on a name that is not).
 public enum GPXReader {
     public static func read(contentsOf path: String) throws(GeoError) -> GPXDocument {
         guard FileManager.default.isReadableFile(atPath: path), let stream = InputStream(fileAtPath: path) else {
             throw .unreadable("cannot read the file (missing or not readable)", file: path)
         }
-        return try read(XMLParser(stream: stream), file: path)
+        return try read(UTF8CheckedStream(stream), file: path)
     }
 
     public static func read(data: Data, file: String = "<memory>") throws(GeoError) -> GPXDocument {
-        try read(XMLParser(stream: InputStream(data: data)), file: file)
+        try read(UTF8CheckedStream(InputStream(data: data)), file: file)
     }
 
-    private static func read(_ parser: XMLParser, file: String) throws(GeoError) -> GPXDocument {
+    private static func read(_ stream: UTF8CheckedStream, file: String) throws(GeoError) -> GPXDocument {
+        let parser = XMLParser(stream: stream)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         let delegate = GPXParserDelegate(file: file, parser: parser)
         parser.delegate = delegate
         let ok = parser.parse()
+        if let bad = stream.failure {
+            throw .malformedXML("byte 0x\(String(bad.byte, radix: 16, uppercase: true)) is not UTF-8, and the file names no other encoding "
+                                + "(save it as UTF-8, or name its encoding in <?xml … encoding=\"…\"?>)", file: file, line: bad.line, column: bad.column)
+        }
         if let error = delegate.failure { throw error }
         guard ok else {
             throw .malformedXML("not well-formed XML: \(Self.describe(parser.parserError))", file: file,
