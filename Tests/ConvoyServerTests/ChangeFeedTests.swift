@@ -56,6 +56,25 @@ import Testing
         await s.stop()
     }
 
+    /// `PATCH {}` names no column: PostgreSQL runs no UPDATE (PostgREST plans `SELECT … WHERE false`), so no rows come
+    /// back and no change reaches Realtime. SQLite returned the rows and sent an UPDATE for each. The control: a PATCH
+    /// with a column does both, on both stores.
+    @Test(arguments: TestStore.all) func anEmptyPatchUpdatesNothingAndSendsNothing(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp()
+        let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
+        _ = try await client.join("realtime:users", token: a.token, changes: [["event": "UPDATE", "schema": "public", "table": "users"]])
+        let prefer = ["Prefer": "return=representation"]
+        let empty = try await s.request("PATCH", "/rest/v1/users?id=eq.\(a.id)", body: [String: Any](), token: a.token, headers: prefer)
+        #expect(empty.status == 200 && (empty.json as? [Any])?.isEmpty == true, "\(store): \(String(decoding: empty.body, as: UTF8.self))")
+        try await client.sync()
+        #expect(await client.count("postgres_changes") == 0, "\(store)")
+        let named = try await s.request("PATCH", "/rest/v1/users?id=eq.\(a.id)", body: ["full_name": "A"], token: a.token, headers: prefer)
+        #expect(named.status == 200 && (named.json as? [Any])?.count == 1, "\(store)")
+        #expect(Self.record(try await client.next(Self.change("users", "UPDATE")))["full_name"] as? String == "A")
+        await s.stop()
+    }
+
     /// Writes made at once (on SQLite one runs on its caller's thread, the others
     /// wait for the writer's queue) each commit and reach Realtime exactly once.
     @Test(arguments: TestStore.all) func concurrentWritesEachReachRealtimeOnce(store: TestStore) async throws {

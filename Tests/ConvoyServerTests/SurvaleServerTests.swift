@@ -73,6 +73,11 @@ import Testing
         #expect(try await f.get("op_messages?operation_id=eq.\(op)", as: outsider).isEmpty)
         let archived = try await f.get("locations_archive?operation_id=eq.\(op)", as: m2)
         #expect(archived.first?["fix"] as? String == "reduced" && (archived.first?["lat"] as? NSNumber)?.doubleValue == 51.5)
+        // A filter on a decimal column compares the decimal (PostgreSQL was given its whole part: eq.51.5 found
+        // nothing there, gt.51.2 meant > 51); the whole part is the control.
+        for (filter, rows) in [("lat=eq.51.5", 1), ("lat=gt.51.2", 1), ("lat=gt.51.9", 0), ("lat=eq.51", 0), ("lon=lt.-0.1", 1), ("lon=lt.-0.5", 0)] {
+            #expect(try await f.get("locations_archive?operation_id=eq.\(op)&\(filter)", as: m2).count == rows, "\(store) \(filter)")
+        }
 
         // Nearby: other agencies see a generic marker; the operation's own agency does not.
         #expect(try await f.post("staging_areas", ["operation_id": op, "label": "Lot 4", "lat": 51.5012, "lon": -0.1201], as: ca).status == 201)

@@ -36,11 +36,23 @@ import Testing
         #expect(error?.code == "22P02")
     }
 
-    /// A whole number PostgreSQL wrote with a fraction (a numeric column's `5.0`) is still a filter operand.
-    @Test func wholeNumbersFromPostgreSQLAreOperands() throws {
+    /// A whole number PostgreSQL wrote with a fraction (a numeric column's `5.0`) is an integer operand; a decimal
+    /// one (a latitude) is a double operand, whose filter text is the number as written, not its whole part.
+    @Test func numbersFromPostgreSQLAreOperands() throws {
         #expect(Values.fromPostgresJSON(try Self.parsed("5.0")) == Int64(5).databaseValue)
-        #expect(Values.fromPostgresJSON(try Self.parsed("5.5")) == nil)
+        #expect(Values.fromPostgresJSON(try Self.parsed("46.051")) == 46.051.databaseValue)
         #expect(Values.fromPostgresJSON(try Self.parsed("true")) == "true".databaseValue)
+        #expect(Values.filterText(Values.fromPostgresJSON(try Self.parsed("46.051"))) == "46.051")
+    }
+
+    /// The text a filter compares with: a double as written (GRDB's integer reading cut 46.051 to "46", so PostgreSQL
+    /// was asked for the whole part), a whole double as an integer, so that `eq.46` matches a stored 46.0.
+    @Test func aDoublesFilterTextIsTheNumberItself() {
+        #expect(Values.filterText(46.051.databaseValue) == "46.051")
+        #expect(Values.filterText((-0.5).databaseValue) == "-0.5")
+        #expect(Values.filterText(46.0.databaseValue) == "46" && Values.filterText(Int64(46).databaseValue) == "46")
+        #expect(Values.filterText(1e-7.databaseValue).flatMap(Double.init) == 1e-7)
+        #expect(Values.filterText("46.051".databaseValue) == "46.051" && Values.filterText(nil) == nil)
     }
 
     /// A filter operand (`id=eq.…`) is text for `int8in` too.

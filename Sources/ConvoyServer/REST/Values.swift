@@ -136,18 +136,25 @@ enum Values {
     /// C's `isspace` in the C locale, which `int8in` skips.
     private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
-    /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`).
+    /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`, `lat=gt.46.05`): a double
+    /// in its shortest round-trip form, which `float8in` reads back exactly (a whole one as an integer, so `lat=eq.46`
+    /// is a stored 46.0 on both stores). GRDB's `Int64.fromDatabaseValue` cut a double toward zero: PostgreSQL was
+    /// asked for `lat = 46` when the filter said 46.051, and a Realtime filter on a decimal column matched any 46.x.
     static func filterText(_ value: DatabaseValue?) -> String? {
-        guard let value else { return nil }
-        return String.fromDatabaseValue(value) ?? Int64.fromDatabaseValue(value).map(String.init)
+        switch value?.storage {
+        case .string(let s)?: s
+        case .int64(let i)?: String(i)
+        case .double(let d)?: Int64(exactly: d).map(String.init) ?? "\(d)"
+        default: nil
+        }
     }
 
-    /// A JSON value from PostgreSQL as a filter operand: text and whole numbers
-    /// (what `eq`/`in` filters compare), booleans as their text; nil for anything else.
+    /// A JSON value from PostgreSQL as a filter operand: text, numbers (whole ones as integers), booleans as their
+    /// text; nil for anything else.
     static func fromPostgresJSON(_ value: JSONValue) -> DatabaseValue? {
         switch value {
         case .string(let s): s.databaseValue
-        case .number: wholeNumber(value)?.databaseValue
+        case .number(let n): wholeNumber(value)?.databaseValue ?? Double(n).flatMap { $0.isFinite ? $0.databaseValue : nil }
         case .bool(let b): (b ? "true" : "false").databaseValue
         default: nil
         }

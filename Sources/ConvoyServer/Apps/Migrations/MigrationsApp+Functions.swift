@@ -91,8 +91,10 @@ struct SQLFunction: Sendable {
         switch type {
         case "boolean", "bool": return .bool((Int64.fromDatabaseValue(value) ?? 0) != 0)
         case "bigint", "integer", "int", "smallint", "double", "numeric", "real":
-            if let i = Int64.fromDatabaseValue(value) { return .number(String(i)) }
-            return .number(String(Double.fromDatabaseValue(value) ?? 0))
+            // An integer as itself, a double whole (GRDB's Int64 reading would cut 46.05 to 46).
+            if case .int64(let i) = value.storage { return .number(String(i)) }
+            let d = Double.fromDatabaseValue(value) ?? 0
+            return Int64(exactly: d).map { .number(String($0)) } ?? .number(String(d))
         default: return .string(String.fromDatabaseValue(value) ?? "")
         }
     }

@@ -116,6 +116,8 @@ struct SQLiteTables: TableStore {
         guard let object = body.dictionary else {
             throw APIError.postgrest(.badRequest, "PGRST102", "Expected a JSON object")
         }
+        // No columns: no UPDATE at all, as on PostgreSQL (PostgREST plans `SELECT … WHERE false`): no rows, no events.
+        guard !object.isEmpty else { return .empty }
         let given = try provided(object, t, as: who, inserting: false)
         let visible = visibility(t, who) { $0.update?.using }
         var whereSQL = visible.sql, args = visible.arguments
