@@ -5,7 +5,7 @@ TEST_WIDTH ?= 8
 CONVOY_DEBUG := .build/debug/convoy
 CONVOY_RELEASE := .build/release/convoy
 
-.PHONY: all setup build release test demo bench fuzz tracks vectors clean
+.PHONY: all setup build release test test-tsan test-asan demo bench fuzz tracks vectors clean
 
 all: build
 
@@ -38,6 +38,17 @@ test: setup
 	SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none \
 	CONVOY_REQUIRE_PYTHON_TOOLS=1 CONVOY_REQUIRE_POSTGRES=1 CONVOY_REQUIRE_GPSD=1 \
 	  scripts/pg-test-cluster run /tmp/convoy-pg-test-$$$$ $(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH) $(TEST_FLAGS)
+
+# The suite under ThreadSanitizer and under AddressSanitizer (scripts/test-sanitized): each builds into a folder
+# of its own (.build/thread, .build/address) and runs as `make test` does. By default the suites that exercise
+# concurrency (the HTTP engines, Realtime client and server, the fleet's run, the dashboard's feed);
+# SANITIZED_FILTER picks others (a --filter expression, . for all). Times and findings are in
+# docs/sanitizers.md; the nightly example (deploy/ci/nightly-checks.yml) runs both.
+test-tsan: setup
+	scripts/test-sanitized thread $(TEST_FLAGS)
+
+test-asan: setup
+	scripts/test-sanitized address $(TEST_FLAGS)
 
 # The main job: scenarios/smoke.yaml (about 50 phones for a minute) against
 # the embedded backend; the summary is printed and written to results/. The

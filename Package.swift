@@ -4,11 +4,15 @@
 import PackageDescription
 
 /// One list of settings for every target.
+// CONVOY_TSAN=1 in the environment (scripts/test-sanitized thread, for make test-tsan): each module names a lock
+// ThreadSanitizer sees Mutex (ConvoySync.VisibleMutex). Set here, not with -Xswiftc, so that only Convoy's own
+// modules are built again, not every dependency.
+let tsan = Context.environment["CONVOY_TSAN"] == "1"
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
-]
+] + (tsan ? [.define("CONVOY_TSAN")] : [])
 
 let package = Package(
     name: "Convoy",
@@ -72,19 +76,22 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // A strict JSON reader straight from UTF-8 bytes, for the hot paths (Realtime frames, payloads).
         .target(name: "ConvoyJSON", swiftSettings: swiftSettings),
+        // A lock ThreadSanitizer sees, named Mutex in each module only under -DCONVOY_TSAN (make test-tsan):
+        // Synchronization's Mutex is invisible to TSan, which then reports every access under it.
+        .target(name: "ConvoySync", swiftSettings: swiftSettings),
         // Time as every part is given it (the clock protocol, the system and manual clocks, timers on
         // NIO's loops): the phones, the checks and convoy serve take one, so tests move time by hand.
-        .target(name: "ConvoyTime", dependencies: [.product(name: "NIOCore", package: "swift-nio"),
+        .target(name: "ConvoyTime", dependencies: ["ConvoySync", .product(name: "NIOCore", package: "swift-nio"),
                                                    .product(name: "NIOPosix", package: "swift-nio")],
                 swiftSettings: swiftSettings),
         // The formats both ends speak, one model each (Phoenix frames, QuickPic's JSON, sorted JSON,
         // a JWT's unverified claims): the clients in ConvoyWire and convoy serve share them.
         .target(name: "ConvoyFormats", dependencies: ["ConvoyJSON"], swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "ConvoyJSON", "CZlib"], swiftSettings: swiftSettings),
-        .target(name: "ConvoyGeo", dependencies: ["CGPS"], swiftSettings: swiftSettings),
+        .target(name: "ConvoyGeo", dependencies: ["CGPS", "ConvoySync"], swiftSettings: swiftSettings),
         .target(
             name: "ConvoyMetrics",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift"),
+            dependencies: ["ConvoySync", .product(name: "Histogram", package: "hdrhistogram-swift"),
                            .product(name: "Prometheus", package: "swift-prometheus")],
             // The live dashboard's page: HTML, CSS and JavaScript as files (DashboardPage puts them together).
             resources: [.copy("Dashboard/Page")],
@@ -92,7 +99,7 @@ let package = Package(
         .target(
             name: "ConvoyWire",
             dependencies: [
-                "CCurl", "ConvoyJSON", "ConvoyTime", "ConvoyFormats",
+                "CCurl", "ConvoyJSON", "ConvoyTime", "ConvoyFormats", "ConvoySync",
                 // The Realtime client's websocket: NIO's HTTP upgrade and frame codecs, TLS for wss.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -107,7 +114,7 @@ let package = Package(
         .target(
             name: "ConvoyFleet",
             dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyJSON", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics",
-                           .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
+                           "ConvoySync", .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")],
             // The battery model's profiles, each number with its source (docs/battery.md).
             resources: [.copy("Battery/BatteryProfiles.yaml")],
             swiftSettings: swiftSettings),
@@ -116,7 +123,7 @@ let package = Package(
         .target(
             name: "ConvoyServer",
             dependencies: [
-                "ConvoySodium", "ConvoyTime", "ConvoyFormats", "ConvoyMetrics", "ConvoyJSON",
+                "ConvoySodium", "ConvoyTime", "ConvoyFormats", "ConvoyMetrics", "ConvoyJSON", "ConvoySync",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -143,7 +150,7 @@ let package = Package(
             name: "convoy",
             dependencies: [
                 "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoyServer", "ConvoyFleet", "ConvoyMetrics",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "ConvoySync", .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -154,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "convoy-bench",
             dependencies: [
-                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyJSON",
+                "ConvoySodium", "ConvoyCrypto", "ConvoyGeo", "ConvoyJSON", "ConvoySync",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -165,13 +172,13 @@ let package = Package(
         .target(
             name: "ConvoyFuzz",
             dependencies: ["ConvoySodium", "ConvoyJSON", "ConvoyFormats", "ConvoyWire", "ConvoyGeo", "ConvoyMetrics", "ConvoyFleet", "ConvoyServer",
-                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                           "ConvoySync", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOWebSocket", package: "swift-nio")],
             swiftSettings: swiftSettings),
         .executableTarget(name: "convoy-fuzz", dependencies: ["ConvoyFuzz"], swiftSettings: swiftSettings),
 
         // What the tests share: child processes spawned without Foundation's Process (Tests/Support/TestProcess.swift).
-        .target(name: "ConvoyTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
+        .target(name: "ConvoyTestSupport", dependencies: ["ConvoySync"], path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyCryptoTests", dependencies: ["ConvoySodium", "ConvoyCrypto", "ConvoyTestSupport"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),
@@ -187,7 +194,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyWireTests",
-            dependencies: ["ConvoyWire", "ConvoyTime", "ConvoyFormats", "ConvoyJSON", "ConvoyServer", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["ConvoyWire", "ConvoyTime", "ConvoyFormats", "ConvoyJSON", "ConvoyServer", "ConvoySync", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")],
@@ -198,13 +205,13 @@ let package = Package(
         .testTarget(
             name: "ConvoyFleetTests",
             dependencies: ["ConvoyFleet", "ConvoyMetrics", "ConvoyGeo", "ConvoyTime", "ConvoyFormats", "ConvoyWire", "ConvoySodium", "ConvoyServer", "ConvoyTestSupport",
-                           "ConvoyCrypto", .product(name: "PostgresNIO", package: "postgres-nio")],
+                           "ConvoyCrypto", "ConvoySync", .product(name: "PostgresNIO", package: "postgres-nio")],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConvoyFuzzTests", dependencies: ["ConvoyFuzz", "ConvoyGeo", "ConvoyFleet", "ConvoySodium"],
             exclude: ["Fuzz"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConvoyCLITests", dependencies: ["convoy", "ConvoyTestSupport"],
+            name: "ConvoyCLITests", dependencies: ["convoy", "ConvoyTestSupport", "ConvoySync"],
             swiftSettings: swiftSettings),
     ]
 )
