@@ -60,8 +60,16 @@ public final class MailboxLedger: Sendable {
         }
     }
 
-    /// A poll of `recipient`'s that succeeded, begun at `at` (wall clock).
-    func polled(_ recipient: Int, at: Double) { state.withLock { $0.polls[recipient, default: []].append(at) } }
+    /// How long after a message is stored a look at a held listener's pushed state proves it lost: the push of a
+    /// write can come seconds after it on a loaded backend (or harness), and the look reads only what has come. A
+    /// look over HTTP proves it after a second.
+    static let listenerAllowance = 5.0
+
+    /// A poll of `recipient`'s that succeeded, begun at `at` (wall clock); `throughListener`: it read what a held
+    /// listener had been pushed, not the backend itself. Kept as the time from which it proves a message lost.
+    func polled(_ recipient: Int, at: Double, throughListener: Bool = false) {
+        state.withLock { $0.polls[recipient, default: []].append(at - (throughListener ? Self.listenerAllowance - 1 : 0)) }
+    }
 
     /// `recipient` fetched message `id`: false when its acknowledgement had already succeeded (the violation, counted once).
     func fetched(_ id: String) -> Bool {
@@ -136,7 +144,8 @@ public final class MailboxLedger: Sendable {
     /// Closes the books. An undelivered message is lost `parked` when its recipient never polls (the fallback purge
     /// is its end); `purged_unfetched` when the recipient's first poll after it came later than `purgeLimit` (window
     /// + purge interval + grace: the purge took it, as the policy says); `not_fetched` when the recipient polled in
-    /// time and never got it (the backend's fault); `not_polled_since` when the recipient never polled after it was stored.
+    /// time and never got it (the backend's fault: a poll over a second after it was stored, or a look at a listener's
+    /// pushed state `listenerAllowance` after); `not_polled_since` when the recipient never polled after it was stored.
     func close(purgeLimit: Double?) -> Closed {
         state.withLock { s in
             var c = Closed()

@@ -217,6 +217,7 @@ extension VirtualDevice {
     func pollOnce() async -> Int? {
         let clock = context.clock
         let started = clock.now(), startedWall = clock.wallNow()
+        let throughListener = mailbox.listener?.isOpen == true
         let page: MailboxPage
         do {
             page = try await mailboxApp.fetchMailbox(limit: Self.mailboxPage, session: account.session, via: http)
@@ -234,7 +235,7 @@ extension VirtualDevice {
         // What went over HTTP (a listener's look reads what was pushed to it, and sends nothing for it).
         if page.bytesUp + page.bytesDown > 0 { spendExchange(up: page.bytesUp, down: page.bytesDown, since: started) }
         for id in page.released { context.mailbox.released(id, at: clock.wallNow()) }
-        context.mailbox.polled(index, at: startedWall)
+        context.mailbox.polled(index, at: startedWall, throughListener: throughListener)
         if let arrived = life.onlineSince { markListening(arrivedAt: arrived) }
         if page.items.isEmpty { metrics.count(.mailboxPollsEmpty) }
         if page.malformed > 0 { metrics.count(.mailboxRejected(reason: "malformed"), by: page.malformed) }
