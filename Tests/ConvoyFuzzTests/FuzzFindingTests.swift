@@ -59,7 +59,13 @@ import Testing
         #expect(GPSDJSONCheck.objectClass(devices) == "DEVICES" && GPSDLineReader().read(devices) == .other)
         #expect(GPSDJSONCheck.objectClass(Array(#"{"mode":3,"class":"TPV"}"#.utf8)) == "TPV")
         #expect(GPSDJSONCheck.objectClass(Array(#"{"a":{"class":"TPV"}}"#.utf8)) == "")
-        for found in [cutShort, keyWithoutQuote, unknownList] { #expect(try await Self.check("gpsd", found).broken.isEmpty) }
+        // A TPV carrying a DEVICES list: libgps spun on that as well. Lists of objects reach it only as SKY's satellites.
+        let tpvWithList = try Self.input("gpsd", "tpv-carrying-a-devices-list")
+        #expect(!GPSDJSONCheck.isReadable(Array(tpvWithList.split(separator: UInt8(ascii: "\n"))[1])))
+        #expect(GPSDJSONCheck.isReadable(Array(#"{"class":"SKY","hdop":1.1,"satellites":[{"PRN":3,"used":true}]}"#.utf8)))
+        #expect(!GPSDJSONCheck.isReadable(Array(#"{"class":"SKY","satellites":[{"PRN":3,"x":[{"a":1}]}]}"#.utf8)))
+        #expect(GPSDJSONCheck.isReadable(Array(#"{"class":"TPV","mode":3,"lat":1,"lon":2}"#.utf8)))
+        for found in [cutShort, keyWithoutQuote, unknownList, tpvWithList] { #expect(try await Self.check("gpsd", found).broken.isEmpty) }
         let tpv = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2026-01-05T10:00:00.000Z","lat":46.05,"lon":14.5,"eph":4.2}"#
         let reader = GPSDLineReader()
         guard case .tpv(let report) = reader.read(Array(tpv.utf8)) else { Issue.record("the whole TPV was not read"); return }

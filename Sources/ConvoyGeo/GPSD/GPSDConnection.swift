@@ -99,8 +99,8 @@ final class GPSDConnection {
     static func message(_ line: [UInt8], into data: UnsafeMutablePointer<gps_data_t>) -> Message {
         var line = line
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        // Only a JSON object of a class Convoy reads reaches libgps (GPSDJSONCheck says why).
-        guard let kind = GPSDJSONCheck.objectClass(line), kind == "TPV" || kind == "SKY" else { return .other }
+        // Only a JSON object of a class Convoy reads, without lists libgps spins on, reaches it (GPSDJSONCheck says why).
+        guard GPSDJSONCheck.isReadable(line) else { return .other }
         line.append(0)
         convoy_gps_clear_set(data)
         let status = line.withUnsafeMutableBufferPointer { bytes in

@@ -12,13 +12,28 @@ enum GPSDJSONCheck {
     static func isObject(_ line: [UInt8]) -> Bool { objectClass(line) != nil }
 
     /// The line's top-level `class` when it is one JSON object ("" when it has none); nil when it is not one.
-    static func objectClass(_ line: [UInt8]) -> String? {
+    static func objectClass(_ line: [UInt8]) -> String? { read(line)?.kind }
+
+    /// Whether libgps may read `line`: a TPV with no list of objects in it, or a SKY whose only list of objects is
+    /// its `satellites`. libgps also spun on a TPV carrying a DEVICES list (`"devices":[{…}]`): it reads a list of
+    /// objects by the name it knows from another class.
+    static func isReadable(_ line: [UInt8]) -> Bool {
+        guard let (kind, lists) = read(line) else { return false }
+        switch kind {
+        case "TPV": return lists.isEmpty
+        case "SKY": return lists.allSatisfy { $0 == "satellites" }
+        default: return false
+        }
+    }
+
+    /// The class, and for each list holding an object the top-level member it is in ("" deeper than that).
+    private static func read(_ line: [UInt8]) -> (kind: String, lists: [String])? {
         var reader = Reader(bytes: line)
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{"), reader.value(depth: 0) else { return nil }
         reader.skipSpace()
         guard reader.at == line.count else { return nil }
-        return reader.topClass.map { String(decoding: line[$0], as: UTF8.self) } ?? ""
+        return (reader.topClass.map { String(decoding: line[$0], as: UTF8.self) } ?? "", reader.listsOfObjects)
     }
 
     private struct Reader {
@@ -26,6 +41,9 @@ enum GPSDJSONCheck {
         var at = 0
         /// Where the top-level object's `class` string is (its text between the quotes).
         var topClass: Range<Int>?
+        /// The top-level member being read, and the members (or "", deeper) whose list holds an object.
+        var topKey = ""
+        var listsOfObjects: [String] = []
 
         var peek: UInt8? { at < bytes.count ? bytes[at] : nil }
 
@@ -53,6 +71,7 @@ enum GPSDJSONCheck {
                     let keyStart = at + 1
                     guard string() else { return false }
                     let isClass = depth == 0 && bytes[keyStart..<(at - 1)].elementsEqual("class".utf8)
+                    if depth == 0 { topKey = String(decoding: bytes[keyStart..<(at - 1)], as: UTF8.self) }
                     skipSpace()
                     guard take(UInt8(ascii: ":")) else { return false }
                     skipSpace()
@@ -68,6 +87,8 @@ enum GPSDJSONCheck {
                 skipSpace()
                 if take(UInt8(ascii: "]")) { return true }
                 repeat {
+                    skipSpace()
+                    if peek == UInt8(ascii: "{") { listsOfObjects.append(depth == 1 ? topKey : "") }
                     guard value(depth: depth + 1) else { return false }
                     skipSpace()
                 } while take(UInt8(ascii: ","))
