@@ -1,10 +1,11 @@
 /// What of a gpsd line is checked before libgps reads it: that it is one JSON object (RFC 8259's grammar, nothing
 /// after it but spaces), and its `class`. libgps 3.22 (Debian 12) never returns from `gps_unpack` on some lines: one
 /// cut inside a string, one whose key lost its quote (`{"class":"TPV"eph":…}`), and a well-formed DEVICES whose
-/// list has a name libgps does not know (`{"class":"DEVICES","deviceS":[{…}]}`, as a newer gpsd could send) all spin
-/// in its JSON reader at full CPU. The gpsd fuzz target found the three. So a line that is no object is skipped, as
-/// one libgps refuses is, and only the two classes Convoy reads (TPV and SKY) reach libgps at all. Only the grammar
-/// is checked (no values are made): a line a second is nothing to the live source.
+/// list has a name libgps does not know (`{"class":"DEVICES","deviceS":[{…}]}`, as a newer gpsd could send), and a
+/// TPV carrying a DEVICES list all spin in its JSON reader at full CPU. The gpsd fuzz target found the four. So a
+/// line that is no object is skipped, as one libgps refuses is, and only the two classes Convoy reads (TPV and SKY)
+/// reach libgps, with lists of objects only as SKY's satellites (`isReadable`). Only the grammar is checked (no
+/// values are made): a line a second is nothing to the live source.
 enum GPSDJSONCheck {
     /// Deeper than gpsd ever nests (a DEVICES list of objects is 3): refused.
     static let maxDepth = 16
