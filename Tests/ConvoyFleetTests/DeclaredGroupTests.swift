@@ -155,7 +155,9 @@ import Testing
     @Test func hostilePhonesProbeTheRunsOwnHuddlesAndFindAnOpenedChannel() async throws {
         let spec = try AppFile.load(Self.huddle)
         let hostile = "hostile: {share: 10%, catalogue: \(AppFileTests.root.appendingPathComponent("probes/huddle.yaml").path), at: 1s}\n"
-        let scenario = try Self.crews("huddle-hostile", seed: 21, phones: 16, steady: "5s", extra: hostile)
+        // Steady long enough for a probe pass to end before the leads close their huddles, on a loaded machine too: one that
+        // ran into the ramp-down would find the victim's huddle closed, and its control would say it tested nothing.
+        let scenario = try Self.crews("huddle-hostile", seed: 21, phones: 16, steady: "10s", extra: hostile)
         let dir = try Self.openChannelFolder(spec)
         defer { try? FileManager.default.removeItem(at: dir) }
         for (folder, holds) in [(spec.sqlFolder!, true), (dir.path, false)] {
