@@ -88,7 +88,7 @@ let package = Package(
         // a JWT's unverified claims): the clients in ConvoyWire and convoy serve share them.
         .target(name: "ConvoyFormats", dependencies: ["ConvoyJSON"], swiftSettings: swiftSettings),
         .target(name: "ConvoyCrypto", dependencies: ["ConvoySodium", "ConvoyJSON", "CZlib"], swiftSettings: swiftSettings),
-        .target(name: "ConvoyGeo", dependencies: ["CGPS", "ConvoySync"], swiftSettings: swiftSettings),
+        .target(name: "ConvoyGeo", dependencies: ["CGPS", "ConvoyJSON", "ConvoySync"], swiftSettings: swiftSettings),
         .target(
             name: "ConvoyMetrics",
             dependencies: ["ConvoySync", .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -48,11 +48,12 @@ final class UTF8CheckedStream: InputStream {
             if let first = pending.first { failure = Failure(line: line, column: column, byte: first); return -1 }
             return 0
         }
-        return check(pending + bytes) ? n : -1
+        // In place, unless the last read ended inside a sequence: then that sequence and this read's bytes.
+        return (pending.isEmpty ? check(bytes) : check(pending + bytes)) ? n : -1
     }
 
-    /// Checks `bytes` (the last read's open sequence, then this read's), keeping a sequence the read ended inside.
-    private func check(_ bytes: [UInt8]) -> Bool {
+    /// Checks `bytes`, keeping a sequence they end inside for the next read.
+    private func check<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Bool where Bytes.Index == Int {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0
@@ -86,7 +87,7 @@ final class UTF8CheckedStream: InputStream {
         }
     }
 
-    private static func continues(_ bytes: ArraySlice<UInt8>) -> Bool { bytes.allSatisfy { $0 & 0xC0 == 0x80 } }
+    private static func continues(_ bytes: some Sequence<UInt8>) -> Bool { bytes.allSatisfy { $0 & 0xC0 == 0x80 } }
 
     /// False for a document in an encoding libxml2 converts: a UTF-16 (or UTF-32) byte-order mark, or a declaration
     /// naming a single-byte encoding or UTF-16.

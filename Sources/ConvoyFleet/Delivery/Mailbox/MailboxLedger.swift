@@ -29,13 +29,24 @@ public final class MailboxLedger: Sendable {
         var acked: Set<String> = []
         var afterAck: Set<String> = []
         var ackGone: Set<String> = []
-        /// When each recipient's successful polls began (wall clock), in order.
-        var polls: [Int: [Double]] = [:]
+        /// Each recipient's successful polls, in order.
+        var polls: [Int: [Poll]] = [:]
         /// Recipients that never poll (`poll_every: never`): what is sent to them waits for the fallback purge.
         var parked: Set<Int> = []
         /// Messages that wait for their recipient's answer before they can be read (Closer's mutual reveal), by id,
         /// until their sender lets go of them.
         var held: Set<String> = []
+    }
+
+    /// A successful poll: when it began (wall clock), and whether it read what a held listener had been pushed
+    /// rather than the backend itself.
+    private struct Poll {
+        var at: Double
+        var throughListener: Bool
+
+        /// Whether it proves lost a message stored at `storedAt` that it did not bring: a poll over HTTP a second
+        /// after, a look at a listener's pushed state `listenerAllowance` after.
+        func proves(storedAt: Double) -> Bool { at > storedAt + (throughListener ? MailboxLedger.listenerAllowance : 1) }
     }
 
     private let state = Mutex(State())
@@ -66,9 +77,9 @@ public final class MailboxLedger: Sendable {
     static let listenerAllowance = 5.0
 
     /// A poll of `recipient`'s that succeeded, begun at `at` (wall clock); `throughListener`: it read what a held
-    /// listener had been pushed, not the backend itself. Kept as the time from which it proves a message lost.
+    /// listener had been pushed, not the backend itself.
     func polled(_ recipient: Int, at: Double, throughListener: Bool = false) {
-        state.withLock { $0.polls[recipient, default: []].append(at - (throughListener ? Self.listenerAllowance - 1 : 0)) }
+        state.withLock { $0.polls[recipient, default: []].append(Poll(at: at, throughListener: throughListener)) }
     }
 
     /// `recipient` fetched message `id`: false when its acknowledgement had already succeeded (the violation, counted once).
@@ -164,8 +175,8 @@ public final class MailboxLedger: Sendable {
                     reason = "rejected_" + why
                 } else if s.parked.contains(post.recipient) {
                     reason = "parked"
-                } else if let next = (s.polls[post.recipient] ?? []).first(where: { $0 > post.storedAt + 1 }) {
-                    reason = purgeLimit.map { next > post.storedAt + $0 } == true ? "purged_unfetched" : "not_fetched"
+                } else if let next = (s.polls[post.recipient] ?? []).first(where: { $0.proves(storedAt: post.storedAt) }) {
+                    reason = purgeLimit.map { next.at > post.storedAt + $0 } == true ? "purged_unfetched" : "not_fetched"
                 } else {
                     reason = "not_polled_since"
                 }
