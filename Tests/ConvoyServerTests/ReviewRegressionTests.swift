@@ -12,7 +12,8 @@ import Testing
         let a = try await s.signUp()
         for value in ["300000-01-01T00:00:00Z", "10000-01-01T00:00:00Z", "-5000-01-01T00:00:00Z"] {
             let r = try await s.request("GET", "/rest/v1/users?created_at=lt.\(value)", token: a.token)
-            #expect(r.status == 400 && r.code == "22P02", "\(value): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            // A time either store cannot read is timestamptz_in's 22007 (years past 9999: the known difference, docs/server.md).
+            #expect(r.status == 400 && r.code == "22007", "\(value): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
         }
         #expect(try await s.request("GET", "/rest/v1/users", token: a.token).status == 200, "still serving")
         #expect(Timestamps.format(Date(timeIntervalSince1970: -1.5)) == "1969-12-31T23:59:58.500000+00:00")
@@ -44,7 +45,7 @@ import Testing
         let service = try await s.request("POST", "/rest/v1/encrypted_locations",
                                           body: ["sender_id": a.id, "recipient_id": b.id, "payload": "z", "created_at": "2020-01-01T00:00:00Z"],
                                           token: s.keys.serviceRoleKey, apikey: .some(s.keys.serviceRoleKey), headers: ["Prefer": "return=representation"])
-        #expect((service.rows.first?["created_at"] as? String).flatMap(Timestamps.parse) == Timestamps.parse("2020-01-01T00:00:00Z"))
+        #expect((service.rows.first?["created_at"] as? String).flatMap { Timestamps.parse($0) } == Timestamps.parse("2020-01-01T00:00:00Z"))
         await s.stop()
     }
 
@@ -116,6 +117,32 @@ import Testing
                                                  headers: ["Prefer": "return=representation"])
         #expect(representation.status == 403 && representation.code == "42501")
         #expect(try await s.request("GET", "/rest/v1/encrypted_locations", token: b.token).rows.count == 1, "and nothing was written")
+        await s.stop()
+    }
+
+    /// The read-back is one of the insert's checks, and they come before the row's constraints: a row its sender may
+    /// not read back is 403 even when it also lacks a NOT NULL column or names no user (SQLite answered 400 and 409).
+    /// Without `return=representation` the constraint is the answer: the control. An upsert's proposed row meets NOT
+    /// NULL before ON CONFLICT finds its key (SQLite merged it into the existing row).
+    @Test(arguments: TestStore.all) func theReadBackComesBeforeTheRowsConstraints(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp(), b = try await s.signUp()
+        let noPayload: [String: Any] = ["sender_id": a.id, "recipient_id": b.id]
+        let noOne: [String: Any] = ["sender_id": a.id, "recipient_id": UUID().uuidString.lowercased(), "payload": "p"]
+        for (body, status, code) in [(noPayload, 400, "23502"), (noOne, 409, "23503")] {
+            let minimal = try await s.request("POST", "/rest/v1/encrypted_locations", body: body, token: a.token)
+            #expect(minimal.status == status && minimal.code == code, "\(body): \(minimal.status) \(String(decoding: minimal.body, as: UTF8.self))")
+            let representation = try await s.request("POST", "/rest/v1/encrypted_locations", body: body, token: a.token,
+                                                     headers: ["Prefer": "return=representation"])
+            #expect(representation.status == 403 && representation.code == "42501",
+                    "\(body): \(representation.status) \(String(decoding: representation.body, as: UTF8.self))")
+        }
+        let keyOnly = try await s.request("POST", "/rest/v1/users?on_conflict=id", body: ["id": a.id], token: a.token,
+                                          headers: ["Prefer": "resolution=merge-duplicates"])
+        #expect(keyOnly.status == 400 && keyOnly.code == "23502", "\(keyOnly.status) \(String(decoding: keyOnly.body, as: UTF8.self))")
+        let whole = try await s.request("POST", "/rest/v1/users?on_conflict=id", body: ["id": a.id, "public_key": "k2"], token: a.token,
+                                        headers: ["Prefer": "resolution=merge-duplicates"])
+        #expect(whole.status == 201, "\(whole.status) \(String(decoding: whole.body, as: UTF8.self))")
         await s.stop()
     }
 }

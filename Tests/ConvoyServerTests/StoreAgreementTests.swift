@@ -150,4 +150,103 @@ import Testing
                 "\(Self.text(accepted))")
         await s.stop()
     }
+    /// Text with a NUL, which no PostgreSQL text can hold: a body's or an RPC argument's `\u0000` is 400 22P05, a filter's
+    /// 0x00 is 400 22021 (SQLite stored the text cut at the NUL and answered 201). The same text without it is the control.
+    @Test(arguments: TestStore.all) func textWithANULIsRefusedAsPostgreSQLRefusesIt(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp(withProfile: false)
+        let nul = try await s.request("POST", "/rest/v1/users", rawBody: Data(#"{"id":"\#(a.id)","public_key":"a\u0000b"}"#.utf8), token: a.token)
+        #expect(nul.status == 400 && nul.code == "22P05", "\(Self.text(nul))")
+        let control = try await s.request("POST", "/rest/v1/users", rawBody: Data(#"{"id":"\#(a.id)","public_key":"ab"}"#.utf8), token: a.token)
+        #expect(control.status == 201, "\(Self.text(control))")
+        let filtered = try await s.request("GET", "/rest/v1/users?public_key=eq.a%00b", token: a.token)
+        #expect(filtered.status == 400 && filtered.code == "22021", "\(Self.text(filtered))")
+        #expect(try await s.request("GET", "/rest/v1/users?public_key=eq.ab", token: a.token).rows.count == 1)
+        await s.stop()
+
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1")
+        let named = try await f.rpc("create_operation", ["name": "a\u{0}b"], as: ca)
+        #expect(named.status == 400 && named.code == "22P05", "\(Self.text(named))")
+        // `trim` takes spaces only: a tab is a name, spaces alone are not.
+        let tab = try await f.rpc("create_operation", ["name": "\t"], as: ca)
+        #expect(tab.status == 200 && tab.object["name"] as? String == "\t", "\(Self.text(tab))")
+        #expect(try await f.rpc("create_operation", ["name": "   "], as: ca).code == "22023")
+        await f.s.stop()
+    }
+
+    /// Values read as `json_populate_recordset` reads them: a number's text into a text column, a decimal's text (white
+    /// space, `Infinity`) into a double column, written back as PostgreSQL's `to_json` writes it; a boolean argument as
+    /// `boolin` reads its text (a unique prefix, white space around it). NaN is the known difference (docs/server.md):
+    /// SQLite keeps no NaN, so the embedded store refuses it where PostgreSQL stores it.
+    @Test(arguments: TestStore.all) func valuesReadAsJSONPopulateRecordReadsThem(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1"), m1 = try await f.member("A1", callsign: "M-1")
+        let op = try await f.activeOperation(by: ca, with: [])
+        let point: [String: Any] = ["operation_id": op, "user_id": ca.id, "lat": " 46.05", "lon": "-0.12", "speed": "Infinity",
+                                    "heading": "-inf", "recorded_at": "2026-11-25T12:00:00Z"]
+        let stored = try await f.post("locations_archive", point, as: ca)
+        #expect(stored.status == 201, "\(Self.text(stored))")
+        let row = try #require(try await f.get("locations_archive?operation_id=eq.\(op)&speed=eq.Infinity", as: ca).first)
+        #expect((row["lat"] as? NSNumber)?.doubleValue == 46.05 && row["speed"] as? String == "Infinity" && row["heading"] as? String == "-Infinity",
+                "\(row)")
+        let nan = try await f.post("locations_archive", point.merging(["speed": "NaN"]) { $1 }, as: ca)
+        #expect(store == .sqlite ? nan.status == 400 && nan.code == "22P02" : nan.status == 201, "\(Self.text(nan))")
+        let five = try await f.post("op_messages", ["operation_id": op, "sender_id": ca.id, "body": 5], as: ca)
+        #expect(five.status == 201, "\(Self.text(five))")
+        #expect(try await f.get("op_messages?operation_id=eq.\(op)&select=body", as: ca).compactMap { $0["body"] as? String } == ["5"])
+        let invite = try await f.post("operation_invites", ["operation_id": op, "invitee_id": m1.id, "invited_by": ca.id], as: ca)
+        let o = try await f.rpc("respond_to_invite", ["invite_id": try #require(invite.rows.first?["id"]), "accept": "o"], as: m1)
+        #expect(o.status == 400 && o.code == "22P02", "\"o\" is both on and off: \(Self.text(o))")
+        let declined = try await f.rpc("respond_to_invite", ["invite_id": try #require(invite.rows.first?["id"]), "accept": " fal\n"], as: m1)
+        #expect(declined.status == 200 && declined.object["status"] as? String == "declined", "\(Self.text(declined))")
+        await f.s.stop()
+    }
+    /// A call is matched against the function's parameters before anything runs, as PostgREST does: an argument it does
+    /// not have, or one without a default left out, finds no function (404 PGRST202; SQLite ignored the one and answered
+    /// 400 for the other). The same calls with their parameters are the controls.
+    @Test(arguments: TestStore.all) func aCallIsMatchedToTheFunctionsParameters(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp()
+        for (name, body) in [("create_invite", ["preference": "precise", "x": 1] as [String: Any]), ("accept_invite", ["preference": "general"])] {
+            let r = try await s.request("POST", "/rest/v1/rpc/\(name)", body: body, token: a.token)
+            #expect(r.status == 404 && r.code == "PGRST202", "\(name) \(body): \(Self.text(r))")
+        }
+        #expect(try await s.request("POST", "/rest/v1/rpc/create_invite", body: ["preference": "precise"], token: a.token).status == 200)
+        await s.stop()
+
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1")
+        let op = try await f.activeOperation(by: ca, with: [])
+        for (name, args) in [("create_operation", [String: Any]()), ("nearby_operations", ["lat": 51.5]),
+                             ("start_operation", ["operation_id": op, "x": 1])] {
+            let r = try await f.rpc(name, args, as: ca)
+            #expect(r.status == 404 && r.code == "PGRST202", "\(name) \(args): \(Self.text(r))")
+        }
+        #expect(try await f.rpc("nearby_operations", ["lat": 51.5, "lon": -0.12], as: ca).status == 200)
+        #expect(try await f.rpc("create_operation", ["name": "Harbor"], as: ca).status == 200)
+        await f.s.stop()
+    }
+    /// Times as `timestamptz_in` reads them: a bare date is its midnight (UTC, the zone Supabase's sessions run in), and
+    /// `now`, `today`… are words, in a body and in a filter (SQLite answered 400 22P02). `infinity` is the known
+    /// difference (docs/server.md). An ISO time is the control.
+    @Test(arguments: TestStore.all) func timesAreReadAsTimestamptzInReadsThem(store: TestStore) async throws {
+        let f = try await SurvaleFixture.server(store)
+        let ca = try await f.member("A1", callsign: "CA-1")
+        let op = try await f.activeOperation(by: ca, with: [])
+        for at in ["2026-01-01", " now ", "yesterday", "2026-11-25T12:00:00Z"] {
+            let r = try await f.post("locations_archive", ["operation_id": op, "user_id": ca.id, "lat": 51.5, "lon": -0.12, "recorded_at": at], as: ca)
+            #expect(r.status == 201, "\(at): \(Self.text(r))")
+        }
+        let dated = try await f.get("locations_archive?operation_id=eq.\(op)&recorded_at=lt.2026-01-02&select=recorded_at", as: ca)
+        #expect(dated.compactMap { ($0["recorded_at"] as? String)?.prefix(19) } == ["2026-01-01T00:00:00"], "\(dated)")
+        #expect(try await f.get("locations_archive?operation_id=eq.\(op)&recorded_at=gt.today", as: ca).count == 1, "now's row")
+        #expect(try await f.get("locations_archive?operation_id=eq.\(op)&recorded_at=lt.tomorrow", as: ca).count == 4)
+        let infinite = try await f.post("locations_archive", ["operation_id": op, "user_id": ca.id, "lat": 51.5, "lon": -0.12, "recorded_at": "infinity"],
+                                        as: ca)
+        #expect(store == .sqlite ? infinite.status == 400 && infinite.code == "22007" : infinite.status == 201, "\(Self.text(infinite))")
+        let soon = try await f.post("locations_archive", ["operation_id": op, "user_id": ca.id, "lat": 51.5, "lon": -0.12, "recorded_at": "soon"], as: ca)
+        #expect(soon.status == 400 && soon.code == "22007", "\(Self.text(soon))")
+        await f.s.stop()
+    }
 }

@@ -48,5 +48,16 @@ import Testing
         #expect(Timestamps.format(Date(timeIntervalSince1970: -1e13)) == Timestamps.format(first))
         #expect(Timestamps.format(Date(timeIntervalSince1970: 1e15)).hasPrefix("9999-12-31T23:59:59."))
     }
+    /// PostgreSQL's special words against a given clock, and a bare date as its UTC midnight.
+    @Test func wordsAndBareDatesAreReadAsTimestamptzInReadsThem() {
+        let now = Date(timeIntervalSince1970: 1_796_400_000.25)  // 2026-12-04T16:00:00.25Z
+        let midnight = Date(timeIntervalSince1970: 1_796_342_400)
+        #expect(Timestamps.parse("now", now: now) == now && Timestamps.parse(" NOW\n", now: now) == now)
+        #expect(Timestamps.parse("today", now: now) == midnight)
+        #expect(Timestamps.parse("tomorrow", now: now) == midnight.addingTimeInterval(86_400))
+        #expect(Timestamps.parse("yesterday", now: now) == midnight.addingTimeInterval(-86_400))
+        #expect(Timestamps.parse("epoch", now: now) == Date(timeIntervalSince1970: 0))
+        #expect(Timestamps.parse("2026-12-04") == midnight)
+        for text in ["infinity", "-infinity", "2026-12", "2026-1-04", "nowish", "2026-13-01"] { #expect(Timestamps.parse(text, now: now) == nil, "\(text)") }
+    }
 }
-

@@ -65,4 +65,66 @@ import Testing
     func badBigintOperandsAreRefused(text: String) {
         #expect(throws: APIError.self) { try Values.parse(text, as: Self.seq) }
     }
+    /// Text for a boolean as PostgreSQL's `boolin` reads it (checked against PostgreSQL 15): white space around the word,
+    /// any case, a unique prefix; "o" alone is neither on nor off.
+    @Test func booleansAreReadAsBoolinReadsThem() {
+        for (text, value) in [("t", true), (" TRUE ", true), ("ye", true), ("on", true), ("1", true), ("fal\n", false), ("N", false),
+                              ("of", false), ("off", false), ("0", false)] {
+            #expect(Values.bool(text) == value, "\(text)")
+        }
+        for text in ["o", "", "truee", "onn", "2", "yes please", "\u{A0}t"] { #expect(Values.bool(text) == nil, "\(text)") }
+    }
+
+    static let lat = Schema.Column(name: "lat", type: .double)
+    static let name = Schema.Column(name: "name", type: .text)
+
+    /// A double read as `float8in` reads it, NaN aside (SQLite keeps none); an infinite one written back as `to_json`
+    /// writes it, a string, and compared by PostgreSQL's own word.
+    @Test func doublesAreReadAsFloat8inReadsThemAndWrittenAsToJSONWritesThem() throws {
+        #expect(try Values.parse(" 46.05 ", as: Self.lat) == 46.05.databaseValue)
+        #expect(try Values.parse("-Infinity", as: Self.lat) == (-Double.infinity).databaseValue)
+        #expect(throws: APIError.self) { try Values.parse("NaN", as: Self.lat) }
+        #expect(throws: APIError.self) { try Values.parse("4 6", as: Self.lat) }
+        #expect(Values.toJSON(Double.infinity.databaseValue) == .string("Infinity") && Values.toJSON(2.5.databaseValue) == JSONValue(2.5))
+        #expect(Values.filterText((-Double.infinity).databaseValue) == "-Infinity")
+        #expect(try Values.fromJSON(try Self.parsed(#"" 1.5""#), as: Self.lat) == 1.5.databaseValue)
+        #expect(try Values.fromJSON(try Self.parsed("5"), as: Self.name) == "5".databaseValue)
+        #expect(try Values.fromJSON(try Self.parsed("true"), as: Self.name) == "true".databaseValue)
+    }
+
+    /// A NUL in text: 22P05 from a JSON string (also deep in an RPC's argument), 22021 in a filter's operand.
+    @Test func aNULIsNoText() throws {
+        #expect(throws: APIError.self) { try Values.fromJSON(try Self.parsed(#""a\u0000b""#), as: Self.name) }
+        #expect(try Values.fromJSON(try Self.parsed(#""a\u0001b""#), as: Self.name) == "a\u{1}b".databaseValue)
+        let deep = try Self.parsed(#"{"ids":["x","a\u0000"]}"#), clean = try Self.parsed(#"{"ids":["x"]}"#)
+        #expect(Values.holdsNUL(deep) && !Values.holdsNUL(clean))
+        do {
+            _ = try Values.parse("a\u{0}b", as: Self.name)
+            Issue.record("a NUL in a filter was taken")
+        } catch {
+            #expect(error.code == "22021")
+        }
+    }
+}
+
+/// The heads of an app's `CREATE FUNCTION`s as PostgREST reads a function's parameters.
+@Suite struct RPCSignatureTests {
+    @Test func theHeadsSayWhatACallMustAndMayGive() {
+        let script = """
+            CREATE OR REPLACE FUNCTION public.accept_invite(code text, preference text DEFAULT 'precise') RETURNS json
+            LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+            CREATE FUNCTION public.near(IN lat double precision, lon double precision, radius_m double precision = 5000,
+                                        OUT n int) LANGUAGE sql AS $$ SELECT 1 $$;
+            CREATE FUNCTION auth.hidden(a int) RETURNS int LANGUAGE sql AS $$ SELECT a $$;
+            CREATE FUNCTION public.unnamed(int) RETURNS int LANGUAGE sql AS $$ SELECT $1 $$;
+            """
+        let read = RPCSignature.read(script: script)
+        #expect(read["accept_invite"] == RPCSignature(params: ["code", "preference"], required: ["code"]))
+        #expect(read["near"] == RPCSignature(params: ["lat", "lon", "radius_m"], required: ["lat", "lon"]))
+        #expect(read["hidden"] == nil && read["auth_hidden"] == nil && read["unnamed"] == RPCSignature(params: [], required: []))
+        let near = read["near"]!
+        #expect(near.accepts(["lat", "lon"]) && near.accepts(["lat", "lon", "radius_m"]))
+        #expect(!near.accepts(["lat"]) && !near.accepts(["lat", "lon", "n"]))
+        #expect(RPCSignature.noFunction("near", ["lat"]).code == "PGRST202")
+    }
 }

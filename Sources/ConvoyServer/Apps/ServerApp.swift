@@ -74,6 +74,19 @@ protocol ServerApp: Sendable {
     func supabaseSQL(_ options: [String: String]) throws -> String
 }
 
+extension ServerApp {
+    /// Its RPCs' signatures on SQLite, read from the heads of the functions in its PostgreSQL SQL, so that the two
+    /// stores cannot drift.
+    var rpcSignatures: [String: RPCSignature] {
+        var out: [String: RPCSignature] = [:]
+        for file in postgresFiles {
+            guard let text = try? Migrations.resource(file, folder: postgresFolder) else { continue }
+            out.merge(RPCSignature.read(script: text)) { $1 }
+        }
+        return out
+    }
+}
+
 /// One of an app's SQLite migrations: its identifier (GRDB records it) and its DDL.
 struct SQLiteMigration: Sendable {
     var identifier: String

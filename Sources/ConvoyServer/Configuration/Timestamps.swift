@@ -65,12 +65,25 @@ enum Timestamps {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// Reads what clients send: ISO 8601 with or without fraction and zone.
-    /// Nil for anything unreadable or outside years 0001–9999.
-    static func parse(_ text: String) -> Date? {
-        let style = Date.ISO8601FormatStyle()
-        let date = (try? style.parse(text)) ?? (try? style.parse(text.replacingOccurrences(of: " ", with: "T")))
-            ?? (try? style.parse(text + "Z"))
+    /// Reads what clients send: ISO 8601 with or without fraction and zone (UTC without one, the zone Supabase's
+    /// sessions run in), a bare date (its midnight), and PostgreSQL's special words `now`, `today`, `tomorrow`,
+    /// `yesterday` and `epoch`, with white space around. Nil for anything unreadable or outside years 0001–9999
+    /// (`infinity` too: text order could not hold it; docs/server.md, "Known differences").
+    static func parse(_ text: String, now: Date = Date()) -> Date? {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let date: Date?
+        switch text.lowercased() {
+        case "now": date = now
+        case "today", "tomorrow", "yesterday":
+            let midnight = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+            date = Date(timeIntervalSince1970: midnight + (text.lowercased() == "tomorrow" ? 86_400 : text.lowercased() == "yesterday" ? -86_400 : 0))
+        case "epoch": date = Date(timeIntervalSince1970: 0)
+        default:
+            let style = Date.ISO8601FormatStyle()
+            let bareDate = text.utf8.count == 10 && text.utf8.enumerated().allSatisfy { i, b in i == 4 || i == 7 ? b == UInt8(ascii: "-") : (0x30...0x39).contains(b) }
+            date = bareDate ? try? style.parse(text + "T00:00:00Z")
+                : (try? style.parse(text)) ?? (try? style.parse(text.replacingOccurrences(of: " ", with: "T"))) ?? (try? style.parse(text + "Z"))
+        }
         guard let date, range.contains(date.timeIntervalSince1970) else { return nil }
         return date
     }

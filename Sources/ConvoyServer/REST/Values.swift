@@ -6,12 +6,31 @@ import HTTPTypes
 /// Conversions between request text/JSON, SQLite values and response JSON,
 /// by column type, with PostgreSQL's error codes for bad input.
 enum Values {
+    /// PostgreSQL's refusal of `text` as a value of `c`'s type: 22P02, but 22007 for a time (`timestamptz_in`'s code).
     static func invalid(_ c: Schema.Column, _ text: String) -> APIError {
-        .postgrest(.badRequest, "22P02", "invalid input syntax for type \(c.type.postgresName): \"\(text.prefix(100))\"")
+        .postgrest(.badRequest, c.type == .timestamptz ? "22007" : "22P02", "invalid input syntax for type \(c.type.postgresName): \"\(text.prefix(100))\"")
+    }
+
+    /// Text holding a NUL, which no PostgreSQL text can: a JSON string's `\u0000` cannot be made text (22P05), and a
+    /// parameter's raw 0x00 is no UTF-8 PostgreSQL takes (22021). SQLite would keep the text cut at the NUL.
+    static let nulInJSON = APIError.postgrest(.badRequest, "22P05", "unsupported Unicode escape sequence",
+                                              details: "\\u0000 cannot be converted to text.")
+    static let nulInText = APIError.postgrest(.badRequest, "22021", "invalid byte sequence for encoding \"UTF8\": 0x00")
+
+    /// Whether a JSON value holds a string with a NUL, in it or in its arrays and objects (an RPC's arguments).
+    static func holdsNUL(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let s): s.utf8.contains(0)
+        case .array(let items): items.contains(where: holdsNUL)
+        case .object(let members): members.contains { $0.key.utf8.contains(0) || holdsNUL($0.value) }
+        case .number, .bool, .null: false
+        }
     }
 
     /// A filter operand (always text in the URL).
-    static func parse(_ text: String, as c: Schema.Column) throws(APIError) -> DatabaseValue {
+    /// `now`: what the word `now` is (the store's clock; PostgreSQL's own for its filters).
+    static func parse(_ text: String, as c: Schema.Column, now: Date = Date()) throws(APIError) -> DatabaseValue {
+        if text.utf8.contains(0) { throw nulInText }
         switch c.type {
         case .text: return text.databaseValue
         case .uuid:
@@ -21,10 +40,12 @@ enum Values {
             guard let n = bigint(text) else { throw invalid(c, text) }
             return n.databaseValue
         case .timestamptz:
-            guard let d = Timestamps.parse(text) else { throw invalid(c, text) }
+            guard let d = Timestamps.parse(text, now: now) else { throw invalid(c, text) }
             return Timestamps.format(d).databaseValue
         case .double:
-            guard let d = Double(text), d.isFinite else { throw invalid(c, text) }
+            // As `float8in` reads it: white space, `Infinity`. NaN is the one value SQLite cannot keep (a bound NaN is
+            // stored as NULL), so it is refused on both stores (docs/server.md, "Known differences").
+            guard let d = float8(text), !d.isNaN else { throw invalid(c, text) }
             return d.databaseValue
         case .other:
             // PostgreSQL parses it (with a cast to the column's type) and reports bad input.
@@ -34,8 +55,11 @@ enum Values {
 
     /// A JSON body value for column `c`; JSON null is SQL NULL. A NOT NULL column's is refused where PostgreSQL refuses
     /// it, after the row-level security check on the row (a row the user may not write is 42501 first).
-    static func fromJSON(_ value: JSONValue, as c: Schema.Column) throws(APIError) -> DatabaseValue {
+    /// Other values are read as `json_populate_recordset` reads them: a string as the column's type reads text, any
+    /// other value by its JSON text (`{"name": 5}` stores "5", `{"lat": "46.05"}` the number).
+    static func fromJSON(_ value: JSONValue, as c: Schema.Column, now: Date = Date()) throws(APIError) -> DatabaseValue {
         if case .null = value { return .null }
+        if case .string(let s) = value, s.utf8.contains(0) { throw nulInJSON }
         let stored: DatabaseValue
         switch c.type {
         case .bigint:
@@ -50,13 +74,13 @@ enum Values {
             if let d = value.double, d.isFinite {
                 stored = d.databaseValue
             } else if case .string(let s) = value {
-                stored = try parse(s, as: c)
+                stored = try parse(s, as: c, now: now)
             } else {
                 throw invalid(c, value.flatText ?? "null")
             }
         case .text, .uuid, .timestamptz, .other:
-            guard case .string(let s) = value else { throw invalid(c, value.flatText ?? "null") }
-            stored = try parse(s, as: c)
+            guard let s = value.flatText else { throw invalid(c, "null") }
+            stored = try parse(s, as: c, now: now)
         }
         // Allowed values (CHECK constraints) are the database's to enforce, after
         // the RLS check as in PostgreSQL: a row the user may not write is 42501 first.
@@ -133,7 +157,27 @@ enum Values {
         }
     }
 
-    /// C's `isspace` in the C locale, which `int8in` skips.
+    /// Text as PostgreSQL's `boolin` reads it: white space around `true`, `yes`, `on`, `1` and their opposites, any
+    /// case, a word also by a unique prefix (`t`, `fal`, `ye`, `of`; "o" alone is neither).
+    static func bool(_ text: String) -> Bool? {
+        let bytes = Array(text.utf8)
+        var (lo, hi) = (0, bytes.count)
+        while lo < hi, isSpace(bytes[lo]) { lo += 1 }
+        while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
+        let word = String(decoding: bytes[lo..<hi], as: UTF8.self).lowercased()
+        switch word.first {
+        case "t"?: return "true".hasPrefix(word) ? true : nil
+        case "y"?: return "yes".hasPrefix(word) ? true : nil
+        case "f"?: return "false".hasPrefix(word) ? false : nil
+        case "n"?: return "no".hasPrefix(word) ? false : nil
+        case "o"?: return word == "on" ? true : word == "of" || word == "off" ? false : nil
+        case "1"?: return word == "1" ? true : nil
+        case "0"?: return word == "0" ? false : nil
+        default: return nil
+        }
+    }
+
+    /// C's `isspace` in the C locale, which `int8in` and `boolin` skip.
     private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
     /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`, `lat=gt.46.05`): a double
@@ -144,7 +188,7 @@ enum Values {
         switch value?.storage {
         case .string(let s)?: s
         case .int64(let i)?: String(i)
-        case .double(let d)?: Int64(exactly: d).map(String.init) ?? "\(d)"
+        case .double(let d)?: Int64(exactly: d).map(String.init) ?? (d.isFinite ? "\(d)" : d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity")
         default: nil
         }
     }
@@ -160,12 +204,12 @@ enum Values {
         }
     }
 
-    /// A stored value as response JSON.
+    /// A stored value as response JSON. An infinite double is written as PostgreSQL's `to_json` writes it, a string.
     static func toJSON(_ value: DatabaseValue) -> JSONValue {
         switch value.storage {
         case .null: .null
         case .int64(let i): JSONValue(i)
-        case .double(let d): JSONValue(d)
+        case .double(let d): d.isFinite ? JSONValue(d) : .string(d > 0 ? "Infinity" : "-Infinity")
         case .string(let s): .string(s)
         case .blob(let b): .string(b.base64EncodedString())
         }

@@ -36,8 +36,23 @@ final class ChangeFeed: Sendable {
     /// in `db` just after the commit (a policy that fails hides the row).
     func publish(_ changes: [ChangeEvent], in db: Database) {
         for change in changes {
-            let record = change.type == "DELETE" ? change.oldRecord : change.record
-            hub.deliver(change, to: hub.route(change).filter { visible(record, table: change.table, to: $0.member.principal, db) })
+            let candidates = hub.route(change)
+            if change.type == "DELETE" {
+                // No row to check (its old record is its key): as Supabase does, and the PostgreSQL store, to the matching
+                // subscribers whose role may read the table.
+                hub.deliver(change, to: candidates.filter { mayRead(change.table, $0.member.principal) })
+                continue
+            }
+            hub.deliver(change, to: candidates.filter { visible(change.record, table: change.table, to: $0.member.principal, db) })
+        }
+    }
+
+    /// Whether `who`'s role reads `table` at all: the service role, and a signed-in user where a policy lets it select.
+    private func mayRead(_ table: String, _ who: Principal) -> Bool {
+        switch who.role {
+        case .serviceRole: true
+        case .anon: false
+        case .authenticated: policies?.tables[table]?.readable != nil
         }
     }
 

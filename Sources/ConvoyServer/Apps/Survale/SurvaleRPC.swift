@@ -65,7 +65,8 @@ struct SurvaleRPC: Sendable {
     /// text arguments as `json_to_record` reads them (a number's digits, a boolean's word).
     static func create(_ args: [String: JSONValue], _ me: Row, _ tx: SQLiteTransaction) throws -> Row {
         let name = args["name"]?.flatText ?? ""
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIError.postgrest(.badRequest, "22023", "an operation needs a name") }
+        // `trim` takes spaces only: a tab or a no-break space is a name.
+        guard !name.allSatisfy({ $0 == " " }) else { throw APIError.postgrest(.badRequest, "22023", "an operation needs a name") }
         let incident: DatabaseValue = args["incident_number"]?.flatText?.databaseValue ?? .null
         let id = UUID().uuidString.lowercased()
         let row = try tx.insert(into: operations, [
@@ -234,10 +235,9 @@ struct SurvaleRPC: Sendable {
         guard let value = args[key] else { return true }
         if value == .null { return false }
         if let b = value.bool { return b }
-        switch value.flatText?.trimmingCharacters(in: .whitespaces).lowercased() {
-        case "t", "true", "y", "yes", "on", "1": return true
-        case "f", "false", "n", "no", "off", "0": return false
-        default: throw .postgrest(.badRequest, "22P02", "invalid input syntax for type boolean: \"\(value.flatText ?? "")\"")
+        guard let b = value.flatText.flatMap(Values.bool) else {
+            throw .postgrest(.badRequest, "22P02", "invalid input syntax for type boolean: \"\(value.flatText ?? "")\"")
         }
+        return b
     }
 }

@@ -104,7 +104,7 @@ struct SurvaleServer: SupabaseServerKind {
             for row in active {
                 let o = SurvaleRPC.operations.values(of: row)
                 let id: String = row["id"]
-                let since = (row["idle_since"] as String?).flatMap(Timestamps.parse)
+                let since = (row["idle_since"] as String?).flatMap { Timestamps.parse($0) }
                 if connected.contains(id) {
                     if since != nil { _ = try SurvaleRPC.updated(SurvaleRPC.operations, row["_rowid"], o, ["idle_since": .null], tx) }
                 } else if let since {

@@ -49,22 +49,30 @@ struct Introspection {
         let procs = try await connection.query("""
             SELECT p.proname::text, coalesce(p.proargnames, '{}')::text[],
                    array(SELECT format_type(t, NULL) FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) t)::text[],
-                   coalesce(p.proargmodes::text[], '{}'), p.proretset, p.prorettype = 'void'::regtype
+                   coalesce(p.proargmodes::text[], '{}'), p.proretset, p.prorettype = 'void'::regtype, p.pronargdefaults::int
             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
             WHERE n.nspname = 'public' AND p.prokind = 'f' AND p.prorettype <> 'trigger'::regtype
             ORDER BY p.oid
             """, logger: logger)
-        for try await (name, argNames, argTypes, modes, returnsSet, returnsVoid) in procs.decode((String, [String], [String], [String], Bool, Bool).self) {
+        for try await (name, argNames, argTypes, modes, returnsSet, returnsVoid, defaults)
+            in procs.decode((String, [String], [String], [String], Bool, Bool, Int).self) {
             guard functions[name] == nil else {
                 logger.warning("function public.\(name) is overloaded: /rpc/\(name) calls the first one only")
                 continue
             }
             var arguments: [String: String] = [:]
-            for (i, type) in argTypes.enumerated() where i < argNames.count && !argNames[i].isEmpty {
+            // The inputs in order (an unnamed one has ""): the last `pronargdefaults` of them have defaults.
+            var inputs: [String] = []
+            for (i, type) in argTypes.enumerated() {
                 let mode = i < modes.count ? modes[i] : "i"
-                if ["i", "b", "v"].contains(mode) { arguments[argNames[i]] = type }
+                guard ["i", "b", "v"].contains(mode) else { continue }
+                let argName = i < argNames.count ? argNames[i] : ""
+                inputs.append(argName)
+                if !argName.isEmpty { arguments[argName] = type }
             }
-            functions[name] = .init(arguments: arguments, returnsSet: returnsSet, returnsVoid: returnsVoid)
+            let required = Set(inputs.dropLast(defaults).filter { !$0.isEmpty })
+            functions[name] = .init(arguments: arguments, returnsSet: returnsSet, returnsVoid: returnsVoid,
+                                    signature: RPCSignature(params: inputs.filter { !$0.isEmpty }, required: required))
         }
         return (Schema(tables: tables), functions)
     }

@@ -29,6 +29,8 @@ final class PostgresStore: Sendable {
         var arguments: [String: String]
         var returnsSet: Bool
         var returnsVoid: Bool
+        /// Which arguments a call must give and may give.
+        var signature: RPCSignature
     }
 
     private init(client: PostgresClient, connection: PostgresConnection.Configuration, schema: Schema,
@@ -64,6 +66,8 @@ final class PostgresStore: Sendable {
             try? await connection.close()
             var options = PostgresClient.Configuration.Options()
             options.maximumConnections = configuration.postgresConnections
+            // Supabase's sessions run in UTC: a bare date is its UTC midnight, as on SQLite, whatever zone initdb took.
+            options.additionalStartupParameters = [("TimeZone", "UTC")]
             var clientConfiguration = target.client
             clientConfiguration.options = options
             return PostgresStore(client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger),

@@ -117,12 +117,10 @@ struct PostgresTables: TableStore {
         }
         // As PostgREST: the arguments object becomes a typed record (json_to_record
         // converts strings, numbers, arrays and objects by each argument's type).
+        guard f.signature.accepts(args.keys) else { throw RPCSignature.noFunction(name, args.keys) }
         var named: [String] = [], columns: [String] = []
         for key in args.keys.sorted() {
-            guard let type = f.arguments[key] else {
-                throw APIError.postgrest(.notFound, "PGRST202",
-                                         "Could not find the function public.\(name)(\(args.keys.sorted().joined(separator: ", "))) in the schema cache")
-            }
+            guard let type = f.arguments[key] else { throw RPCSignature.noFunction(name, args.keys) }
             named.append("\(Schema.quote(key)) => a.\(Schema.quote(key))")
             columns.append("\(Schema.quote(key)) \(type)")
         }

@@ -17,6 +17,8 @@ struct SQLiteTables: TableStore {
     let clock: any ConvoyClock
     /// What the app's RPCs and purge work with.
     let context: SQLiteAppContext
+    /// Its RPCs' signatures, as PostgREST matches a call against them.
+    let signatures: [String: RPCSignature]
 
     init(store: Store, app: any ServerApp, policies: Policies, clock: any ConvoyClock, configuration: ServerConfiguration) {
         self.store = store
@@ -25,6 +27,7 @@ struct SQLiteTables: TableStore {
         self.policies = policies
         self.clock = clock
         context = SQLiteAppContext(store: store, clock: clock, configuration: configuration)
+        signatures = app.rpcSignatures
     }
 
     /// A result row: column name to stored value.
@@ -68,21 +71,35 @@ struct SQLiteTables: TableStore {
     func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
                 ignoreDuplicates: Bool, returning: Bool = false, missingDefault: Bool = false) async throws -> JSONRows {
         let objects = try Self.objects(body)
+        // PostgREST checks every object's keys against the table before PostgreSQL plans or reads anything.
+        let keys = Set(objects.flatMap(\.keys))
+        try checkKeys(keys, t, as: who, inserting: true)
         let conflict = upsert ? (q.onConflict ?? t.primaryKey) : nil
         if let conflict, conflict != t.primaryKey, !t.unique.contains(conflict) {
             throw APIError.postgrest(.badRequest, "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
         }
         let now = Timestamps.format(clock.date)
-        var given = try objects.map { try provided($0, t, as: who, inserting: true) }
-        if !missingDefault, objects.count > 1 {
-            let keys = Set(given.flatMap(\.keys))
-            for i in given.indices { for key in keys where given[i][key] == nil { given[i][key] = .null } }
+        // Which error comes first when several could follow the statement PostgreSQL runs (the PostgreSQL store's). With
+        // `missing=default` and uneven keys it is a row of values each: reading the first row's parses the whole body
+        // (a NUL anywhere is its error), then each row is read and written, policy and constraints, before the next.
+        // Otherwise the body is one record set, read whole (each row's text, then its values by type) before any write.
+        let rowByRow = missingDefault && objects.contains { $0.count != keys.count }
+        var read: [Row] = []
+        if rowByRow {
+            if Values.holdsNUL(.array(objects.map { JSONValue($0) })) { throw Values.nulInJSON }
+        } else {
+            read = try objects.map { try provided($0, t, as: who, inserting: true) }
+            if objects.count > 1 {
+                let columns = Set(read.flatMap(\.keys))
+                for i in read.indices { for key in columns where read[i][key] == nil { read[i][key] = .null } }
+            }
         }
-        let rows = given
+        let eager = read
         return try await write(at: now, q.columns) { tx in
             let db = tx.db
             var out: [JSONRow] = []
-            for given in rows {
+            for i in objects.indices {
+                let given = rowByRow ? try provided(objects[i], t, as: who, inserting: true) : eager[i]
                 let (full, missing) = completed(given, t, as: who, now: now)
                 // PostgreSQL checks the INSERT policy on the proposed row first, also for
                 // ON CONFLICT: whether a key exists is never revealed to a row the user could not insert.
@@ -90,17 +107,21 @@ struct SQLiteTables: TableStore {
                     guard who.role == .authenticated, let uid = who.userID, let check = policies.tables[t.name]?.insert,
                           try check(full, uid, db)
                     else { throw rlsViolation(t, who) }
+                    // Read back (RETURNING), the row must pass the SELECT policy too: PostgreSQL adds it to the insert's
+                    // checks, which come before the row's constraints (NOT NULL, CHECK; a foreign key at the statement's end).
+                    if returning { try requireReadable(full, t, who, db) }
+                }
+                // The proposed row's constraints come before ON CONFLICT looks for its key (ExecConstraints first).
+                if let missing {
+                    throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(missing)\" of relation \"\(t.name)\" violates not-null constraint")
                 }
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
-                    let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
-                    if returning { try requireReadable(record, t, who, tx.db) }
+                    let (json, _) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
+                                               readBack: returning)
                     out.append(json)
                     continue
-                }
-                if let missing {
-                    throw APIError.postgrest(.badRequest, "23502", "null value in column \"\(missing)\" of relation \"\(t.name)\" violates not-null constraint")
                 }
                 let stored = try tx.insert(into: t, full)
                 if returning { try requireReadable(stored, t, who, tx.db) }
@@ -118,7 +139,10 @@ struct SQLiteTables: TableStore {
         }
         // No columns: no UPDATE at all, as on PostgreSQL (PostgREST plans `SELECT … WHERE false`): no rows, no events.
         guard !object.isEmpty else { return .empty }
-        let given = try provided(object, t, as: who, inserting: false)
+        try checkKeys(object.keys, t, as: who, inserting: false)
+        // A value PostgreSQL cannot read is an error only when a row is there to update: it reads the body joined to the
+        // rows the filters and the policy select, and reads nothing when there are none.
+        let converted = Result { () throws(APIError) -> Row in try provided(object, t, as: who, inserting: false) }
         let visible = visibility(t, who) { $0.update?.using }
         var whereSQL = visible.sql, args = visible.arguments
         if let w = q.sqliteWhere {
@@ -129,9 +153,12 @@ struct SQLiteTables: TableStore {
         let arguments = StatementArguments(args)
         return try await write(at: Timestamps.format(clock.date), q.columns) { tx in
             var out: [JSONRow] = []
-            for existing in try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments) {
-                let (json, record) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q)
-                if returning { try requireReadable(record, t, who, tx.db) }
+            let selected = try GRDB.Row.fetchAll(tx.db, sql: selectSQL, arguments: arguments)
+            guard !selected.isEmpty else { return [] }
+            let given = try converted.get()
+            for existing in selected {
+                let (json, _) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
+                                           readBack: returning)
                 out.append(json)
             }
             return out
@@ -155,6 +182,10 @@ struct SQLiteTables: TableStore {
 
     /// The app's RPC of that name, run as the server with its checks explicit.
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal) async throws -> JSONValue {
+        // PostgREST finds the function by the arguments' names first, then PostgreSQL reads them as a JSON record: a
+        // string with a NUL is no text (22P05), whatever its type.
+        if let signature = signatures[name], !signature.accepts(args.keys) { throw RPCSignature.noFunction(name, args.keys) }
+        if args.values.contains(where: Values.holdsNUL) { throw Values.nulInJSON }
         guard let result = try await app.rpc(name, args, as: who, in: context) else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
         }
@@ -172,10 +203,11 @@ struct SQLiteTables: TableStore {
         JSONRows(objects: rows.map { Values.object($0, columns) })
     }
 
-    /// One row's update, as `who`: the policy's USING and guard, then its check
-    /// on the new row. Returns the row as `q` selects it, and in full.
+    /// One row's update, as `who`: the policy's USING and guard, then its check on the new row, and with `readBack`
+    /// (RETURNING) the SELECT policy on it, all before the write meets the row's constraints, as in PostgreSQL.
+    /// Returns the row as `q` selects it, and in full.
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
-                        _ tx: SQLiteTransaction, _ q: RESTQuery) throws -> (JSONRow, Row) {
+                        _ tx: SQLiteTransaction, _ q: RESTQuery, readBack: Bool) throws -> (JSONRow, Row) {
         var new = old
         for (k, v) in given { new[k] = v }
         if who.role != .serviceRole {
@@ -191,6 +223,7 @@ struct SQLiteTables: TableStore {
             }
             guard try policy.check(new, uid, tx.db) else { throw rlsViolation(t, who) }
         }
+        if readBack { try requireReadable(new, t, who, tx.db) }
         let row = try tx.update(t, rowid: rowid, old: old, set: given)
         return (row.map { Self.json($0, q.columns) } ?? [:], row.map { t.values(of: $0) } ?? new)
     }
@@ -222,22 +255,33 @@ struct SQLiteTables: TableStore {
     /// cannot pin a sequence or post rows the retention purge never reaches.
     private func provided(_ object: [String: JSONValue], _ t: Schema.Table, as who: Principal,
                           inserting: Bool) throws(APIError) -> Row {
+        try checkKeys(object.keys, t, as: who, inserting: inserting)
+        // PostgreSQL reads a row's text before any of its values by type: a NUL in any of its strings comes first.
+        if object.values.contains(where: { if case .string(let s) = $0 { s.utf8.contains(0) } else { false } }) { throw Values.nulInJSON }
         var row: Row = [:]
-        for (key, value) in object {
-            guard let c = t.column(key) else {
-                throw .postgrest(.badRequest, "PGRST204", "Could not find the '\(key)' column of '\(t.name)' in the schema cache")
-            }
-            if who.role != .serviceRole {
-                if case .identity? = c.defaultValue {
-                    throw .postgrest(.badRequest, "428C9", inserting ? "cannot insert a non-DEFAULT value into column \"\(key)\""
-                                                                      : "column \"\(key)\" can only be updated to DEFAULT",
-                                     details: "Column \"\(key)\" is an identity column defined as GENERATED ALWAYS.")
-                }
-                if c.defaultValue.isServerStamped { continue }
-            }
-            row[key] = try Values.fromJSON(value, as: c)
+        // In the table's column order, as `json_populate_record` reads a row: the first value it cannot read is the error.
+        for c in t.columns {
+            guard let value = object[c.name] else { continue }
+            if who.role != .serviceRole, c.defaultValue.isServerStamped { continue }
+            row[c.name] = try Values.fromJSON(value, as: c, now: clock.date)
         }
         return row
+    }
+
+    /// A body's keys: each a column of the table (PostgREST's PGRST204), then, for users, none an identity column
+    /// (PostgreSQL's 428C9, found as it plans the statement). Sorted, so that the error named is always the same one.
+    private func checkKeys(_ keys: some Collection<String>, _ t: Schema.Table, as who: Principal, inserting: Bool) throws(APIError) {
+        let keys = keys.sorted()
+        if let key = keys.first(where: { t.column($0) == nil }) {
+            throw .postgrest(.badRequest, "PGRST204", "Could not find the '\(key)' column of '\(t.name)' in the schema cache")
+        }
+        guard who.role != .serviceRole else { return }
+        for key in keys {
+            guard case .identity? = t.column(key)?.defaultValue else { continue }
+            throw .postgrest(.badRequest, "428C9", inserting ? "cannot insert a non-DEFAULT value into column \"\(key)\""
+                                                              : "column \"\(key)\" can only be updated to DEFAULT",
+                             details: "Column \"\(key)\" is an identity column defined as GENERATED ALWAYS.")
+        }
     }
 
     private func visibility(_ t: Schema.Table, _ who: Principal,

@@ -50,8 +50,10 @@ final class SQLiteTransaction {
         let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \(Schema.quote(t.name)) WHERE rowid = ?", arguments: [rowid])
         var new = old
         for (k, v) in values { new[k] = v }
-        changes.append(ChangeEvent(table: t.name, type: "UPDATE", record: row.map { t.values(of: $0) } ?? new, oldRecord: old,
-                                   commitTimestamp: now))
+        // The old record is its key alone, as Supabase sends it for a table under row-level security (and the
+        // PostgreSQL store does): what the row held before is not every subscriber's to see.
+        changes.append(ChangeEvent(table: t.name, type: "UPDATE", record: row.map { t.values(of: $0) } ?? new,
+                                   oldRecord: [t.primaryKey: old[t.primaryKey] ?? .null], commitTimestamp: now))
         return row
     }
 
@@ -60,7 +62,10 @@ final class SQLiteTransaction {
     func delete(from t: Schema.Table, where whereSQL: String, arguments: StatementArguments) throws -> [GRDB.Row] {
         let found = try GRDB.Row.fetchAll(db, sql: "SELECT * FROM \(Schema.quote(t.name)) WHERE \(whereSQL)", arguments: arguments)
         try db.execute(sql: "DELETE FROM \(Schema.quote(t.name)) WHERE \(whereSQL)", arguments: arguments)
-        changes += found.map { ChangeEvent(table: t.name, type: "DELETE", record: [:], oldRecord: t.values(of: $0), commitTimestamp: now) }
+        changes += found.map { row in
+            ChangeEvent(table: t.name, type: "DELETE", record: [:], oldRecord: [t.primaryKey: t.values(of: row)[t.primaryKey] ?? .null],
+                        commitTimestamp: now)
+        }
         return found
     }
 }

@@ -78,7 +78,7 @@ extension Store: AuthStore {
     func authUser(id: String) async throws -> AuthUser? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM auth_users WHERE id = ?", arguments: [id]).map { r in
-                func date(_ key: String) -> Date? { (r[key] as String?).flatMap(Timestamps.parse) }
+                func date(_ key: String) -> Date? { (r[key] as String?).flatMap { Timestamps.parse($0) } }
                 return AuthUser(id: r["id"], email: r["email"], isAnonymous: (r["is_anonymous"] as Int) != 0,
                                 createdAt: date("created_at") ?? .distantPast, updatedAt: date("updated_at") ?? .distantPast,
                                 lastSignInAt: date("last_sign_in_at"))
