@@ -14,6 +14,8 @@ struct SQLFunction: Sendable {
     var params: [String]
     var body: [SQLToken]
     var returns: Returns
+    /// Each parameter's type as its head writes it (`uuid`, `uuid[]`, `text`), lowercased, by lowercased name.
+    var types: [String: String] = [:]
 
     enum Returns: Sendable, Equatable {
         /// One value of this type: `boolean`, a number type, or text (uuid, text, timestamptz).
@@ -52,7 +54,41 @@ struct SQLFunction: Sendable {
             guard f.body.first?.upper == "SELECT" else { throw .writes(f.name) }
             let definer = words.contains("DEFINER")
             if !definer, f.body.contains(where: { $0.upper == "FROM" }) { throw .invoker }
-            out[f.name] = SQLFunction(name: f.name, params: f.params, body: f.body, returns: returns)
+            out[f.name] = SQLFunction(name: f.name, params: f.params, body: f.body, returns: returns, types: parameterTypes(t.tokens))
+        }
+        return out
+    }
+
+    /// The types of a `CREATE FUNCTION` head's parameters, by lowercased name.
+    static func parameterTypes(_ t: [SQLToken]) -> [String: String] {
+        guard let fn = t.firstIndex(where: { $0.upper == "FUNCTION" }), fn + 2 < t.count, t[fn + 2].text == "(",
+              let close = SQLTokens.matching(t, fn + 2) else { return [:] }
+        var out: [String: String] = [:]
+        for p in SQLTokens.splitTopLevel(Array(t[(fn + 3)..<close])) where p.count >= 2 {
+            out[p[0].text.lowercased()] = p.dropFirst().prefix { $0.upper != "DEFAULT" && $0.text != "=" }.map(\.text).joined().lowercased()
+        }
+        return out
+    }
+
+    /// A `uuid` (or `uuid[]`) argument read as PostgreSQL's `uuid_in` reads it, into its canonical form: a uuid in
+    /// braces or without hyphens finds its row as on PostgreSQL; one that is no uuid is 400 22P02.
+    func typed(_ args: [String: JSONValue]) throws(APIError) -> [String: JSONValue] {
+        var out = args
+        func uuid(_ v: JSONValue) throws(APIError) -> JSONValue {
+            guard case .string(let s) = v else { return v }
+            guard let u = Values.uuid(s) else { throw Values.invalid(Schema.Column(name: "", type: .uuid), s) }
+            return .string(u)
+        }
+        for (name, value) in args {
+            switch types[name] {
+            case "uuid"?: out[name] = try uuid(value)
+            case "uuid[]"?:
+                guard case .array(let items) = value else { continue }
+                var converted: [JSONValue] = []
+                for item in items { converted.append(try uuid(item)) }
+                out[name] = .array(converted)
+            default: continue
+            }
         }
         return out
     }
@@ -61,6 +97,7 @@ struct SQLFunction: Sendable {
     /// (PostgREST then finds no such function: 404).
     func call(_ args: [String: JSONValue], as who: Principal, functions: [String: SQLFunction], in db: Database) throws -> JSONValue? {
         guard Set(args.keys) == Set(params.map { $0.lowercased() }) else { return nil }
+        let args = try typed(args)
         var body: [SQLToken] = []
         for b in self.body {
             if b.isWord, let p = params.first(where: { $0.lowercased() == b.text.lowercased() }), let v = args[p.lowercased()] {

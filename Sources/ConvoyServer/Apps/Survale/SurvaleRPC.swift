@@ -107,7 +107,9 @@ struct SurvaleRPC: Sendable {
     }
 
     static func respond(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
-        guard let id = try number(args, "invite_id"),
+        // Every argument is read (json_to_record) before the function runs: a bad flag is 22P02 whatever the invite.
+        let (given, accept) = (try number(args, "invite_id"), try flag(args, "accept"))
+        guard let id = given,
               let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM operation_invites WHERE id = ?", arguments: [id]),
               (row["invitee_id"] as String?) == uid
         else { throw denied("no such invite for you") }
@@ -117,7 +119,6 @@ struct SurvaleRPC: Sendable {
         guard try String.fetchOne(tx.db, sql: "SELECT status FROM operations WHERE id = ?", arguments: [op]) != "ended" else {
             throw notNow("operation has ended")
         }
-        let accept = try flag(args, "accept")
         let answered = try updated(invites, row["_rowid"], invite, ["status": (accept ? "accepted" : "declined").databaseValue,
                                                                      "decided_at": tx.now.databaseValue], tx)
         if accept { try admit(uid, to: op, tx) }
@@ -125,7 +126,8 @@ struct SurvaleRPC: Sendable {
     }
 
     static func decide(_ args: [String: JSONValue], _ uid: String, _ tx: SQLiteTransaction) throws -> Row {
-        guard let id = try number(args, "request_id"),
+        let (given, approve) = (try number(args, "request_id"), try flag(args, "approve"))
+        guard let id = given,
               let row = try GRDB.Row.fetchOne(tx.db, sql: "SELECT rowid AS _rowid, * FROM join_requests WHERE id = ?", arguments: [id]) else {
             throw denied("only the case agent can do this")
         }
@@ -133,7 +135,6 @@ struct SurvaleRPC: Sendable {
         let (o, _) = try ownOperation(["operation_id": .string(text(request, "operation_id") ?? "")], uid, tx.db)
         guard text(request, "status") == "pending" else { throw notNow("request is already \(text(request, "status") ?? "?")") }
         guard text(o, "status") != "ended" else { throw notNow("operation has ended") }
-        let approve = try flag(args, "approve")
         let decided = try updated(requests, row["_rowid"], request, [
             "status": (approve ? "approved" : "denied").databaseValue, "decided_by": uid.databaseValue, "decided_at": tx.now.databaseValue,
         ], tx)
@@ -170,23 +171,30 @@ struct SurvaleRPC: Sendable {
         guard let lat = try double(args, "lat"), let lon = try double(args, "lon"),
               let radius = args["radius_m"] == nil ? 5000 : try double(args, "radius_m")
         else { return .array([]) }
+        // The distance is computed for every staging area, as PostgreSQL's plan does (the condition reads only the
+        // staging area and the arguments, so it is pushed down to that table's scan): one it cannot compute fails the call.
         let rows = try GRDB.Row.fetchAll(db, sql: """
-            SELECT s.lat AS lat, s.lon AS lon, ca.callsign AS case_agent, a.name AS agency
+            SELECT s.lat AS lat, s.lon AS lon, ca.callsign AS case_agent, a.name AS agency,
+                   o.status = 'active' AND o.agency_id <> ? AS candidate
               FROM operations o JOIN staging_areas s ON s.operation_id = o.id JOIN users ca ON ca.id = o.case_agent_id
               JOIN agencies a ON a.id = o.agency_id
-             WHERE o.status = 'active' AND o.agency_id <> ? ORDER BY ca.callsign
+             ORDER BY ca.callsign
             """, arguments: [me["agency_id"]])
-        return .array(rows.filter { Self.metres(lat, lon, $0["lat"], $0["lon"]) <= radius }.map { r in
+        var near: [GRDB.Row] = []
+        for r in rows where try Self.metres(lat, lon, r["lat"], r["lon"]) <= radius && r["candidate"] == true { near.append(r) }
+        return .array(near.map { r in
             ["agency": .string(r["agency"]), "case_agent": .string(r["case_agent"]),
              "lat": JSONValue((r["lat"] as Double * 100).rounded() / 100), "lon": JSONValue((r["lon"] as Double * 100).rounded() / 100)]
         })
     }
 
-    /// Great-circle distance, as the SQL's haversine.
-    static func metres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+    /// Great-circle distance, as the SQL's haversine, and failing where PostgreSQL's does: `sin` of an infinity and
+    /// `asin` past 1 (a staging area at latitude 1000, which no CHECK refuses) are 22003 there, for the whole call.
+    static func metres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) throws(APIError) -> Double {
         let rad = Double.pi / 180
         let h = pow(sin((lat2 - lat1) * rad / 2), 2) + cos(lat1 * rad) * cos(lat2 * rad) * pow(sin((lon2 - lon1) * rad / 2), 2)
-        return 6_371_000 * 2 * asin(min(1, sqrt(h)))
+        guard h.isFinite, sqrt(h) <= 1 else { throw .postgrest(.badRequest, "22003", "input is out of range") }
+        return 6_371_000 * 2 * asin(sqrt(h))
     }
 
     // MARK: Pieces
