@@ -88,7 +88,7 @@ struct SQLiteTables: TableStore {
         if rowByRow {
             if Values.holdsNUL(.array(objects.map { JSONValue($0) })) { throw Values.nulInJSON }
         } else {
-            read = try objects.map { try provided($0, t, as: who, inserting: true) }
+            read = try objects.map { try provided($0, t, as: who) }
             if objects.count > 1 {
                 let columns = Set(read.flatMap(\.keys))
                 for i in read.indices { for key in columns where read[i][key] == nil { read[i][key] = .null } }
@@ -99,7 +99,7 @@ struct SQLiteTables: TableStore {
             let db = tx.db
             var out: [JSONRow] = []
             for i in objects.indices {
-                let given = rowByRow ? try provided(objects[i], t, as: who, inserting: true) : eager[i]
+                let given = rowByRow ? try provided(objects[i], t, as: who) : eager[i]
                 let (full, missing) = completed(given, t, as: who, now: now)
                 // PostgreSQL checks the INSERT policy on the proposed row first, also for
                 // ON CONFLICT: whether a key exists is never revealed to a row the user could not insert.
@@ -118,7 +118,7 @@ struct SQLiteTables: TableStore {
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
-                    let (json, _) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
+                    let json = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
                                                readBack: returning)
                     out.append(json)
                     continue
@@ -142,7 +142,7 @@ struct SQLiteTables: TableStore {
         try checkKeys(object.keys, t, as: who, inserting: false)
         // A value PostgreSQL cannot read is an error only when a row is there to update: it reads the body joined to the
         // rows the filters and the policy select, and reads nothing when there are none.
-        let converted = Result { () throws(APIError) -> Row in try provided(object, t, as: who, inserting: false) }
+        let converted = Result { () throws(APIError) -> Row in try provided(object, t, as: who) }
         let visible = visibility(t, who) { $0.update?.using }
         var whereSQL = visible.sql, args = visible.arguments
         if let w = q.sqliteWhere {
@@ -157,7 +157,7 @@ struct SQLiteTables: TableStore {
             guard !selected.isEmpty else { return [] }
             let given = try converted.get()
             for existing in selected {
-                let (json, _) = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
+                let json = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
                                            readBack: returning)
                 out.append(json)
             }
@@ -205,9 +205,9 @@ struct SQLiteTables: TableStore {
 
     /// One row's update, as `who`: the policy's USING and guard, then its check on the new row, and with `readBack`
     /// (RETURNING) the SELECT policy on it, all before the write meets the row's constraints, as in PostgreSQL.
-    /// Returns the row as `q` selects it, and in full.
+    /// Returns the row as `q` selects it.
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
-                        _ tx: SQLiteTransaction, _ q: RESTQuery, readBack: Bool) throws -> (JSONRow, Row) {
+                        _ tx: SQLiteTransaction, _ q: RESTQuery, readBack: Bool) throws -> JSONRow {
         var new = old
         for (k, v) in given { new[k] = v }
         if who.role != .serviceRole {
@@ -225,7 +225,7 @@ struct SQLiteTables: TableStore {
         }
         if readBack { try requireReadable(new, t, who, tx.db) }
         let row = try tx.update(t, rowid: rowid, old: old, set: given)
-        return (row.map { Self.json($0, q.columns) } ?? [:], row.map { t.values(of: $0) } ?? new)
+        return row.map { Self.json($0, q.columns) } ?? [:]
     }
 
     /// The row an insert would write: the given values, defaults, server stamps
@@ -248,14 +248,10 @@ struct SQLiteTables: TableStore {
         return (full, missing)
     }
 
-    /// The body's keys, checked against the table and converted by type.
-    /// For users (not the service role), identity columns cannot be chosen, as
-    /// with PostgreSQL's `GENERATED ALWAYS`, and server-stamped times
-    /// (`created_at`) are the server's, as a trigger would keep them: a client
-    /// cannot pin a sequence or post rows the retention purge never reaches.
-    private func provided(_ object: [String: JSONValue], _ t: Schema.Table, as who: Principal,
-                          inserting: Bool) throws(APIError) -> Row {
-        try checkKeys(object.keys, t, as: who, inserting: inserting)
+    /// The body's values converted by type; its keys were checked already (`checkKeys`, once a request).
+    /// For users (not the service role), server-stamped times (`created_at`) are the server's, as a trigger
+    /// would keep them: a client cannot post rows the retention purge never reaches.
+    private func provided(_ object: [String: JSONValue], _ t: Schema.Table, as who: Principal) throws(APIError) -> Row {
         // PostgreSQL reads a row's text before any of its values by type: a NUL in any of its strings comes first.
         if object.values.contains(where: { if case .string(let s) = $0 { s.utf8.contains(0) } else { false } }) { throw Values.nulInJSON }
         var row: Row = [:]
@@ -269,7 +265,7 @@ struct SQLiteTables: TableStore {
     }
 
     /// A body's keys: each a column of the table (PostgREST's PGRST204), then, for users, none an identity column
-    /// (PostgreSQL's 428C9, found as it plans the statement). Sorted, so that the error named is always the same one.
+    /// (PostgreSQL's 428C9, found as it plans the statement, as `GENERATED ALWAYS` keeps a client from pinning a sequence). Sorted, so that the error named is always the same one.
     private func checkKeys(_ keys: some Collection<String>, _ t: Schema.Table, as who: Principal, inserting: Bool) throws(APIError) {
         let keys = keys.sorted()
         if let key = keys.first(where: { t.column($0) == nil }) {
