@@ -24,7 +24,7 @@ import Testing
               approve_after: 200ms..600ms
             timeline:
               arrival_rate: 40/s
-              steady: 8s
+              steady: 12s
               ramp_down: 500ms
             """, file: "survale-join.yaml")
     }

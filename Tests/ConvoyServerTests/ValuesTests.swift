@@ -128,3 +128,42 @@ import Testing
         #expect(RPCSignature.noFunction("near", ["lat"]).code == "PGRST202")
     }
 }
+
+/// One reader of a `CREATE FUNCTION` head for the policy helpers, the migrations RPCs and a call's match.
+@Suite struct SQLFunctionHeadTests {
+    static func head(_ sql: String) -> SQLFunctionHead? { SQLFunctionHead(SQLTokens(sql).tokens) }
+
+    @Test func modesNamesTypesAndDefaultsAreReadAsPostgreSQLReadsThem() throws {
+        let h = try #require(Self.head("""
+            CREATE OR REPLACE FUNCTION public.f(IN Lat double precision, "Quoted" uuid[], ids OUT int, INOUT n int = 3,
+                                                VARIADIC rest text[], text DEFAULT 'x') RETURNS int LANGUAGE sql AS $$ SELECT 1 $$
+            """))
+        #expect(h.qualified == "public.f")
+        #expect(h.parameters == [
+            .init(name: "lat", type: "doubleprecision", mode: .input, hasDefault: false),
+            .init(name: "Quoted", type: "uuid[]", mode: .input, hasDefault: false),
+            .init(name: "ids", type: "int", mode: .output, hasDefault: false),
+            .init(name: "n", type: "int", mode: .inputOutput, hasDefault: true),
+            .init(name: "rest", type: "text[]", mode: .variadic, hasDefault: false),
+            // One word before its default is a type without a name, not a name without a type.
+            .init(name: nil, type: "text", mode: .input, hasDefault: true),
+        ])
+        #expect(h.inputs.compactMap(\.name) == ["lat", "Quoted", "n", "rest"])
+    }
+
+    @Test func onlyAFunctionsHeadIsOne() {
+        #expect(Self.head("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$")?.parameters == [])
+        #expect(Self.head("CREATE POLICY p ON t USING (true)") == nil)
+        #expect(Self.head("CREATE FUNCTION f RETURNS int") == nil)
+        #expect(Self.head("CREATE FUNCTION f(a int") == nil, "an unclosed head")
+    }
+
+    @Test func aPolicyHelperAndAnRPCReadTheSameHead() throws {
+        let sql = "CREATE FUNCTION public.mine(IN who uuid, OUT ok boolean) LANGUAGE sql AS $$ SELECT who = auth.uid() $$"
+        let f = try #require(SQLPolicies.sqlFunction(SQLTokens(sql).tokens))
+        // Before, the helper took `IN` for the name of its first parameter and counted the OUT one as an argument.
+        #expect(f.name == "mine" && f.params == ["who"])
+        #expect(SQLFunction.types(f.head) == ["who": "uuid"])
+        #expect(RPCSignature.read(script: sql)["mine"] == RPCSignature(params: ["who"], required: ["who"]))
+    }
+}

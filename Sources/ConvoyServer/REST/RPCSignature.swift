@@ -33,25 +33,12 @@ struct RPCSignature: Sendable, Equatable {
     static func read(script: String) -> [String: RPCSignature] {
         var out: [String: RPCSignature] = [:]
         for statement in SQLStatements.split(script) {
-            let t = SQLTokens(statement)
-            guard t.starts(with: ["CREATE", "OR", "REPLACE", "FUNCTION"]) || t.starts(with: ["CREATE", "FUNCTION"]) else { continue }
-            let tokens = t.tokens
-            guard let fn = tokens.firstIndex(where: { $0.upper == "FUNCTION" }), fn + 2 < tokens.count, tokens[fn + 2].text == "(",
-                  let close = SQLTokens.matching(tokens, fn + 2) else { continue }
-            let qualified = tokens[fn + 1].text
-            guard !qualified.contains(".") || qualified.lowercased().hasPrefix("public.") else { continue }
-            var signature = RPCSignature(params: [], required: [])
-            for var p in SQLTokens.splitTopLevel(Array(tokens[(fn + 3)..<close])) {
-                let mode = p.first?.upper ?? ""
-                if mode == "OUT" { continue }
-                if ["IN", "INOUT", "VARIADIC"].contains(mode) { p.removeFirst() }
-                // A name, then a type: one token alone is a type without a name.
-                guard p.count >= 2, let first = p.first, first.isWord || first.kind == .quoted else { continue }
-                let name = first.kind == .quoted ? String(first.text.dropFirst().dropLast()) : first.text.lowercased()
-                signature.params.append(name)
-                if !p.contains(where: { $0.upper == "DEFAULT" || $0.text == "=" }) { signature.required.insert(name) }
-            }
-            out[SQLTables.sqliteName(qualified).lowercased()] = signature
+            guard let head = SQLFunctionHead(SQLTokens(statement).tokens),
+                  !head.qualified.contains(".") || head.qualified.lowercased().hasPrefix("public.") else { continue }
+            // An unnamed parameter cannot be given by name.
+            let named = head.inputs.filter { $0.name != nil }
+            out[SQLTables.sqliteName(head.qualified).lowercased()] = RPCSignature(
+                params: named.compactMap(\.name), required: Set(named.filter { !$0.hasDefault }.compactMap(\.name)))
         }
         return out
     }

@@ -101,11 +101,8 @@ enum Values {
     /// Text as `int8in` reads it: optional white space around an optional sign and decimal digits.
     static func bigint(_ text: String) -> Int64? {
         if let n = Int64(text) { return n }
-        let bytes = Array(text.utf8)
-        var (lo, hi) = (0, bytes.count)
-        while lo < hi, isSpace(bytes[lo]) { lo += 1 }
-        while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
-        return lo == 0 && hi == bytes.count ? nil : Int64(String(decoding: bytes[lo..<hi], as: UTF8.self))
+        let trimmed = cTrimmed(text)
+        return trimmed.utf8.count == text.utf8.count ? nil : Int64(trimmed)
     }
 
     /// Text as PostgreSQL's `uuid_in` reads it, in its canonical form (lowercase, hyphenated): 32 hex digits in either
@@ -160,11 +157,7 @@ enum Values {
     /// Text as PostgreSQL's `boolin` reads it: white space around `true`, `yes`, `on`, `1` and their opposites, any
     /// case, a word also by a unique prefix (`t`, `fal`, `ye`, `of`; "o" alone is neither).
     static func bool(_ text: String) -> Bool? {
-        let bytes = Array(text.utf8)
-        var (lo, hi) = (0, bytes.count)
-        while lo < hi, isSpace(bytes[lo]) { lo += 1 }
-        while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
-        let word = String(decoding: bytes[lo..<hi], as: UTF8.self).lowercased()
+        let word = cTrimmed(text).lowercased()
         switch word.first {
         case "t"?: return "true".hasPrefix(word) ? true : nil
         case "y"?: return "yes".hasPrefix(word) ? true : nil
@@ -177,8 +170,13 @@ enum Values {
         }
     }
 
-    /// C's `isspace` in the C locale, which `int8in` and `boolin` skip.
-    private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+    /// `text` without the C white space (`isspace` in the C locale) at its ends, which `int8in` and `boolin` skip.
+    private static func cTrimmed(_ text: String) -> Substring {
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+        let bytes = text.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return Substring(text.utf8[first...last])
+    }
 
     /// A stored value as the text a filter compares with (`recipient_id=eq.…`, `id=eq.7`, `lat=gt.46.05`): a double
     /// in its shortest round-trip form, which `float8in` reads back exactly (a whole one as an integer, so `lat=eq.46`

@@ -37,8 +37,7 @@ struct SQLFunction: Sendable {
         var out: [String: SQLFunction] = [:]
         for statement in SQLStatements.split(script) {
             let t = SQLTokens(statement)
-            guard t.starts(with: ["CREATE", "OR", "REPLACE", "FUNCTION"]) || t.starts(with: ["CREATE", "FUNCTION"]),
-                  let f = SQLPolicies.sqlFunction(t.tokens) else { continue }
+            guard let f = SQLPolicies.sqlFunction(t.tokens) else { continue }
             let words = t.tokens.map(\.upper)
             guard let r = words.firstIndex(of: "RETURNS"), r + 1 < words.count else { continue }
             let returns: Returns
@@ -54,20 +53,14 @@ struct SQLFunction: Sendable {
             guard f.body.first?.upper == "SELECT" else { throw .writes(f.name) }
             let definer = words.contains("DEFINER")
             if !definer, f.body.contains(where: { $0.upper == "FROM" }) { throw .invoker }
-            out[f.name] = SQLFunction(name: f.name, params: f.params, body: f.body, returns: returns, types: parameterTypes(t.tokens))
+            out[f.name] = SQLFunction(name: f.name, params: f.params, body: f.body, returns: returns, types: Self.types(f.head))
         }
         return out
     }
 
-    /// The types of a `CREATE FUNCTION` head's parameters, by lowercased name.
-    static func parameterTypes(_ t: [SQLToken]) -> [String: String] {
-        guard let fn = t.firstIndex(where: { $0.upper == "FUNCTION" }), fn + 2 < t.count, t[fn + 2].text == "(",
-              let close = SQLTokens.matching(t, fn + 2) else { return [:] }
-        var out: [String: String] = [:]
-        for p in SQLTokens.splitTopLevel(Array(t[(fn + 3)..<close])) where p.count >= 2 {
-            out[p[0].text.lowercased()] = p.dropFirst().prefix { $0.upper != "DEFAULT" && $0.text != "=" }.map(\.text).joined().lowercased()
-        }
-        return out
+    /// The types of a head's named inputs, by name.
+    static func types(_ head: SQLFunctionHead) -> [String: String] {
+        Dictionary(head.inputs.compactMap { p in p.name.map { ($0, p.type) } }, uniquingKeysWith: { a, _ in a })
     }
 
     /// A `uuid` (or `uuid[]`) argument read as PostgreSQL's `uuid_in` reads it, into its canonical form: a uuid in

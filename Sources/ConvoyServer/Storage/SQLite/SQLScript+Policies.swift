@@ -55,8 +55,7 @@ enum SQLPolicies {
         var policies: [Policy] = []
         for statement in SQLStatements.split(script) {
             let t = SQLTokens(statement)
-            if t.starts(with: ["CREATE", "OR", "REPLACE", "FUNCTION"]) || t.starts(with: ["CREATE", "FUNCTION"]),
-               let f = sqlFunction(t.tokens) {
+            if let f = sqlFunction(t.tokens) {
                 functions[f.name] = (f.params, f.body)
             } else if t.starts(with: ["DROP", "POLICY"]) {
                 let words = t.tokens.map(\.upper)
@@ -118,21 +117,20 @@ enum SQLPolicies {
 
     // MARK: - Reading
 
-    /// `CREATE [OR REPLACE] FUNCTION public.f(a type, …) RETURNS … LANGUAGE sql … AS $$ SELECT … $$`.
-    static func sqlFunction(_ t: [SQLToken]) -> (name: String, params: [String], body: [SQLToken])? {
-        guard let fn = t.firstIndex(where: { $0.upper == "FUNCTION" }), fn + 2 < t.count, t[fn + 2].text == "(",
-              let close = SQLTokens.matching(t, fn + 2),
-              let language = t.firstIndex(where: { $0.upper == "LANGUAGE" }), language + 1 < t.count, t[language + 1].upper == "SQL",
+    /// `CREATE [OR REPLACE] FUNCTION public.f(a type, …) RETURNS … LANGUAGE sql … AS $$ SELECT … $$`: its head, its
+    /// SQLite name, the names of its inputs and its body's tokens.
+    static func sqlFunction(_ t: [SQLToken]) -> (head: SQLFunctionHead, name: String, params: [String], body: [SQLToken])? {
+        guard let head = SQLFunctionHead(t),
+              let language = t[head.close...].firstIndex(where: { $0.upper == "LANGUAGE" }), language + 1 < t.count, t[language + 1].upper == "SQL",
               let body = t.last(where: { $0.kind == .string && $0.text.hasPrefix("$") })
         else { return nil }
-        let params = SQLTokens.splitTopLevel(Array(t[(fn + 3)..<close])).compactMap { $0.first?.text }
         var text = body.text
         guard let open = text.dropFirst().firstIndex(of: "$") else { return nil }
         let tag = text[text.startIndex...open]
         text = String(text.dropFirst(tag.count).dropLast(tag.count))
         var tokens = SQLTokens(text).tokens
         while tokens.last?.text == ";" { tokens.removeLast() }
-        return (SQLTables.sqliteName(t[fn + 1].text), params, tokens)
+        return (head, SQLTables.sqliteName(head.qualified), head.inputs.compactMap(\.name), tokens)
     }
 
     /// `CREATE POLICY name ON public.t [AS PERMISSIVE] [FOR cmd] [TO roles] [USING (…)] [WITH CHECK (…)]`; nil for a
