@@ -131,6 +131,42 @@ import Testing
         await f.s.stop()
     }
 
+    /// An upsert's conflict target needs SELECT rights on PostgreSQL, as RETURNING does: the row must pass the SELECT
+    /// policy before its constraints (a sender cannot read the location row it posts, so even `ON CONFLICT DO NOTHING`
+    /// of one is 42501), and on the conflict's update path so must the existing row. Found by StoreDifferentialTests.
+    @Test(arguments: TestStore.all) func anUpsertNeedsTheRowToBeReadable(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp(), b = try await s.signUp()
+        let row: [String: Any] = ["sender_id": a.id, "recipient_id": b.id]
+        for prefer in ["return=minimal,resolution=ignore-duplicates", "return=minimal,resolution=merge-duplicates"] {
+            let upsert = try await s.request("POST", "/rest/v1/encrypted_locations?on_conflict=id", body: [row], token: a.token, headers: ["Prefer": prefer])
+            #expect(upsert.status == 403 && upsert.object["code"] as? String == "42501", "\(prefer): \(Self.text(upsert))")
+        }
+        // A plain insert reads nothing back: NOT NULL (the payload) is its error.
+        let plain = try await s.request("POST", "/rest/v1/encrypted_locations", body: [row], token: a.token, headers: ["Prefer": "return=minimal"])
+        #expect(plain.status == 400 && plain.object["code"] as? String == "23502", "\(Self.text(plain))")
+        // Its own profile it reads: the upsert of it goes through, insert and update alike.
+        for key in ["k1", "k2"] {
+            let own = try await s.request("POST", "/rest/v1/users?on_conflict=id", body: [["id": a.id, "public_key": key]], token: a.token,
+                                          headers: ["Prefer": "return=minimal,resolution=merge-duplicates"])
+            #expect(own.status == 201, "\(Self.text(own))")
+        }
+        await s.stop()
+    }
+
+    /// PostgreSQL checks the caller's EXECUTE grant before it reads the arguments: anon calling `accept_invite` with a
+    /// NUL in an argument is 401 42501, not 22P05; a signed-in user's call with it is 22P05. Found by StoreDifferentialTests.
+    @Test(arguments: TestStore.all) func theGrantIsCheckedBeforeTheArguments(store: TestStore) async throws {
+        let s = try await TestServer(store: store)
+        let a = try await s.signUp()
+        let args: [String: Any] = ["code": NSNull(), "preference": "a\u{0}b"]
+        let anon = try await s.request("POST", "/rest/v1/rpc/accept_invite", body: args, token: nil)
+        #expect(anon.status == 401 && anon.object["code"] as? String == "42501", "\(Self.text(anon))")
+        let user = try await s.request("POST", "/rest/v1/rpc/accept_invite", body: args, token: a.token)
+        #expect(user.status == 400 && user.object["code"] as? String == "22P05", "\(Self.text(user))")
+        await s.stop()
+    }
+
     /// Green Box's invite RPCs: a text argument given as another JSON scalar is its text (`preference: 5` is "5", refused
     /// as PostgreSQL refuses it), null is `coalesce`d to precise, and a null code is one more code that matches nothing.
     @Test(arguments: TestStore.all) func inviteArgumentsReadAsTheSQLReadsThem(store: TestStore) async throws {

@@ -8,8 +8,12 @@ import Testing
 /// null, missing and extra arguments, odd literals, `Prefer` variants — sent as several users, as anon and with a
 /// forged token, to `convoy serve` on SQLite and on PostgreSQL alike. Each answer must agree (status, and the error's
 /// code or the rows), and so must every table after each request (read as the service role) and what each user heard
-/// over Realtime. What the stores generate themselves (identity ids, which PostgreSQL's sequence also spends on a
-/// refused insert; times; invite codes) is compared by its place, not its value.
+/// over Realtime. Realtime's channels are in the stream too: joins (public and private), presence tracks, broadcasts,
+/// leaves and a fresh token, on Green Box's rooms and on Survale's operation and direct-message channels, whose
+/// Realtime Authorization each store decides from the app's policies; each reply must agree, and so must what every
+/// actor heard on its channels (broadcasts, presence states and diffs, closes). What the stores generate themselves
+/// (identity ids, which PostgreSQL's sequence also spends on a refused insert; times; invite codes) is compared by its
+/// place, not its value.
 ///
 /// `make test` runs a short seed; `CONVOY_DIFF_STEPS` and `CONVOY_DIFF_SEED` run longer (the nightly). A failure names
 /// the seed and the step, and prints both answers: rerun with that seed to reproduce it.
@@ -37,10 +41,11 @@ import Testing
             let request = next()
             var answers: [Answer] = []
             for side in sides { answers.append(try await side.send(request)) }
+            if ProcessInfo.processInfo.environment["CONVOY_DIFF_TRACE"] != nil { print("step \(step) \(request) → \(answers[0])") }
             if answers[0] != answers[1] {
                 disagreements.append("step \(step) \(request): sqlite \(answers[0]) | postgres \(answers[1])")
             }
-            if request.method != "GET" {
+            if request.method != "GET", !Request.channelMethods.contains(request.method) {
                 let tables = [try await sides[0].snapshot(), try await sides[1].snapshot()]
                 if tables[0] != tables[1] {
                     disagreements.append("step \(step) \(request): the tables differ after it:\n  sqlite   \(tables[0])\n  postgres \(tables[1])")
@@ -56,12 +61,21 @@ import Testing
             for event in a { if let i = onlyB.firstIndex(of: event) { onlyB.remove(at: i) } }
             disagreements.append("U\(user) heard only on sqlite \(onlyA), only on postgres \(onlyB)")
         }
+        let onChannels = [try await sides[0].heardOnChannels(), try await sides[1].heardOnChannels()]
+        for (actor, a) in onChannels[0] where a != onChannels[1][actor] {
+            disagreements.append("\(actor) heard on its channels, on sqlite \(a), on postgres \(onChannels[1][actor] ?? [])")
+        }
         #expect(disagreements.isEmpty, "seed \(Self.seed), \(label):\n\(disagreements.joined(separator: "\n"))")
         // It tested something: requests were refused and went through, for several reasons, and users heard changes.
         let statuses = await sides[0].statuses
         #expect(Set(statuses.filter { $0 >= 400 }).count >= 3 && statuses.filter { $0 < 300 }.count * 5 >= statuses.count,
                 "\(label): \(statuses.sorted())")
         #expect(heard[0].contains { !$0.isEmpty }, "\(label): no user heard a change")
+        // And on the channels: joins let in and refused, and broadcasts or presence heard.
+        let joins = await sides[0].joins
+        #expect(joins.ok > 0 && joins.refused > 0, "\(label): joins \(joins)")
+        #expect(onChannels[0].values.contains { $0.contains { $0.hasPrefix("broadcast") || $0.hasPrefix("presence_diff") } },
+                "\(label): nothing heard on a channel: \(onChannels[0])")
         for side in sides { await side.stop() }
     }
 
@@ -80,7 +94,7 @@ import Testing
 
     /// One request, its user and its text with placeholders (`{{U0}}`, `{{U0:braced}}`, `{{CODE0}}`) each store fills in.
     struct Request: CustomStringConvertible {
-        enum Actor: Equatable { case user(Int), anon, forged, service }
+        enum Actor: Hashable, Comparable { case user(Int), anon, forged, service }
         var actor: Actor
         var method: String
         var path: String
@@ -88,6 +102,10 @@ import Testing
         var prefer: String?
 
         var description: String { "\(actor) \(method) \(path)\(prefer.map { " Prefer: \($0)" } ?? "")\(body.map { " \($0)" } ?? "")" }
+
+        /// What is sent on a channel (its `path` the topic without `realtime:`, its `body` the payload's JSON), not to REST.
+        static let channelMethods: Set<String> = ["JOIN", "JOIN-PRIVATE", "TRACK", "UNTRACK", "BROADCAST", "LEAVE", "TOKEN"]
+        static let actors: [Actor] = (0..<4).map(Actor.user) + [.anon, .forged, .service]
     }
 
     /// What a store answered, as comparable: its status, and its error's code or its body normalized.
@@ -106,6 +124,10 @@ import Testing
         var codes: [String] = []
         var statuses: [Int] = []
         var forged = ""
+        /// Each actor's own Realtime connection for the channel requests, and the topics it is on.
+        var channelClients: [Request.Actor: PhoenixTestClient] = [:]
+        var onTopics: [Request.Actor: Set<String>] = [:]
+        var joins = (ok: 0, refused: 0)
 
         /// Placeholders (`{{AG:A}}`, `{{V0}}`, `{{N0}}`) and this store's values for them: set up, or learned from its answers
         /// in the order they came (the same on both stores while their answers agree).
@@ -147,6 +169,16 @@ import Testing
                                                    "callsign": "C-\(i)"])
                     users.append(u)
                 }
+                // An active operation of team A1 from the start, U0 its case agent and U1 a member, so that its private
+                // channels have members to let in from the first request (`{{OP}}`).
+                let op = try await insert("operations", ["agency_id": symbols["{{AG:A}}"]!, "team_id": symbols["{{TM:A1}}"]!,
+                                                         "case_agent_id": users[0].id, "name": "Harbor", "status": "active"])
+                symbols["{{OP}}"] = op
+                for (i, role) in [(0, "case_agent"), (1, "member")] {
+                    let r = try await s.request("POST", "/rest/v1/operation_members", body: ["operation_id": op, "user_id": users[i].id, "role": role],
+                                                token: service, apikey: .some(service))
+                    #expect(r.status == 201)
+                }
             }
             for u in users {
                 let client = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey)
@@ -159,6 +191,106 @@ import Testing
             // A token for U0 signed with a secret the server does not have.
             let other = await TokenService(secret: "not-the-servers-secret-not-the-servers", clock: SystemClock(), issuer: "convoy", ttl: 3600)
             forged = try await other.accessToken(userID: users[0].id, email: users[0].email, sessionID: UUID().uuidString, anonymous: false).token
+            for actor in Request.actors { channelClients[actor] = try await PhoenixTestClient(url: s.keys.url, apikey: s.keys.anonKey) }
+        }
+
+        /// The token `actor` sends (anon: none, so the connection's anon key).
+        func token(_ actor: Request.Actor) -> String? {
+            switch actor {
+            case .user(let i): users[i].token
+            case .anon: nil
+            case .forged: forged
+            case .service: s.keys.serviceRoleKey
+            }
+        }
+
+        /// A channel request, sent on the actor's own connection. Each waits for its reply, or for a heartbeat's round
+        /// trip where the server sends none (a broadcast it drops, a token that keeps the channel), so that everything
+        /// it made the server send to others is on its way before the next request.
+        func sendOnChannel(_ r: Request) async throws -> Answer {
+            let client = channelClients[r.actor]!
+            let topic = "realtime:" + fill(r.path)
+            func payload() -> Any { r.body.flatMap { try? JSONSerialization.jsonObject(with: Data(fill($0).utf8), options: .fragmentsAllowed) } ?? [:] }
+            func answer(_ reply: [String: Any]?) -> Answer {
+                guard let p = reply?["payload"] as? [String: Any] else { return Answer(status: 0, content: "no reply") }
+                let reason = (p["response"] as? [String: Any])?["reason"] as? String ?? ""
+                return Answer(status: p["status"] as? String == "ok" ? 200 : 400, content: unfill(reason))
+            }
+            switch r.method {
+            case "JOIN", "JOIN-PRIVATE":
+                // Joined already: left first, as a client that joins again does.
+                if onTopics[r.actor, default: []].remove(topic) != nil { _ = try await client.reply(to: client.send(topic, "phx_leave")) }
+                let reply = try await client.join(topic, token: token(r.actor), ack: true, presenceKey: "\(r.actor)", isPrivate: r.method == "JOIN-PRIVATE")
+                let a = answer(reply)
+                if a.status == 200 { onTopics[r.actor, default: []].insert(topic); joins.ok += 1 } else { joins.refused += 1 }
+                return a
+            case "TRACK", "UNTRACK":
+                let event = r.method.lowercased()
+                return answer(try await client.reply(to: client.send(topic, "presence", ["type": "presence", "event": event, "payload": payload()])))
+            case "BROADCAST":
+                var body = payload() as? [String: Any] ?? [:]
+                body["type"] = "broadcast"
+                return answer(try await client.answer(to: client.send(topic, "broadcast", body)))
+            case "LEAVE":
+                onTopics[r.actor, default: []].remove(topic)
+                let a = answer(try await client.reply(to: client.send(topic, "phx_leave")))
+                // The close that follows a leave's reply is the leave's, not a later request's.
+                try await client.sync()
+                _ = await client.inbox.take { $0["topic"] as? String == topic && $0["event"] as? String == "phx_close" }
+                return a
+            default:
+                // A fresh token: a private channel's permissions are decided again, and one it may no longer read is closed.
+                let ref = client.send(topic, "access_token", ["access_token": token(r.actor) ?? s.keys.anonKey])
+                if let refused = try await client.answer(to: ref) { return answer(refused) }
+                let closed = await client.inbox.take { $0["topic"] as? String == topic && $0["event"] as? String == "phx_close" } != nil
+                if closed { onTopics[r.actor, default: []].remove(topic) }
+                return Answer(status: 200, content: closed ? "closed" : "kept")
+            }
+        }
+
+        /// What each actor heard on its channels, after a heartbeat's round trip on each: broadcasts, presence states
+        /// and diffs (keys and metas, without the server's `phx_ref`) and system messages, each with its topic, sorted.
+        func heardOnChannels() async throws -> [Request.Actor: [String]] {
+            var out: [Request.Actor: [String]] = [:]
+            for actor in Request.actors {
+                let client = channelClients[actor]!
+                try await client.sync()
+                var events: [String] = []
+                for frame in await client.inbox.all() {
+                    let f = PhoenixTestClient.Inbox.decode(frame)
+                    guard let event = f["event"] as? String, event != "phx_reply" else { continue }
+                    var payload = f["payload"] as? [String: Any] ?? [:]
+                    payload.removeValue(forKey: "ref")
+                    let text = normalized(Self.withoutRefs(payload), table: "")
+                    events.append("\(event) \(unfill(f["topic"] as? String ?? "")) \(unfill(text))")
+                }
+                out[actor] = events.sorted()
+            }
+            return out
+        }
+
+        /// A presence payload without the refs the server makes (`phx_ref`, `phx_ref_prev`).
+        static func withoutRefs(_ v: Any) -> Any {
+            switch v {
+            case let o as [String: Any]: o.filter { !$0.key.hasPrefix("phx_ref") }.mapValues(withoutRefs)
+            case let a as [Any]: a.map(withoutRefs)
+            default: v
+            }
+        }
+
+        /// `text` with this store's values put back as their places (a topic, a reason naming one).
+        func unfill(_ text: String) -> String {
+            var out = text
+            for i in users.indices {
+                for j in users.indices where users[i].id < users[j].id {
+                    let (a, b) = (min(i, j), max(i, j))
+                    out = out.replacingOccurrences(of: users[i].id + "_" + users[j].id, with: "DM(U\(a),U\(b))")
+                    out = out.replacingOccurrences(of: users[j].id + "_" + users[i].id, with: "DMR(U\(a),U\(b))")
+                }
+            }
+            for (i, u) in users.enumerated() { out = out.replacingOccurrences(of: u.id, with: "U\(i)") }
+            for (placeholder, value) in symbols { out = out.replacingOccurrences(of: value, with: placeholder) }
+            return out
         }
 
         func stop() async { await s.stop() }
@@ -167,6 +299,15 @@ import Testing
         func fill(_ text: String, url: Bool = false) -> String {
             var out = text
             let (open, close) = url ? ("%7B", "%7D") : ("{", "}")
+            // `{{DM:i:j}}`: the two users' ids in the order a direct-message channel's name takes them (the smaller first);
+            // `{{DMR:i:j}}` the other way round.
+            for i in users.indices {
+                for j in users.indices {
+                    let pair = [users[i].id, users[j].id].sorted()
+                    out = out.replacingOccurrences(of: "{{DM:\(i):\(j)}}", with: pair.joined(separator: "_"))
+                    out = out.replacingOccurrences(of: "{{DMR:\(i):\(j)}}", with: pair.reversed().joined(separator: "_"))
+                }
+            }
             for (i, u) in users.enumerated() {
                 out = out.replacingOccurrences(of: "{{U\(i):braced}}", with: open + u.id.replacingOccurrences(of: "-", with: "").uppercased() + close)
                 out = out.replacingOccurrences(of: "{{U\(i)}}", with: u.id)
@@ -193,6 +334,7 @@ import Testing
         }
 
         func send(_ r: Request) async throws -> Answer {
+            if Request.channelMethods.contains(r.method) { return try await sendOnChannel(r) }
             let token: String?
             switch r.actor {
             case .user(let i): token = users[i].token
@@ -329,6 +471,7 @@ struct GreenBoxRequests {
     static let users = 4
     static let codes = 3
     private var draws: Draws
+    private var channels = ChannelRequests()
 
     init(seed: UInt64) { draws = Draws(seed: seed) }
     private mutating func random() -> UInt64 { draws.random() }
@@ -390,6 +533,12 @@ struct GreenBoxRequests {
     mutating func next() -> StoreDifferentialTests.Request {
         let actor: StoreDifferentialTests.Request.Actor = chance(0.8) ? .user(Int(random() % UInt64(Self.users)))
             : pick([.anon, .forged, .service])
+        // A quarter on Realtime's channels: two public rooms, and a private one only the service role may join (Green Box
+        // has no policies on realtime.messages).
+        if chance(0.25) {
+            let topic = pick(["room-a", "room-b", "locations:{{U0}}"])
+            return channels.next(actor, topic, isPrivate: topic.hasPrefix("locations") || chance(0.1), &draws)
+        }
         let table = pick(Self.tables)
         let filters = (0..<Int(random() % 3)).map { _ in filter(table.columns) }
         switch random() % 10 {
@@ -445,6 +594,7 @@ struct SurvaleRequests {
     /// How many learned ids the requests refer to.
     static let learnedKept = 8
     private var draws: Draws
+    private var channels = ChannelRequests()
 
     init(seed: UInt64) { draws = Draws(seed: seed) }
     private mutating func random() -> UInt64 { draws.random() }
@@ -452,7 +602,8 @@ struct SurvaleRequests {
     private mutating func chance(_ p: Double) -> Bool { draws.chance(p) }
 
     private mutating func user() -> String { "{{U\(random() % UInt64(Self.userTeams.count))}}" }
-    private mutating func operation() -> String { "{{V\(random() % 4)}}" }
+    /// The operation set up at the start (`{{OP}}`), or one learned from an answer.
+    private mutating func operation() -> String { chance(0.3) ? "{{OP}}" : "{{V\(random() % 4)}}" }
     private mutating func number(_ table: String) -> String { "{{N:\(table):\(random() % UInt64(Self.learnedKept))}}" }
 
     static let tables: [(name: String, columns: [String])] = [
@@ -511,7 +662,8 @@ struct SurvaleRequests {
             if chance(0.5) { args.append(#""incident_number":\#(pick(["null", "2417", #""24-001""#]))"#) }
             return ("create_operation", args)
         case 1: return ("start_operation", [#""operation_id":"\#(operation())""#])
-        case 2: return ("end_operation", [#""operation_id":"\#(operation())""#])
+        // Not the operation set up at the start: its channels stay open to its members for the whole stream.
+        case 2: return ("end_operation", [#""operation_id":"{{V\#(random() % 4)}}""#])
         case 3: return ("leave_operation", [#""operation_id":"\#(operation())""#])
         case 4:
             var args = [#""invite_id":\#(pick([number("operation_invites"), "null", #""7""#]))"#]
@@ -533,6 +685,15 @@ struct SurvaleRequests {
     mutating func next() -> StoreDifferentialTests.Request {
         let actor: StoreDifferentialTests.Request.Actor = chance(0.85) ? .user(Int(random() % UInt64(Self.userTeams.count)))
             : pick([.anon, .forged, .service])
+        // A quarter on Realtime's channels: an operation's locations and chat, and a pair's direct messages (its name with
+        // the two ids in order, or the wrong way round), each private as the app joins them, sometimes public.
+        if chance(0.25) {
+            let (a, b) = (random() % 4, random() % 4)
+            let op = chance(0.5) ? "{{OP}}" : operation()
+            let topic = pick(["op_\(op)_locations", "op_\(op)_locations", "op_\(op)_chat", "op_\(op)_dm_{{DM:0:1}}",
+                              "op_\(op)_dm_{{DM:\(a):\(b)}}", "op_\(op)_dm_{{DMR:\(a):\(b)}}"])
+            return channels.next(actor, topic, isPrivate: chance(0.9), &draws)
+        }
         let table = pick(Self.tables)
         let filters = (0..<Int(random() % 3)).map { _ in filter(table.name, table.columns) }
         switch random() % 10 {
@@ -561,6 +722,31 @@ struct SurvaleRequests {
         default:
             return .init(actor: actor, method: "DELETE", path: "/rest/v1/\(table.name)?" + (filters.isEmpty ? [filter(table.name, table.columns)] : filters).joined(separator: "&"),
                          prefer: pick(["return=minimal", "return=representation"]))
+        }
+    }
+}
+
+/// Channel requests, drawn from a seed: a join, or mostly what follows one (a track, an untrack, a broadcast, a leave,
+/// a fresh token) by an actor on a topic it asked to join before, so that most reach a channel and are heard.
+struct ChannelRequests {
+    typealias Request = StoreDifferentialTests.Request
+    private var asked: [(actor: Request.Actor, topic: String, isPrivate: Bool)] = []
+
+    mutating func next(_ actor: Request.Actor, _ topic: String, isPrivate: Bool, _ draws: inout Draws) -> Request {
+        if asked.isEmpty || draws.chance(0.3) {
+            asked.append((actor, topic, isPrivate))
+            return .init(actor: actor, method: isPrivate ? "JOIN-PRIVATE" : "JOIN", path: topic)
+        }
+        let (actor, topic) = draws.chance(0.85) ? { let a = draws.pick(asked); return (a.actor, a.topic) }() : (actor, topic)
+        switch draws.random() % 7 {
+        case 0, 1: return .init(actor: actor, method: "TRACK", path: topic, body: draws.pick([#"{"status":"on"}"#, #"{"callsign":"C","n":1}"#, "5"]))
+        case 2: return .init(actor: actor, method: "UNTRACK", path: topic)
+        case 3, 4:
+            return .init(actor: actor, method: "BROADCAST", path: topic, body: draws.pick([
+                #"{"event":"loc","payload":{"lat":46.05}}"#, #"{"event":"chat","payload":{"m":"hi"}}"#, #"{"payload":{}}"#,
+            ]))
+        case 5: return .init(actor: actor, method: "LEAVE", path: topic)
+        default: return .init(actor: actor, method: "TOKEN", path: topic)
         }
     }
 }

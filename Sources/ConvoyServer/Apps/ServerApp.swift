@@ -2,6 +2,7 @@ import ConvoyJSON
 import ConvoyTime
 import Foundation
 import GRDB
+import HTTPTypes
 
 /// An app's backend, as `convoy serve --app NAME` serves it: its tables, their
 /// row-level security, its RPCs and its retention purge, for both stores. The
@@ -26,6 +27,9 @@ protocol ServerApp: Sendable {
     /// Its tables' DDL on SQLite, applied in order after the auth tables, each
     /// once (recorded by its identifier) and idempotent (`IF NOT EXISTS`).
     var sqliteMigrations: [SQLiteMigration] { get }
+    /// Why `who` may not call RPC `name` at all (PostgreSQL: no EXECUTE grant to its role, 42501), checked before its
+    /// arguments are read, as PostgreSQL checks the grant before it evaluates them; nil when it may.
+    func rpcRefusal(_ name: String, as who: Principal) -> APIError?
     /// RPC `name` on the SQLite store, run as the server (PostgreSQL:
     /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name.
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue?
@@ -75,6 +79,14 @@ protocol ServerApp: Sendable {
 }
 
 extension ServerApp {
+    /// Every RPC is granted to every role unless the app says otherwise.
+    func rpcRefusal(_ name: String, as who: Principal) -> APIError? { nil }
+
+    /// PostgreSQL's refusal of a function its role has no EXECUTE grant on (401 for anon, as PostgREST maps it).
+    static func noExecute(_ name: String, _ who: Principal) -> APIError {
+        .postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
+    }
+
     /// Its RPCs' signatures on SQLite, read from the heads of the functions in its PostgreSQL SQL, so that the two
     /// stores cannot drift.
     var rpcSignatures: [String: RPCSignature] {

@@ -24,19 +24,23 @@ struct GreenBoxServer: SupabaseServerKind {
     /// `create_invite` and `accept_invite`, for signed-in users only (PostgreSQL
     /// grants them to `authenticated` alone); `purge_old_locations(retention)`, for the service role alone (as
     /// PostgreSQL grants it), so that a probe can show the rightful caller reaches it before a user is refused.
+    func rpcRefusal(_ name: String, as who: Principal) -> APIError? {
+        switch name {
+        case "purge_old_locations": who.role == .serviceRole ? nil : Self.noExecute(name, who)
+        case "create_invite", "accept_invite": who.role == .authenticated ? nil : Self.noExecute(name, who)
+        default: nil
+        }
+    }
+
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
+        if let refusal = rpcRefusal(name, as: who) { throw refusal }
         if name == "purge_old_locations" {
-            guard who.role == .serviceRole else {
-                throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
-            }
             let retention = try Self.interval(args["retention"]?.flatText ?? "10 minutes")
             let now = context.clock.date
             return .number(String(try await purge(before: now.addingTimeInterval(-retention), now: now, in: context)))
         }
         guard name == "create_invite" || name == "accept_invite" else { return nil }
-        guard who.role == .authenticated, let uid = who.userID else {
-            throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
-        }
+        guard let uid = who.userID else { throw Self.noExecute(name, who) }
         let invites = InviteRPC(store: context.store, clock: context.clock, ttl: context.configuration.inviteTTL)
         let row = name == "create_invite" ? try await invites.create(args, as: uid) : try await invites.accept(args, as: uid)
         return Values.object(row)

@@ -28,11 +28,14 @@ struct SurvaleServer: SupabaseServerKind {
                          sql: Self.joinRequestsAgain)]
     }
 
+    func rpcRefusal(_ name: String, as who: Principal) -> APIError? {
+        SurvaleRPC.names.contains(name) && who.role != .authenticated ? Self.noExecute(name, who) : nil
+    }
+
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue? {
         guard SurvaleRPC.names.contains(name) else { return nil }
-        guard who.role == .authenticated, let uid = who.userID else {
-            throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", "permission denied for function \(name)")
-        }
+        if let refusal = rpcRefusal(name, as: who) { throw refusal }
+        guard let uid = who.userID else { throw Self.noExecute(name, who) }
         return try await SurvaleRPC(store: context.store, clock: context.clock).call(name, args, as: uid)
     }
 

@@ -65,7 +65,8 @@ struct SQLiteTables: TableStore {
     /// skipped (`ignoreDuplicates`).
     /// `returning` (`Prefer: return=representation`) needs the SELECT policy to
     /// allow each written row, as PostgreSQL checks for `INSERT … RETURNING`:
-    /// a sender asking for the location rows it posted gets 42501.
+    /// a sender asking for the location rows it posted gets 42501. So does an upsert, whose conflict target needs SELECT
+    /// rights too (`ON CONFLICT (id) DO NOTHING` of a location row its sender cannot read is 42501 on PostgreSQL).
     /// A bulk insert inserts the union of its objects' keys, as PostgREST does: a key one object lacks is NULL for it,
     /// or with `missingDefault` (`Prefer: missing=default`) the column's default.
     func insert(_ t: Schema.Table, body: JSONValue, _ q: RESTQuery, as who: Principal, upsert: Bool,
@@ -109,7 +110,8 @@ struct SQLiteTables: TableStore {
                     else { throw rlsViolation(t, who) }
                     // Read back (RETURNING), the row must pass the SELECT policy too: PostgreSQL adds it to the insert's
                     // checks, which come before the row's constraints (NOT NULL, CHECK; a foreign key at the statement's end).
-                    if returning { try requireReadable(full, t, who, db) }
+                    // So do an upsert's: its conflict target needs SELECT rights, as RETURNING does.
+                    if returning || conflict != nil { try requireReadable(full, t, who, db) }
                 }
                 // The proposed row's constraints come before ON CONFLICT looks for its key (ExecConstraints first).
                 if let missing {
@@ -118,8 +120,10 @@ struct SQLiteTables: TableStore {
                 if let conflict, let key = given[conflict],
                    let existing = try GRDB.Row.fetchOne(db, sql: "SELECT rowid AS _rowid, * FROM \"\(t.name)\" WHERE \"\(conflict)\" = ?", arguments: [key]) {
                     if ignoreDuplicates { continue }
+                    // ON CONFLICT DO UPDATE: the existing row must pass the UPDATE and SELECT policies' USING, the row it
+                    // becomes their checks (PostgreSQL's conflict and update checks; the conflict target needs SELECT rights).
                     let json = try update(t, rowid: existing["_rowid"], old: t.values(of: existing), with: given, as: who, tx, q,
-                                               readBack: returning)
+                                          readBack: true, conflict: true)
                     out.append(json)
                     continue
                 }
@@ -182,9 +186,10 @@ struct SQLiteTables: TableStore {
 
     /// The app's RPC of that name, run as the server with its checks explicit.
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal) async throws -> JSONValue {
-        // PostgREST finds the function by the arguments' names first, then PostgreSQL reads them as a JSON record: a
-        // string with a NUL is no text (22P05), whatever its type.
+        // PostgREST finds the function by the arguments' names first, then PostgreSQL checks the caller's EXECUTE grant,
+        // then reads them as a JSON record: a string with a NUL is no text (22P05), whatever its type.
         if let signature = signatures[name], !signature.accepts(args.keys) { throw RPCSignature.noFunction(name, args.keys) }
+        if let refusal = app.rpcRefusal(name, as: who) { throw refusal }
         if args.values.contains(where: Values.holdsNUL) { throw Values.nulInJSON }
         guard let result = try await app.rpc(name, args, as: who, in: context) else {
             throw APIError.postgrest(.notFound, "PGRST202", "Could not find the function public.\(name) in the schema cache")
@@ -207,7 +212,7 @@ struct SQLiteTables: TableStore {
     /// (RETURNING) the SELECT policy on it, all before the write meets the row's constraints, as in PostgreSQL.
     /// Returns the row as `q` selects it.
     private func update(_ t: Schema.Table, rowid: Int64, old: Row, with given: Row, as who: Principal,
-                        _ tx: SQLiteTransaction, _ q: RESTQuery, readBack: Bool) throws -> JSONRow {
+                        _ tx: SQLiteTransaction, _ q: RESTQuery, readBack: Bool, conflict: Bool = false) throws -> JSONRow {
         var new = old
         for (k, v) in given { new[k] = v }
         if who.role != .serviceRole {
@@ -218,6 +223,9 @@ struct SQLiteTables: TableStore {
             guard try Bool.fetchOne(tx.db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(t.name)\" WHERE rowid = ? AND \(using.sql))",
                                     arguments: StatementArguments([rowid.databaseValue] + using.arguments)) == true
             else { throw rlsViolation(t, who, using: true) }
+            if conflict {
+                guard let readable = policies.tables[t.name]?.readable, try readable(old, uid, tx.db) else { throw rlsViolation(t, who, using: true) }
+            }
             if let message = policy.guard?(old, new, uid) {
                 throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", message)
             }
