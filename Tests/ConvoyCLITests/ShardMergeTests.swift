@@ -157,7 +157,8 @@ import ConvoyTestSupport
         let text = try String(contentsOfFile: try Self.scenario(in: dir), encoding: .utf8)
             .replacingOccurrences(of: "seed: 7\n", with: "seed: 7\napp: { name: greenbox, pairing: prd }\n")
             .replacingOccurrences(of: "  decide_later: 10%\n", with: "  decide_later: 15%\n  accept_later: 100%\n  accept_later_at: 10s..12s\n")
-            .replacingOccurrences(of: "  steady: 8s\n", with: "  steady: 20s\n")
+            // 12 s after the migration at 13 s for every reinstalled phone to hear a friend again (CI, loaded: 22 of 24 in 7 s).
+            .replacingOccurrences(of: "  steady: 8s\n", with: "  steady: 25s\n")
             .replacingOccurrences(of: "  - delivery.loss < 5%", with: "  - pairing_failures == 0\n  - migration_failures == 0\n")
             .replacingOccurrences(of: "thresholds:\n", with: "migration:\n  share: 25%\n  at: 13s\n  reaccept: 2s..4s\nthresholds:\n")
         let scenario = dir.appendingPathComponent("prd-sharded.yaml").path

@@ -39,7 +39,10 @@ import Testing
             """, file: "survale.yaml")
     }
 
-    static func run(_ scenario: Scenario, autoEnd: Double = 8, housekeeps: Bool = true) async throws -> FleetRun.Outcome {
+    /// `autoEnd`: the server's auto-end, seconds. An operation's idle clock starts when set-up starts it, before its
+    /// members arrive: a short one ends an operation before its group gets going when set-up is slow (CI saw a group of
+    /// three refused its channels from the first join). Only the tests of auto-end make it short.
+    static func run(_ scenario: Scenario, autoEnd: Double = 60, housekeeps: Bool = true) async throws -> FleetRun.Outcome {
         var server = ServerConfiguration.testing
         (server.app, server.autoEndAfter, server.housekeeps) = ("survale", autoEnd, housekeeps)
         var outcome: FleetRun.Outcome?
@@ -54,7 +57,7 @@ import Testing
     }
 
     @Test func teamsBroadcastToEveryMemberAndTheAbandonedOperationAutoEnds() async throws {
-        let outcome = try await Self.run(try Self.scenario())
+        let outcome = try await Self.run(try Self.scenario(), autoEnd: 8)
         let c = outcome.metrics.counters
         #expect(outcome.accounting.sent > 0 && outcome.accounting.closes, "\(c.sorted { $0.key < $1.key })")
         // Under a loaded test machine a connection may drop and a few broadcasts with it; nothing else is lost.
@@ -99,7 +102,10 @@ import Testing
         // online arrives, or is lost because the partner's connection was down (nothing stores it).
         let direct = try #require(groups.direct)
         #expect(direct.expected > 20 && direct.closes && direct.unexpected == 0, "\(direct)")
-        #expect(Set(direct.lost.keys).isSubset(of: ["recipient_disconnected"]) && direct.lostTotal * 20 <= direct.expected, "\(direct)")
+        // On a loaded machine a partner may still be joining the pair's channel, or a message still on its way as the run
+        // ends (CI: 1 of 83 each); within the 5%.
+        #expect(Set(direct.lost.keys).isSubset(of: ["recipient_disconnected", "partner_not_on_pair_channel", "not_received"])
+                && direct.lostTotal * 20 <= direct.expected, "\(direct)")
         #expect(c[.directReceived] == direct.delivered && c[.directFailures] == 0, "\(c.sorted { $0.key < $1.key })")
         #expect(outcome.metrics.statistic("direct_latency", "count") == Double(c[.directReceived]))
     }
