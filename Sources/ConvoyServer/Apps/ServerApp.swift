@@ -31,7 +31,8 @@ protocol ServerApp: Sendable {
     /// arguments are read, as PostgreSQL checks the grant before it evaluates them; nil when it may.
     func rpcRefusal(_ name: String, as who: Principal) -> APIError?
     /// RPC `name` on the SQLite store, run as the server (PostgreSQL:
-    /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name.
+    /// `SECURITY DEFINER`), its checks explicit; nil when the app has no RPC of that name. The store has checked
+    /// `rpcRefusal` first (`SQLiteTables.rpc`, its one caller).
     func rpc(_ name: String, _ args: [String: JSONValue], as who: Principal, in context: SQLiteAppContext) async throws -> JSONValue?
     /// Its retention purge on SQLite: rows created before `cutoff` go, the run
     /// is logged; returns how many rows went.

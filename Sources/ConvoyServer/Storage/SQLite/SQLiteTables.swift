@@ -223,9 +223,7 @@ struct SQLiteTables: TableStore {
             guard try Bool.fetchOne(tx.db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(t.name)\" WHERE rowid = ? AND \(using.sql))",
                                     arguments: StatementArguments([rowid.databaseValue] + using.arguments)) == true
             else { throw rlsViolation(t, who, using: true) }
-            if conflict {
-                guard let readable = policies.tables[t.name]?.readable, try readable(old, uid, tx.db) else { throw rlsViolation(t, who, using: true) }
-            }
+            if conflict { try requireReadable(old, t, who, tx.db, using: true) }
             if let message = policy.guard?(old, new, uid) {
                 throw APIError.postgrest(who.role == .anon ? .unauthorized : .forbidden, "42501", message)
             }
@@ -273,7 +271,8 @@ struct SQLiteTables: TableStore {
     }
 
     /// A body's keys: each a column of the table (PostgREST's PGRST204), then, for users, none an identity column
-    /// (PostgreSQL's 428C9, found as it plans the statement, as `GENERATED ALWAYS` keeps a client from pinning a sequence). Sorted, so that the error named is always the same one.
+    /// (PostgreSQL's 428C9, found as it plans the statement, as `GENERATED ALWAYS` keeps a client from pinning a
+    /// sequence). Sorted, so that the error named is always the same one.
     private func checkKeys(_ keys: some Collection<String>, _ t: Schema.Table, as who: Principal, inserting: Bool) throws(APIError) {
         let keys = keys.sorted()
         if let key = keys.first(where: { t.column($0) == nil }) {
@@ -299,11 +298,11 @@ struct SQLiteTables: TableStore {
         }
     }
 
-    private func requireReadable(_ row: Row, _ t: Schema.Table, _ who: Principal, _ db: Database) throws {
+    private func requireReadable(_ row: Row, _ t: Schema.Table, _ who: Principal, _ db: Database, using: Bool = false) throws {
         guard who.role != .serviceRole else { return }
         guard who.role == .authenticated, let uid = who.userID, let readable = policies.tables[t.name]?.readable,
               try readable(row, uid, db)
-        else { throw rlsViolation(t, who) }
+        else { throw rlsViolation(t, who, using: using) }
     }
 
     private func rlsViolation(_ t: Schema.Table, _ who: Principal, using: Bool = false) -> APIError {
